@@ -1,0 +1,81 @@
+package transport
+
+// balancer chooses the entropy value of every data packet and learns from
+// the feedback that comes back on ACKs, NACKs and timeouts.
+type balancer struct {
+	kind      LBKind
+	entropies uint32 // size of the entropy space
+	fixed     uint16 // ECMP: the flow's single entropy
+	rng       *rng
+
+	// REPS: circular buffer of entropies that came back unmarked.
+	ring  []uint16
+	valid []bool
+	head  int // next slot to read
+	tail  int // next slot to write
+	n     int // valid entries
+	// exploring is true until the first batch of ACKs returns; REPS sprays
+	// fresh random entropies while it has nothing to recycle.
+}
+
+func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng) balancer {
+	b := balancer{kind: kind, entropies: entropies, rng: r}
+	if b.entropies == 0 || b.entropies > 1<<16 {
+		b.entropies = 1 << 16
+	}
+	switch kind {
+	case ECMP:
+		b.fixed = uint16(r.intn(b.entropies))
+	case REPS:
+		if bufSize <= 0 {
+			bufSize = 8
+		}
+		b.ring = make([]uint16, bufSize)
+		b.valid = make([]bool, bufSize)
+	}
+	return b
+}
+
+// next returns the entropy for the next packet sent.
+func (b *balancer) next() uint16 {
+	switch b.kind {
+	case ECMP:
+		return b.fixed
+	case REPS:
+		if b.n > 0 {
+			e := b.ring[b.head]
+			b.valid[b.head] = false
+			b.head = (b.head + 1) % len(b.ring)
+			b.n--
+			return e
+		}
+	}
+	return uint16(b.rng.intn(b.entropies))
+}
+
+// onAck learns from an ACK that carried entropy e.
+func (b *balancer) onAck(e uint16, ecn bool) {
+	if b.kind != REPS || ecn {
+		return
+	}
+	// Recycle the good entropy. When the buffer is full the oldest entry is
+	// overwritten, so the freshest good paths are the ones reused.
+	if b.n == len(b.ring) {
+		b.head = (b.head + 1) % len(b.ring)
+		b.n--
+	}
+	b.ring[b.tail] = e
+	b.valid[b.tail] = true
+	b.tail = (b.tail + 1) % len(b.ring)
+	b.n++
+}
+
+// pathChange is the NSCC "ECN with low delay" case: the congestion control
+// asks the load balancer to move away from the path that was marked. REPS
+// already does so by not recycling marked entropies; ECMP has no choice;
+// OPS sprays anyway.
+func (b *balancer) pathChange(e uint16) {}
+
+// onLoss learns from a NACK or timeout on entropy e. REPS simply does not
+// recycle it: the next packet takes a recycled good entropy or a fresh one.
+func (b *balancer) onLoss(e uint16) {}

@@ -1,0 +1,389 @@
+package transport
+
+import "fmt"
+
+// Params are the transport settings shared by every flow of a run.
+type Params struct {
+	MTU         int // payload bytes per full data packet
+	HeaderBytes int // header bytes on every data packet (wire size = payload + header)
+	AckBytes    int // wire size of ACKs, NACKs and trimmed headers
+	CC          CCKind
+	LB          LBKind
+	// QuickAdapt and FastIncrease apply to DCTCP; NSCC always uses both.
+	QuickAdapt   bool
+	FastIncrease bool
+	// Trimming tells the congestion control whether the fabric trims. When it
+	// does not, QuickAdapt is triggered by delay instead of by NACKs.
+	Trimming bool
+	// RTO is the retransmission timeout; 0 derives it from the path (see RTOFor).
+	RTO Time
+	// Entropies is the size of the entropy space (at most 65536).
+	Entropies uint32
+	// REPSBuffer is the number of recycled entropies REPS keeps.
+	REPSBuffer int
+	Seed       uint64
+}
+
+// DefaultParams returns the defaults used by the simulator and the agent.
+func DefaultParams() Params {
+	return Params{MTU: 4096, HeaderBytes: 64, AckBytes: 64, CC: NSCC, LB: REPS, Trimming: true,
+		QuickAdapt: true, FastIncrease: true, Entropies: 1 << 16, REPSBuffer: 8}
+}
+
+// Validate checks the parameters.
+func (p *Params) Validate() error {
+	switch {
+	case p.MTU < 64 || p.MTU > 1<<20:
+		return fmt.Errorf("mtu %d out of range [64, 1048576]", p.MTU)
+	case p.HeaderBytes < 0 || p.HeaderBytes > 1024:
+		return fmt.Errorf("header size %d out of range [0, 1024]", p.HeaderBytes)
+	case p.AckBytes < 1 || p.AckBytes > 1024:
+		return fmt.Errorf("ack size %d out of range [1, 1024]", p.AckBytes)
+	case p.RTO < 0:
+		return fmt.Errorf("negative rto")
+	}
+	return nil
+}
+
+// Path describes what the sender knows of its path.
+type Path struct {
+	BaseRTT Time  // unloaded round-trip time
+	RateBps int64 // line rate of the bottleneck (the sender NIC)
+	// RTO is the retransmission timeout for this path; 0 derives one (RTOFor).
+	RTO Time
+}
+
+// BDP returns the bandwidth-delay product in bytes.
+func (p Path) BDP() float64 { return float64(p.RateBps) * float64(p.BaseRTT) / 8e12 }
+
+// Flow is what a sender needs to know about its flow.
+type Flow struct {
+	ID   uint32
+	Size int64 // payload bytes
+	Path Path
+}
+
+// Packets returns the number of data packets a flow of size bytes needs.
+func Packets(size int64, mtu int) uint32 {
+	if size <= 0 {
+		return 1
+	}
+	return uint32((size + int64(mtu) - 1) / int64(mtu))
+}
+
+// entry state bits.
+const (
+	stSent  uint8 = 1 << iota // transmitted at least once
+	stAcked                   // acknowledged
+	stOut                     // counted in flight
+	stRtxQ                    // waiting in the retransmission queue
+)
+
+// Sender is the sending side of one flow.
+type Sender struct {
+	p       *Params
+	f       Flow
+	npkts   uint32
+	last    int32 // payload of the last packet
+	wire    int64 // wire size of a full packet
+	rto     Time
+	paceBps int64
+
+	nextNew uint32 // next never-sent PSN
+	base    uint32 // lowest unacknowledged PSN
+	st      []uint8
+	sentAt  []Time
+	ent     []uint16
+	rtxq    []uint32 // FIFO of PSNs to retransmit
+	rtxHead int
+
+	// send-order FIFO for timeouts: (psn, sentAt) in transmission order;
+	// stale entries (acked or re-sent since) are dropped lazily.
+	order     []orderEnt
+	orderHead int
+
+	inflight int64 // wire bytes in flight
+	acked    uint32
+	nextSend Time // pacing: earliest next transmission
+	cc       controller
+	lb       balancer
+	rng      rng
+
+	Stats SenderStats
+}
+
+type orderEnt struct {
+	psn uint32
+	at  Time
+}
+
+// SenderStats counts what a sender did.
+type SenderStats struct {
+	Sent      uint64 // new data packets
+	Retx      uint64 // retransmitted data packets
+	Nacks     uint64
+	Timeouts  uint64
+	ECNAcks   uint64
+	Completed Time // time the last ACK arrived (0 while running)
+}
+
+// NewSender creates the sender for f.
+func NewSender(p *Params, f Flow) *Sender {
+	n := Packets(f.Size, p.MTU)
+	s := &Sender{p: p, f: f, npkts: n}
+	s.last = int32(f.Size - int64(n-1)*int64(p.MTU))
+	if f.Size <= 0 {
+		s.last = 0
+	}
+	s.wire = int64(p.MTU + p.HeaderBytes)
+	s.st = make([]uint8, n)
+	s.sentAt = make([]Time, n)
+	s.ent = make([]uint16, n)
+	s.rng = newRNG(p.Seed, uint64(f.ID)+1)
+	s.lb = newBalancer(p.LB, p.Entropies, p.REPSBuffer, &s.rng)
+	s.cc = newController(p, f.Path, s.wire)
+	s.rto = p.RTO
+	if s.rto == 0 {
+		s.rto = f.Path.RTO
+	}
+	if s.rto == 0 {
+		s.rto = RTOFor(f.Path)
+	}
+	return s
+}
+
+// RTOFor derives a retransmission timeout for a path when the fabric's queue
+// sizes are unknown: 7 base RTTs, the worst case the SMaRTT paper derives
+// (6 BDPs of queues plus 1 BDP in flight), with a 10 us floor.
+func RTOFor(p Path) Time {
+	rto := 7 * p.BaseRTT
+	if rto < 10*Microsecond {
+		rto = 10 * Microsecond
+	}
+	return rto
+}
+
+// SetPacing limits the sender to rateBps (0 = unpaced, the NIC paces).
+func (s *Sender) SetPacing(rateBps int64) { s.paceBps = rateBps }
+
+// Packets returns the number of data packets in the flow.
+func (s *Sender) Packets() uint32 { return s.npkts }
+
+// Done reports whether every packet has been acknowledged.
+func (s *Sender) Done() bool { return s.acked == s.npkts }
+
+// Cwnd returns the congestion window in bytes.
+func (s *Sender) Cwnd() float64 { return s.cc.window() }
+
+// Inflight returns the wire bytes in flight.
+func (s *Sender) Inflight() int64 { return s.inflight }
+
+func (s *Sender) pktWire(psn uint32) int64 {
+	if psn == s.npkts-1 {
+		return int64(s.last) + int64(s.p.HeaderBytes)
+	}
+	return s.wire
+}
+
+// CanSend reports whether a packet may be sent at now (window and pacing).
+func (s *Sender) CanSend(now Time) bool {
+	if s.paceBps > 0 && now < s.nextSend {
+		return false
+	}
+	return s.hasEligible()
+}
+
+func (s *Sender) hasEligible() bool {
+	if s.rtxHead < len(s.rtxq) {
+		return s.windowAllows(s.pktWire(s.rtxq[s.rtxHead]))
+	}
+	if s.nextNew < s.npkts {
+		return s.windowAllows(s.pktWire(s.nextNew))
+	}
+	return false
+}
+
+func (s *Sender) windowAllows(size int64) bool {
+	return s.inflight == 0 || float64(s.inflight+size) <= s.cc.window()
+}
+
+// NextSendTime returns when pacing next allows a transmission (0 if unpaced).
+func (s *Sender) NextSendTime() Time { return s.nextSend }
+
+// NextPacket fills d with the next packet to transmit at now and returns its
+// wire size, or returns 0 when the window (or pacing) allows nothing.
+func (s *Sender) NextPacket(now Time, d *Data) int64 {
+	if !s.CanSend(now) {
+		return 0
+	}
+	var psn uint32
+	retx := false
+	if s.rtxHead < len(s.rtxq) {
+		psn = s.rtxq[s.rtxHead]
+		s.rtxHead++
+		if s.rtxHead == len(s.rtxq) {
+			s.rtxq, s.rtxHead = s.rtxq[:0], 0
+		}
+		s.st[psn] &^= stRtxQ
+		retx = true
+		s.Stats.Retx++
+	} else {
+		psn = s.nextNew
+		s.nextNew++
+		s.Stats.Sent++
+	}
+	size := s.pktWire(psn)
+	e := s.lb.next()
+	s.st[psn] |= stSent | stOut
+	s.sentAt[psn] = now
+	s.ent[psn] = e
+	s.inflight += size
+	s.order = append(s.order, orderEnt{psn, now})
+	if s.paceBps > 0 {
+		s.nextSend = now + size*8*Second/s.paceBps
+	}
+	payload := int32(s.p.MTU)
+	if psn == s.npkts-1 {
+		payload = s.last
+	}
+	*d = Data{Flow: s.f.ID, PSN: psn, Payload: payload, Entropy: e, SentAt: now, Retx: retx}
+	return size
+}
+
+// OnAck processes an ACK or NACK arriving at now.
+func (s *Sender) OnAck(now Time, a *Ack) {
+	if a.PSN >= s.npkts {
+		return
+	}
+	if a.Nack {
+		s.onNack(now, a)
+		return
+	}
+	psn := a.PSN
+	fresh := s.st[psn]&stAcked == 0
+	if fresh {
+		s.markAcked(psn)
+	}
+	// Cumulative information covers ACKs that were lost.
+	for q := s.base; q < a.CumAck && q < s.npkts; q++ {
+		if s.st[q]&stAcked == 0 {
+			s.markAcked(q)
+		}
+	}
+	for s.base < s.npkts && s.st[s.base]&stAcked != 0 {
+		s.base++
+	}
+	if a.ECN {
+		s.Stats.ECNAcks++
+	}
+	s.lb.onAck(a.Entropy, a.ECN)
+	if fresh && a.EchoTS == s.sentAt[psn] {
+		// Only an ACK for the latest transmission gives a valid RTT sample.
+		s.cc.onAck(now, now-a.EchoTS, a.ECN, s.pktWire(psn), s.inflight, &s.lb, a.Entropy)
+	} else if fresh {
+		s.cc.onAck(now, -1, a.ECN, s.pktWire(psn), s.inflight, &s.lb, a.Entropy)
+	}
+	if s.acked == s.npkts && s.Stats.Completed == 0 {
+		s.Stats.Completed = now
+	}
+}
+
+func (s *Sender) markAcked(psn uint32) {
+	st := s.st[psn]
+	if st&stOut != 0 {
+		s.inflight -= s.pktWire(psn)
+	}
+	s.st[psn] = (st | stAcked) &^ stOut
+	s.acked++
+	if st&stRtxQ != 0 {
+		// Acknowledged while queued for retransmission (the original was
+		// only delayed): drop it from the queue lazily.
+		s.st[psn] &^= stRtxQ
+		s.dropFromRtxq(psn)
+	}
+}
+
+func (s *Sender) dropFromRtxq(psn uint32) {
+	for i := s.rtxHead; i < len(s.rtxq); i++ {
+		if s.rtxq[i] == psn {
+			copy(s.rtxq[i:], s.rtxq[i+1:])
+			s.rtxq = s.rtxq[:len(s.rtxq)-1]
+			return
+		}
+	}
+}
+
+func (s *Sender) onNack(now Time, a *Ack) {
+	psn := a.PSN
+	st := s.st[psn]
+	if st&stAcked != 0 || a.EchoTS != s.sentAt[psn] {
+		return // stale: a newer copy is already out or it was acknowledged
+	}
+	s.Stats.Nacks++
+	size := s.pktWire(psn)
+	s.queueRetx(psn)
+	s.lb.onLoss(a.Entropy)
+	s.cc.onNack(now, size, s.inflight)
+}
+
+func (s *Sender) queueRetx(psn uint32) {
+	st := s.st[psn]
+	if st&stOut != 0 {
+		s.inflight -= s.pktWire(psn)
+	}
+	if st&stRtxQ == 0 {
+		s.rtxq = append(s.rtxq, psn)
+	}
+	s.st[psn] = (st | stRtxQ) &^ stOut
+}
+
+// NextTimeout returns the time at which OnTimeout must be called, or 0.
+func (s *Sender) NextTimeout() Time {
+	s.cleanOrder()
+	if s.orderHead == len(s.order) {
+		return 0
+	}
+	return s.order[s.orderHead].at + s.rto
+}
+
+// cleanOrder drops stale send-order entries from the front.
+func (s *Sender) cleanOrder() {
+	for s.orderHead < len(s.order) {
+		e := s.order[s.orderHead]
+		if s.st[e.psn]&stOut != 0 && s.sentAt[e.psn] == e.at {
+			break
+		}
+		s.orderHead++
+	}
+	if s.orderHead == len(s.order) {
+		s.order, s.orderHead = s.order[:0], 0
+	} else if s.orderHead > 1024 && s.orderHead > len(s.order)/2 {
+		n := copy(s.order, s.order[s.orderHead:])
+		s.order, s.orderHead = s.order[:n], 0
+	}
+}
+
+// OnTimeout retransmits every packet outstanding for longer than the RTO.
+// It returns the number of packets that timed out.
+func (s *Sender) OnTimeout(now Time) int {
+	n := 0
+	for {
+		s.cleanOrder()
+		if s.orderHead == len(s.order) {
+			break
+		}
+		e := s.order[s.orderHead]
+		if e.at+s.rto > now {
+			break
+		}
+		s.orderHead++
+		s.queueRetx(e.psn)
+		s.lb.onLoss(s.ent[e.psn])
+		n++
+	}
+	if n > 0 {
+		s.Stats.Timeouts += uint64(n)
+		s.cc.onTimeout(now, s.inflight)
+	}
+	return n
+}

@@ -1,0 +1,3 @@
+module github.com/fabricbench/fabricbench
+
+go 1.24

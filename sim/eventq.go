@@ -1,0 +1,93 @@
+package sim
+
+// event is one scheduled action. Events are plain values kept in a slice-backed
+// 4-ary min-heap ordered by (at, seq); seq makes ties resolve in scheduling
+// order, which keeps runs deterministic. Nothing on this path allocates once
+// the heap has grown to its working size.
+type event struct {
+	at   int64  // picoseconds
+	seq  uint64 // tie breaker: scheduling order
+	kind evKind
+	a    int32 // meaning depends on kind (port, node, flow, link)
+	b    int32 // meaning depends on kind (packet index, ...)
+}
+
+type evKind uint8
+
+const (
+	evTxDone    evKind = iota // a = egress port: head packet finished serialising
+	evArrive                  // a = node, b = packet: packet reaches a node (after link and switch latency)
+	evFlowStart               // a = flow
+	evTimer                   // a = flow: transport timer (retransmission timeout, pacing)
+	evLinkState               // a = link, b = 0 down / 1 up
+	evSample                  // a = sampler index: periodic telemetry sample
+)
+
+type eventQueue struct {
+	h   []event
+	seq uint64
+}
+
+func (q *eventQueue) len() int { return len(q.h) }
+
+func less(x, y *event) bool {
+	if x.at != y.at {
+		return x.at < y.at
+	}
+	return x.seq < y.seq
+}
+
+func (q *eventQueue) push(at int64, kind evKind, a, b int32) {
+	q.seq++
+	e := event{at: at, seq: q.seq, kind: kind, a: a, b: b}
+	h := append(q.h, e)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) >> 2
+		if !less(&e, &h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+	q.h = h
+}
+
+// pop removes and returns the earliest event. The queue must not be empty.
+func (q *eventQueue) pop() event {
+	h := q.h
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	if n > 0 {
+		i := 0
+		for {
+			c := 4*i + 1
+			if c >= n {
+				break
+			}
+			m := c
+			end := c + 4
+			if end > n {
+				end = n
+			}
+			for j := c + 1; j < end; j++ {
+				if less(&h[j], &h[m]) {
+					m = j
+				}
+			}
+			if !less(&h[m], &last) {
+				break
+			}
+			h[i] = h[m]
+			i = m
+		}
+		h[i] = last
+	}
+	q.h = h
+	return top
+}
+
+func (q *eventQueue) peekTime() int64 { return q.h[0].at }

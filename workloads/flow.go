@@ -1,0 +1,95 @@
+// Package workloads produces traffic matrices: permutation, incast N:1,
+// all-to-all with a bounded number of outstanding flows per sender, and
+// htsim connection matrices (.cm), both imported and exported.
+package workloads
+
+import "fmt"
+
+// Flow is one message from Src to Dst (host numbers).
+type Flow struct {
+	ID   int   // unique within the matrix
+	Src  int   // host number
+	Dst  int   // host number
+	Size int64 // payload bytes
+	// Start is the start time in picoseconds: absolute, or, when After >= 0,
+	// the delay after flow After completes.
+	Start int64
+	// After is the ID of a flow that must complete before this one starts,
+	// or -1.
+	After int
+}
+
+// Matrix is a set of flows over a fabric of Hosts hosts.
+type Matrix struct {
+	Name  string
+	Hosts int
+	Flows []Flow
+}
+
+// Validate checks host ranges, sizes, IDs and dependencies.
+func (m *Matrix) Validate() error {
+	if len(m.Flows) == 0 {
+		return fmt.Errorf("%s: no flows", m.name())
+	}
+	ids := make(map[int]int, len(m.Flows))
+	for i, f := range m.Flows {
+		if f.Src < 0 || f.Src >= m.Hosts {
+			return fmt.Errorf("%s: flow %d: source host %d out of range [0, %d)", m.name(), f.ID, f.Src, m.Hosts)
+		}
+		if f.Dst < 0 || f.Dst >= m.Hosts {
+			return fmt.Errorf("%s: flow %d: destination host %d out of range [0, %d)", m.name(), f.ID, f.Dst, m.Hosts)
+		}
+		if f.Src == f.Dst {
+			return fmt.Errorf("%s: flow %d: source and destination are both host %d", m.name(), f.ID, f.Src)
+		}
+		if f.Size <= 0 {
+			return fmt.Errorf("%s: flow %d: size must be positive, got %d", m.name(), f.ID, f.Size)
+		}
+		if f.Start < 0 {
+			return fmt.Errorf("%s: flow %d: negative start time", m.name(), f.ID)
+		}
+		if j, dup := ids[f.ID]; dup {
+			return fmt.Errorf("%s: flow id %d used twice (entries %d and %d)", m.name(), f.ID, j+1, i+1)
+		}
+		ids[f.ID] = i
+	}
+	for _, f := range m.Flows {
+		if f.After < 0 {
+			continue
+		}
+		if _, ok := ids[f.After]; !ok {
+			return fmt.Errorf("%s: flow %d waits for flow %d, which does not exist", m.name(), f.ID, f.After)
+		}
+	}
+	// Dependency cycles: walk each After chain once (0 = unseen, 1 = on the
+	// current walk, 2 = known to end), so the check is linear in the flows.
+	state := make([]uint8, len(m.Flows))
+	var path []int
+	for i := range m.Flows {
+		path = path[:0]
+		j := i
+		for j >= 0 && state[j] == 0 {
+			state[j] = 1
+			path = append(path, j)
+			if a := m.Flows[j].After; a >= 0 {
+				j = ids[a]
+			} else {
+				j = -1
+			}
+		}
+		if j >= 0 && state[j] == 1 {
+			return fmt.Errorf("%s: flow %d is part of a dependency cycle", m.name(), m.Flows[j].ID)
+		}
+		for _, k := range path {
+			state[k] = 2
+		}
+	}
+	return nil
+}
+
+func (m *Matrix) name() string {
+	if m.Name == "" {
+		return "traffic matrix"
+	}
+	return m.Name
+}
