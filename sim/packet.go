@@ -1,0 +1,86 @@
+package sim
+
+import "github.com/fabricbench/fabricbench/agents/transport"
+
+// packet kinds
+const (
+	pkData uint8 = iota
+	pkAck
+)
+
+// packet flags
+const (
+	pfECN     uint8 = 1 << iota // data: marked by a switch; ack: ECN echo
+	pfTrimmed                   // data: payload trimmed away (travels as a header)
+	pfNack                      // ack: NACK for a trimmed packet
+	pfRetx                      // data: retransmission
+)
+
+// packet is the simulator's wire packet. Packets live in a pool and are
+// referenced by index, so nothing is allocated per packet once the pool has
+// grown to the run's working set.
+type packet struct {
+	ts      int64 // data: sender timestamp; ack: echoed timestamp
+	flow    int32
+	dst     int32 // destination node
+	size    int32 // bytes on the wire
+	payload int32
+	psn     uint32
+	cum     uint32 // ack: cumulative ack
+	epoch   uint32 // epoch of the port it was last sent on (link-down loss)
+	port    int32  // port it was last sent on
+	entropy uint16
+	kind    uint8
+	flags   uint8
+}
+
+type pool struct {
+	p    []packet
+	free []int32
+}
+
+func (pl *pool) alloc() int32 {
+	if n := len(pl.free); n > 0 {
+		i := pl.free[n-1]
+		pl.free = pl.free[:n-1]
+		return i
+	}
+	pl.p = append(pl.p, packet{})
+	return int32(len(pl.p) - 1)
+}
+
+func (pl *pool) release(i int32) { pl.free = append(pl.free, i) }
+
+// dataHeader converts a data packet to the transport's view.
+func (p *packet) dataHeader() transport.Data {
+	return transport.Data{Flow: uint32(p.flow), PSN: p.psn, Payload: p.payload, Entropy: p.entropy, SentAt: p.ts, Retx: p.flags&pfRetx != 0}
+}
+
+// ring is a growable FIFO of packet indices.
+type ring struct {
+	buf        []int32
+	head, size int
+}
+
+func (r *ring) push(v int32) {
+	if r.size == len(r.buf) {
+		n := len(r.buf) * 2
+		if n == 0 {
+			n = 16
+		}
+		nb := make([]int32, n)
+		for i := 0; i < r.size; i++ {
+			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.size)&(len(r.buf)-1)] = v
+	r.size++
+}
+
+func (r *ring) pop() int32 {
+	v := r.buf[r.head]
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.size--
+	return v
+}

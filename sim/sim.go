@@ -1,0 +1,727 @@
+// Package sim is fabricbench's reference simulator: a deterministic,
+// discrete-event, packet-level model of a fabric, driving the same endpoint
+// state machines (agents/transport) that the real UDP agents run.
+//
+// Time is integer picoseconds. Switches are output-queued: every egress port
+// has a data queue (bytes, RED ECN marking at dequeue, trimming or dropping
+// when full) and a strict-priority control queue for ACKs, NACKs and trimmed
+// headers. ECMP picks a next hop by a per-switch salted hash of (flow,
+// entropy). Hosts pull packets from their senders round robin whenever the
+// NIC is free, with ACKs first.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+// LinkEvent changes a link at a point in simulated time.
+type LinkEvent struct {
+	At   int64 // picoseconds
+	Link int   // inventory link ID
+	Up   bool  // false: the link goes down and packets on it are lost
+	// RateFactor, when > 0 and Up, sets both directions to this fraction of
+	// the link's nominal rate (a degraded link).
+	RateFactor float64
+}
+
+// Config is everything a run needs.
+type Config struct {
+	Fabric    *inventory.Fabric
+	Matrix    *workloads.Matrix
+	Transport transport.Params
+	// QueueBytes is the data queue of every switch port; 0 means one BDP of
+	// the longest unloaded path, rounded up to whole packets.
+	QueueBytes int64
+	// KMin and KMax are the RED ECN thresholds as fractions of the queue
+	// (defaults 0.2 and 0.8). ECN disables marking when false.
+	KMin, KMax float64
+	NoECN      bool
+	// End stops the run at this simulated time (0: when every flow is done).
+	End   int64
+	Seed  uint64
+	Links []LinkEvent
+	// Progress, when set, is called about once a second of wall time.
+	Progress func(Progress)
+}
+
+// Progress reports how far a run is.
+type Progress struct {
+	SimNow    int64
+	Done      int
+	Flows     int
+	Events    uint64
+	WallSoFar time.Duration
+}
+
+// FlowResult is the outcome of one flow.
+type FlowResult struct {
+	ID       int
+	Src, Dst int
+	Size     int64
+	Start    int64 // actual start (ps); -1 if it never started
+	FCT      int64 // ps; -1 if it did not finish
+	Retx     uint64
+	Nacks    uint64
+	Timeouts uint64
+}
+
+// Counters are fabric-wide packet counters.
+type Counters struct {
+	Sent          uint64 // new data packets
+	Retransmitted uint64
+	Trimmed       uint64
+	Dropped       uint64 // queue overflow without trimming, control-queue overflow, lost on a down link
+	ECNMarked     uint64
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Flows      []FlowResult
+	Packets    Counters
+	SimEnd     int64
+	Events     uint64
+	Wall       time.Duration
+	QueueBytes int64
+	BaseRTT    int64 // of the longest unloaded path
+	Incomplete int
+}
+
+// port is one egress port: a link direction with its queues.
+type port struct {
+	rate     int64 // bits per second
+	nominal  int64
+	lat      int64 // link latency + latency of the node it leads to
+	peerNode int32
+	peerPort int32
+	node     int32
+	host     int32 // host number if this is a host NIC, else -1
+	up       bool
+	busy     bool
+	epoch    uint32
+	cur      int32 // packet being serialised
+	data     ring
+	ctrl     ring
+	dataB    int64
+	ctrlB    int64
+	capB     int64
+	kmin     int64
+	kmax     int64
+	Stats    PortStats
+}
+
+// PortStats are per-port counters, as exported by telemetry. "out" counts
+// what this port transmitted, "in" what arrived on it from its peer.
+type PortStats struct {
+	OutOctets, OutPkts uint64
+	InOctets, InPkts   uint64
+	Drops              uint64 // queue overflow and link loss at this port
+	Trims              uint64
+	ECNMarked          uint64
+	MaxQueue           int64 // data queue high-water mark, bytes
+}
+
+type flowState struct {
+	snd     *transport.Sender
+	rcv     *transport.Receiver
+	src     int32 // host numbers
+	dst     int32
+	srcNode int32
+	dstNode int32
+	start   int64
+	fct     int64
+	timerAt int64
+	active  bool
+	succ    []int32
+}
+
+type hostState struct {
+	port   int32
+	active []int32
+	rr     int
+}
+
+// Sim is one simulation run.
+type Sim struct {
+	cfg    Config
+	f      *inventory.Fabric
+	tp     transport.Params
+	now    int64
+	q      eventQueue
+	pk     pool
+	ports  []port
+	hosts  []hostState
+	hostOf []int32 // node -> host number or -1
+	flows  []flowState
+	idx    map[int]int32 // flow ID -> index (setup only)
+	rt     routing
+	rng    uint64
+	done   int
+	events uint64
+	lost   uint64
+	res    Result
+}
+
+// New validates the configuration and prepares a run.
+func New(cfg Config) (*Sim, error) {
+	if cfg.Fabric == nil {
+		return nil, errors.New("sim: no fabric")
+	}
+	if cfg.Matrix == nil {
+		return nil, errors.New("sim: no traffic matrix")
+	}
+	if err := cfg.Transport.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: transport: %w", err)
+	}
+	if cfg.Matrix.Hosts > cfg.Fabric.NumHosts() {
+		return nil, fmt.Errorf("sim: traffic matrix is for %d hosts but the fabric has %d", cfg.Matrix.Hosts, cfg.Fabric.NumHosts())
+	}
+	if err := cfg.Matrix.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.KMin == 0 && cfg.KMax == 0 {
+		cfg.KMin, cfg.KMax = 0.2, 0.8
+	}
+	if cfg.KMin < 0 || cfg.KMax > 1 || cfg.KMin > cfg.KMax {
+		return nil, fmt.Errorf("sim: ECN thresholds kmin=%g kmax=%g must satisfy 0 <= kmin <= kmax <= 1", cfg.KMin, cfg.KMax)
+	}
+	for i, le := range cfg.Links {
+		if le.Link < 0 || le.Link >= len(cfg.Fabric.Links) {
+			return nil, fmt.Errorf("sim: link event %d: link %d does not exist (fabric has %d links)", i, le.Link, len(cfg.Fabric.Links))
+		}
+		if le.RateFactor < 0 || le.RateFactor > 1 {
+			return nil, fmt.Errorf("sim: link event %d: rate factor %g outside [0, 1]", i, le.RateFactor)
+		}
+	}
+	s := &Sim{cfg: cfg, f: cfg.Fabric, tp: cfg.Transport}
+	s.tp.Seed = cfg.Seed
+	s.rng = cfg.Seed*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	s.buildPorts()
+	s.rt.build(s.f, nil, cfg.Seed)
+	if err := s.sizeQueues(); err != nil {
+		return nil, err
+	}
+	s.buildFlows()
+	return s, nil
+}
+
+func (s *Sim) buildPorts() {
+	f := s.f
+	s.hostOf = make([]int32, len(f.Nodes))
+	for i := range s.hostOf {
+		s.hostOf[i] = -1
+	}
+	for h, n := range f.Hosts {
+		s.hostOf[n] = int32(h)
+	}
+	s.ports = make([]port, len(f.Ports))
+	s.hosts = make([]hostState, len(f.Hosts))
+	for i := range s.hosts {
+		s.hosts[i].port = -1
+	}
+	for i := range f.Ports {
+		fp := &f.Ports[i]
+		l := &f.Links[fp.Link]
+		peer := f.Ports[fp.Peer].Node
+		p := &s.ports[i]
+		p.rate, p.nominal = l.RateBps, l.RateBps
+		p.lat = l.LatencyPs + f.Nodes[peer].LatencyPs
+		p.peerNode, p.peerPort, p.node = int32(peer), int32(fp.Peer), int32(fp.Node)
+		p.host = s.hostOf[fp.Node]
+		p.up = true
+		p.cur = -1
+		if p.host >= 0 && s.hosts[p.host].port < 0 {
+			s.hosts[p.host].port = int32(i)
+		}
+	}
+}
+
+// wire returns the wire size of a full data packet.
+func (s *Sim) wire() int64 { return int64(s.tp.MTU + s.tp.HeaderBytes) }
+
+// pathInfo walks the first ECMP choice from host a to host b and returns the
+// unloaded RTT (data packet out, ACK back), the bottleneck rate and the hop count.
+func (s *Sim) pathInfo(a, b int) (rtt int64, rate int64, hops int) {
+	dataW, ackW := s.wire(), int64(s.tp.AckBytes)
+	walk := func(from, to int, size int64) (t int64, r int64, n int) {
+		node := s.f.Hosts[from]
+		dst := int32(to)
+		r = 1 << 62
+		for n = 0; n < 64; n++ {
+			var pid int32
+			if h := s.hostOf[node]; h >= 0 {
+				if n > 0 {
+					return
+				}
+				pid = s.hosts[h].port
+			} else {
+				pid = s.rt.first(node, dst)
+				if pid < 0 {
+					return
+				}
+			}
+			p := &s.ports[pid]
+			t += size*8e12/p.nominal + p.lat
+			if p.nominal < r {
+				r = p.nominal
+			}
+			node = int(p.peerNode)
+			if node == s.f.Hosts[to] {
+				n++
+				return
+			}
+		}
+		return
+	}
+	t1, r1, n1 := walk(a, b, dataW)
+	t2, _, _ := walk(b, a, ackW)
+	return t1 + t2, r1, n1
+}
+
+func (s *Sim) sizeQueues() error {
+	w := s.wire()
+	q := s.cfg.QueueBytes
+	if q == 0 {
+		// One BDP of the longest unloaded path, in whole packets.
+		var maxRTT, rate int64
+		n := s.f.NumHosts()
+		for _, src := range []int{0, n - 1} {
+			for dst := 0; dst < n; dst++ {
+				if dst == src {
+					continue
+				}
+				rtt, r, _ := s.pathInfo(src, dst)
+				if rtt > maxRTT {
+					maxRTT, rate = rtt, r
+				}
+			}
+		}
+		if maxRTT == 0 {
+			return errors.New("sim: fabric has no path between hosts")
+		}
+		bdp := float64(rate) * float64(maxRTT) / 8e12
+		pk := int64(bdp / float64(w))
+		if float64(pk*w) < bdp {
+			pk++
+		}
+		q = pk * w
+		s.res.BaseRTT = maxRTT
+	}
+	if q < w {
+		return fmt.Errorf("sim: queue of %d bytes cannot hold one %d-byte packet", q, w)
+	}
+	s.res.QueueBytes = q
+	pk := float64(q) / float64(w)
+	ceilPk := func(frac float64) int64 {
+		v := frac * pk
+		n := int64(v)
+		if float64(n) < v {
+			n++
+		}
+		return n * w
+	}
+	kmin, kmax := ceilPk(s.cfg.KMin), ceilPk(s.cfg.KMax)
+	for i := range s.ports {
+		p := &s.ports[i]
+		p.capB, p.kmin, p.kmax = q, kmin, kmax
+	}
+	return nil
+}
+
+func (s *Sim) buildFlows() {
+	m := s.cfg.Matrix
+	s.flows = make([]flowState, len(m.Flows))
+	s.idx = make(map[int]int32, len(m.Flows))
+	for i, fl := range m.Flows {
+		s.idx[fl.ID] = int32(i)
+	}
+	for i, fl := range m.Flows {
+		st := &s.flows[i]
+		st.src, st.dst = int32(fl.Src), int32(fl.Dst)
+		st.srcNode, st.dstNode = int32(s.f.Hosts[fl.Src]), int32(s.f.Hosts[fl.Dst])
+		st.start, st.fct = -1, -1
+		if fl.After >= 0 {
+			j := s.idx[fl.After]
+			s.flows[j].succ = append(s.flows[j].succ, int32(i))
+		} else {
+			s.q.push(fl.Start, evFlowStart, int32(i), 0)
+		}
+	}
+	for i := range s.cfg.Links {
+		s.q.push(s.cfg.Links[i].At, evLinkState, int32(i), 0)
+	}
+}
+
+// Run executes the simulation to completion (or End) and returns the result.
+func (s *Sim) Run() *Result {
+	wall := time.Now()
+	lastReport := wall
+	end := s.cfg.End
+	total := len(s.flows)
+	for s.q.len() > 0 && s.done < total {
+		e := s.q.pop()
+		if end > 0 && e.at > end {
+			s.now = end
+			break
+		}
+		s.now = e.at
+		s.events++
+		switch e.kind {
+		case evTxDone:
+			s.txDone(e.a)
+		case evArrive:
+			s.arrive(e.a, e.b)
+		case evTimer:
+			s.timer(e.a, e.at)
+		case evFlowStart:
+			s.startFlow(e.a)
+		case evLinkState:
+			s.linkEvent(&s.cfg.Links[e.a])
+		}
+		if s.events&0xFFFF == 0 && s.cfg.Progress != nil {
+			if t := time.Now(); t.Sub(lastReport) >= time.Second {
+				lastReport = t
+				s.cfg.Progress(Progress{SimNow: s.now, Done: s.done, Flows: total, Events: s.events, WallSoFar: t.Sub(wall)})
+			}
+		}
+	}
+	return s.finish(time.Since(wall))
+}
+
+func (s *Sim) finish(wall time.Duration) *Result {
+	r := &s.res
+	r.Wall = wall
+	r.Events = s.events
+	r.SimEnd = s.now
+	m := s.cfg.Matrix
+	r.Flows = make([]FlowResult, len(s.flows))
+	for i := range s.flows {
+		st := &s.flows[i]
+		fr := FlowResult{ID: m.Flows[i].ID, Src: m.Flows[i].Src, Dst: m.Flows[i].Dst, Size: m.Flows[i].Size, Start: st.start, FCT: st.fct}
+		if st.snd != nil {
+			fr.Retx, fr.Nacks, fr.Timeouts = st.snd.Stats.Retx, st.snd.Stats.Nacks, st.snd.Stats.Timeouts
+			r.Packets.Sent += st.snd.Stats.Sent
+			r.Packets.Retransmitted += st.snd.Stats.Retx
+		}
+		if fr.FCT < 0 {
+			r.Incomplete++
+		}
+		r.Flows[i] = fr
+	}
+	for i := range s.ports {
+		ps := &s.ports[i].Stats
+		r.Packets.Trimmed += ps.Trims
+		r.Packets.Dropped += ps.Drops
+		r.Packets.ECNMarked += ps.ECNMarked
+	}
+	return r
+}
+
+// PortStats returns the counters of port p (an inventory port ID).
+func (s *Sim) PortStats(p int) PortStats {
+	st := s.ports[p].Stats
+	return st
+}
+
+// QueueBytes returns the current data-queue occupancy of port p.
+func (s *Sim) QueueBytes(p int) int64 { return s.ports[p].dataB }
+
+// Now returns the current simulated time.
+func (s *Sim) Now() int64 { return s.now }
+
+func (s *Sim) random() uint64 {
+	s.rng += 0x9E3779B97F4A7C15
+	z := s.rng
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+func (s *Sim) startFlow(fi int32) {
+	st := &s.flows[fi]
+	mf := &s.cfg.Matrix.Flows[fi]
+	rtt, rate, hops := s.pathInfo(mf.Src, mf.Dst)
+	path := transport.Path{BaseRTT: rtt, RateBps: rate}
+	// The RTO covers the worst queueing the fabric can add: a full data
+	// queue at every hop, on top of the base RTT.
+	path.RTO = rtt + int64(hops)*s.res.QueueBytes*8e12/rate
+	st.snd = transport.NewSender(&s.tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path})
+	st.rcv = transport.NewReceiver(uint32(fi), st.snd.Packets())
+	st.start = s.now
+	s.activate(fi)
+}
+
+// activate puts a flow on its host's NIC list and kicks the NIC.
+func (s *Sim) activate(fi int32) {
+	st := &s.flows[fi]
+	if !st.active {
+		st.active = true
+		h := &s.hosts[st.src]
+		h.active = append(h.active, fi)
+	}
+	p := s.hosts[st.src].port
+	if !s.ports[p].busy {
+		s.startTx(p)
+	}
+}
+
+// pull asks the host's senders, round robin, for the next data packet.
+func (s *Sim) pull(hn int32) int32 {
+	h := &s.hosts[hn]
+	var d transport.Data
+	for len(h.active) > 0 {
+		if h.rr >= len(h.active) {
+			h.rr = 0
+		}
+		fi := h.active[h.rr]
+		st := &s.flows[fi]
+		size := st.snd.NextPacket(s.now, &d)
+		if size == 0 {
+			st.active = false
+			last := len(h.active) - 1
+			copy(h.active[h.rr:], h.active[h.rr+1:])
+			h.active = h.active[:last]
+			continue
+		}
+		h.rr++
+		pi := s.pk.alloc()
+		p := &s.pk.p[pi]
+		*p = packet{ts: d.SentAt, flow: fi, dst: st.dstNode, size: int32(size), payload: d.Payload, psn: d.PSN, entropy: d.Entropy, kind: pkData}
+		if d.Retx {
+			p.flags = pfRetx
+		}
+		if st.timerAt == 0 {
+			s.armTimer(fi)
+		}
+		return pi
+	}
+	return -1
+}
+
+func (s *Sim) armTimer(fi int32) {
+	st := &s.flows[fi]
+	if t := st.snd.NextTimeout(); t > 0 {
+		st.timerAt = t
+		s.q.push(t, evTimer, fi, 0)
+	}
+}
+
+func (s *Sim) timer(fi int32, at int64) {
+	st := &s.flows[fi]
+	if st.timerAt != at || st.fct >= 0 {
+		return
+	}
+	st.timerAt = 0
+	if st.snd.OnTimeout(s.now) > 0 {
+		s.activate(fi)
+	}
+	if st.timerAt == 0 {
+		s.armTimer(fi)
+	}
+}
+
+// startTx starts serialising the next packet on port pid, if any.
+func (s *Sim) startTx(pid int32) {
+	p := &s.ports[pid]
+	var pi int32 = -1
+	switch {
+	case p.ctrl.size > 0:
+		pi = p.ctrl.pop()
+		p.ctrlB -= int64(s.pk.p[pi].size)
+	case p.data.size > 0:
+		pi = p.data.pop()
+		pkt := &s.pk.p[pi]
+		p.dataB -= int64(pkt.size)
+		// RED ECN marking at dequeue on the queue left behind.
+		if !s.cfg.NoECN && p.dataB > p.kmin {
+			mark := p.dataB >= p.kmax
+			if !mark {
+				// probability (q - kmin) / (kmax - kmin)
+				r := s.random() >> 11
+				mark = float64(r) < float64(p.dataB-p.kmin)/float64(p.kmax-p.kmin)*(1<<53)
+			}
+			if mark {
+				pkt.flags |= pfECN
+				p.Stats.ECNMarked++
+			}
+		}
+	case p.host >= 0:
+		pi = s.pull(p.host)
+	}
+	if pi < 0 {
+		p.busy = false
+		return
+	}
+	p.busy = true
+	p.cur = pi
+	size := int64(s.pk.p[pi].size)
+	p.Stats.OutOctets += uint64(size)
+	p.Stats.OutPkts++
+	s.q.push(s.now+size*8e12/p.rate, evTxDone, pid, 0)
+}
+
+func (s *Sim) txDone(pid int32) {
+	p := &s.ports[pid]
+	pi := p.cur
+	p.cur = -1
+	if p.up {
+		pkt := &s.pk.p[pi]
+		pkt.epoch, pkt.port = p.epoch, pid
+		s.q.push(s.now+p.lat, evArrive, p.peerNode, pi)
+	} else {
+		p.Stats.Drops++
+		s.pk.release(pi)
+	}
+	s.startTx(pid)
+}
+
+func (s *Sim) arrive(node int32, pi int32) {
+	pkt := &s.pk.p[pi]
+	via := &s.ports[pkt.port]
+	if via.epoch != pkt.epoch {
+		// The link went down while the packet was on it.
+		via.Stats.Drops++
+		s.pk.release(pi)
+		return
+	}
+	in := &s.ports[via.peerPort].Stats
+	in.InOctets += uint64(pkt.size)
+	in.InPkts++
+	if h := s.hostOf[node]; h >= 0 {
+		s.deliver(h, pi)
+		return
+	}
+	out := s.rt.pick(node, s.hostOf[pkt.dst], uint32(pkt.flow), pkt.entropy, pkt.kind, s.ports)
+	if out < 0 {
+		s.ports[via.peerPort].Stats.Drops++ // no route: count at the ingress
+		s.pk.release(pi)
+		return
+	}
+	s.enqueue(out, pi)
+}
+
+func (s *Sim) enqueue(pid int32, pi int32) {
+	p := &s.ports[pid]
+	pkt := &s.pk.p[pi]
+	if !p.up {
+		p.Stats.Drops++
+		s.pk.release(pi)
+		return
+	}
+	if pkt.kind == pkData && pkt.flags&pfTrimmed == 0 {
+		if p.dataB+int64(pkt.size) <= p.capB {
+			p.data.push(pi)
+			p.dataB += int64(pkt.size)
+			if p.dataB > p.Stats.MaxQueue {
+				p.Stats.MaxQueue = p.dataB
+			}
+			if !p.busy {
+				s.startTx(pid)
+			}
+			return
+		}
+		if !s.tp.Trimming {
+			p.Stats.Drops++
+			s.pk.release(pi)
+			return
+		}
+		// Trim: cut the payload, keep a header that travels on the control queue.
+		pkt.flags |= pfTrimmed
+		pkt.size = int32(s.tp.AckBytes)
+		p.Stats.Trims++
+	}
+	if p.ctrlB+int64(pkt.size) > 2*p.capB {
+		p.Stats.Drops++
+		s.pk.release(pi)
+		return
+	}
+	p.ctrl.push(pi)
+	p.ctrlB += int64(pkt.size)
+	if !p.busy {
+		s.startTx(pid)
+	}
+}
+
+func (s *Sim) deliver(h int32, pi int32) {
+	pkt := &s.pk.p[pi]
+	fi := pkt.flow
+	st := &s.flows[fi]
+	if pkt.kind == pkData {
+		d := pkt.dataHeader()
+		ack, complete := st.rcv.OnData(&d, pkt.flags&pfECN != 0, pkt.flags&pfTrimmed != 0)
+		_ = complete
+		// Turn the packet into its ACK in place.
+		*pkt = packet{ts: ack.EchoTS, flow: fi, dst: st.srcNode, size: int32(s.tp.AckBytes), psn: ack.PSN, cum: ack.CumAck, entropy: ack.Entropy, kind: pkAck}
+		if ack.ECN {
+			pkt.flags |= pfECN
+		}
+		if ack.Nack {
+			pkt.flags |= pfNack
+		}
+		s.enqueue(s.hosts[h].port, pi)
+		return
+	}
+	a := transport.Ack{Flow: uint32(fi), PSN: pkt.psn, CumAck: pkt.cum, Entropy: pkt.entropy, ECN: pkt.flags&pfECN != 0, Nack: pkt.flags&pfNack != 0, EchoTS: pkt.ts}
+	s.pk.release(pi)
+	if st.fct >= 0 {
+		return
+	}
+	st.snd.OnAck(s.now, &a)
+	if st.snd.Done() {
+		s.complete(fi)
+		return
+	}
+	if st.snd.CanSend(s.now) {
+		s.activate(fi)
+	}
+}
+
+func (s *Sim) complete(fi int32) {
+	st := &s.flows[fi]
+	st.fct = s.now - st.start
+	s.done++
+	for _, nx := range st.succ {
+		s.q.push(s.now+s.cfg.Matrix.Flows[nx].Start, evFlowStart, nx, 0)
+	}
+}
+
+func (s *Sim) linkEvent(le *LinkEvent) {
+	l := &s.f.Links[le.Link]
+	for _, pid := range [2]int{l.A, l.B} {
+		p := &s.ports[pid]
+		if !le.Up {
+			if p.up {
+				p.up = false
+				p.epoch++
+				// Everything queued behind the dead link is lost.
+				for p.data.size > 0 {
+					s.pk.release(p.data.pop())
+					p.Stats.Drops++
+				}
+				for p.ctrl.size > 0 {
+					s.pk.release(p.ctrl.pop())
+					p.Stats.Drops++
+				}
+				p.dataB, p.ctrlB = 0, 0
+			}
+			continue
+		}
+		p.up = true
+		if le.RateFactor > 0 {
+			p.rate = int64(float64(p.nominal) * le.RateFactor)
+			if p.rate < 1 {
+				p.rate = 1
+			}
+		} else {
+			p.rate = p.nominal
+		}
+		if !p.busy {
+			s.startTx(int32(pid))
+		}
+	}
+}
