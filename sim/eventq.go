@@ -1,15 +1,16 @@
 package sim
 
-// event is one scheduled action. Events are plain values kept in a slice-backed
-// 4-ary min-heap ordered by (at, seq); seq makes ties resolve in scheduling
-// order, which keeps runs deterministic. Nothing on this path allocates once
-// the heap has grown to its working size.
+// event is one scheduled action. Events are 24-byte values kept in a
+// slice-backed 4-ary min-heap ordered by time. Events at the same time pop in
+// an order fixed by the sequence of pushes and pops, which is itself a pure
+// function of the inputs and seed, so runs are deterministic without a
+// tie-breaking sequence number. Nothing here allocates once the heap has
+// grown to its working size.
 type event struct {
-	at   int64  // picoseconds
-	seq  uint64 // tie breaker: scheduling order
-	kind evKind
+	at   int64 // picoseconds
 	a    int32 // meaning depends on kind (port, node, flow, link)
 	b    int32 // meaning depends on kind (packet index, ...)
+	kind evKind
 }
 
 type evKind uint8
@@ -24,27 +25,18 @@ const (
 )
 
 type eventQueue struct {
-	h   []event
-	seq uint64
+	h []event
 }
 
 func (q *eventQueue) len() int { return len(q.h) }
 
-func less(x, y *event) bool {
-	if x.at != y.at {
-		return x.at < y.at
-	}
-	return x.seq < y.seq
-}
-
 func (q *eventQueue) push(at int64, kind evKind, a, b int32) {
-	q.seq++
-	e := event{at: at, seq: q.seq, kind: kind, a: a, b: b}
+	e := event{at: at, kind: kind, a: a, b: b}
 	h := append(q.h, e)
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) >> 2
-		if !less(&e, &h[p]) {
+		if e.at >= h[p].at {
 			break
 		}
 		h[i] = h[p]
@@ -74,11 +66,11 @@ func (q *eventQueue) pop() event {
 				end = n
 			}
 			for j := c + 1; j < end; j++ {
-				if less(&h[j], &h[m]) {
+				if h[j].at < h[m].at {
 					m = j
 				}
 			}
-			if !less(&h[m], &last) {
+			if h[m].at >= last.at {
 				break
 			}
 			h[i] = h[m]

@@ -102,9 +102,9 @@ type port struct {
 	node     int32
 	host     int32 // host number if this is a host NIC, else -1
 	up       bool
-	busy     bool
+	pending  bool  // an evTxDone is scheduled at freeAt
+	freeAt   int64 // the port is serialising until this time
 	epoch    uint32
-	cur      int32 // packet being serialised
 	data     ring
 	ctrl     ring
 	dataB    int64
@@ -234,7 +234,6 @@ func (s *Sim) buildPorts() {
 		p.peerNode, p.peerPort, p.node = int32(peer), int32(fp.Peer), int32(fp.Node)
 		p.host = s.hostOf[fp.Node]
 		p.up = true
-		p.cur = -1
 		if p.host >= 0 && s.hosts[p.host].port < 0 {
 			s.hosts[p.host].port = int32(i)
 		}
@@ -464,10 +463,22 @@ func (s *Sim) activate(fi int32) {
 		h := &s.hosts[st.src]
 		h.active = append(h.active, fi)
 	}
-	p := s.hosts[st.src].port
-	if !s.ports[p].busy {
-		s.startTx(p)
+	s.kick(s.hosts[st.src].port)
+}
+
+// kick makes port pid transmit what it has: at once when it is idle,
+// otherwise when the current packet is done.
+func (s *Sim) kick(pid int32) {
+	p := &s.ports[pid]
+	if p.pending {
+		return
 	}
+	if s.now >= p.freeAt {
+		s.startTx(pid)
+		return
+	}
+	p.pending = true
+	s.q.push(p.freeAt, evTxDone, pid, 0)
 }
 
 // pull asks the host's senders, round robin, for the next data packet.
@@ -525,7 +536,9 @@ func (s *Sim) timer(fi int32, at int64) {
 	}
 }
 
-// startTx starts serialising the next packet on port pid, if any.
+// startTx starts serialising the next packet on port pid, if any. The
+// packet's arrival at the peer is scheduled at once; an evTxDone is only
+// needed when more is waiting behind it.
 func (s *Sim) startTx(pid int32) {
 	p := &s.ports[pid]
 	var pi int32 = -1
@@ -554,29 +567,28 @@ func (s *Sim) startTx(pid int32) {
 		pi = s.pull(p.host)
 	}
 	if pi < 0 {
-		p.busy = false
 		return
 	}
-	p.busy = true
-	p.cur = pi
-	size := int64(s.pk.p[pi].size)
+	pkt := &s.pk.p[pi]
+	size := int64(pkt.size)
 	p.Stats.OutOctets += uint64(size)
 	p.Stats.OutPkts++
-	s.q.push(s.now+size*8e12/p.rate, evTxDone, pid, 0)
-}
-
-func (s *Sim) txDone(pid int32) {
-	p := &s.ports[pid]
-	pi := p.cur
-	p.cur = -1
+	p.freeAt = s.now + size*8e12/p.rate
 	if p.up {
-		pkt := &s.pk.p[pi]
 		pkt.epoch, pkt.port = p.epoch, pid
-		s.q.push(s.now+p.lat, evArrive, p.peerNode, pi)
+		s.q.push(p.freeAt+p.lat, evArrive, p.peerNode, pi)
 	} else {
 		p.Stats.Drops++
 		s.pk.release(pi)
 	}
+	if p.ctrl.size > 0 || p.data.size > 0 || (p.host >= 0 && len(s.hosts[p.host].active) > 0) {
+		p.pending = true
+		s.q.push(p.freeAt, evTxDone, pid, 0)
+	}
+}
+
+func (s *Sim) txDone(pid int32) {
+	s.ports[pid].pending = false
 	s.startTx(pid)
 }
 
@@ -620,9 +632,7 @@ func (s *Sim) enqueue(pid int32, pi int32) {
 			if p.dataB > p.Stats.MaxQueue {
 				p.Stats.MaxQueue = p.dataB
 			}
-			if !p.busy {
-				s.startTx(pid)
-			}
+			s.kick(pid)
 			return
 		}
 		if !s.tp.Trimming {
@@ -642,9 +652,7 @@ func (s *Sim) enqueue(pid int32, pi int32) {
 	}
 	p.ctrl.push(pi)
 	p.ctrlB += int64(pkt.size)
-	if !p.busy {
-		s.startTx(pid)
-	}
+	s.kick(pid)
 }
 
 func (s *Sim) deliver(h int32, pi int32) {
@@ -720,8 +728,6 @@ func (s *Sim) linkEvent(le *LinkEvent) {
 		} else {
 			p.rate = p.nominal
 		}
-		if !p.busy {
-			s.startTx(int32(pid))
-		}
+		s.kick(int32(pid))
 	}
 }
