@@ -1,6 +1,3 @@
-// Package workloads produces traffic matrices: permutation, incast N:1,
-// all-to-all with a bounded number of outstanding flows per sender, and
-// htsim connection matrices (.cm), both imported and exported.
 package workloads
 
 import "fmt"

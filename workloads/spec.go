@@ -1,0 +1,187 @@
+package workloads
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/fabricbench/fabricbench/inventory"
+)
+
+// maxSpecFlows bounds the matrices ParseSpec generates (an all-to-all on
+// 5,793 hosts), so that a spec cannot exhaust memory.
+const maxSpecFlows = 1 << 25
+
+// specKind describes one workload kind of the spec grammar.
+type specKind struct {
+	name     string
+	keys     []string // valid keys, in the order error messages list them
+	required []string
+}
+
+var specKinds = []specKind{
+	{name: "permutation", keys: []string{"size", "start"}, required: []string{"size"}},
+	{name: "incast", keys: []string{"senders", "size", "dst", "start"}, required: []string{"senders", "size"}},
+	{name: "alltoall", keys: []string{"size", "k", "start"}, required: []string{"size"}},
+}
+
+func specKindNames() string {
+	names := make([]string, len(specKinds))
+	for i, k := range specKinds {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Load returns the workload named by specOrPath on fabric f: an htsim
+// connection matrix when specOrPath ends in ".cm" (any case), which must
+// have as many nodes as f has hosts (f may be nil to skip the check), and a
+// spec otherwise (see ParseSpec and the package documentation).
+func Load(specOrPath string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
+	s := strings.TrimSpace(specOrPath)
+	if !strings.HasSuffix(strings.ToLower(s), ".cm") {
+		return ParseSpec(specOrPath, f, seed)
+	}
+	m, err := LoadCM(s)
+	if err != nil {
+		return nil, err
+	}
+	if f != nil && m.Hosts != f.NumHosts() {
+		return nil, fmt.Errorf("%s: the matrix is for Nodes %d but the fabric has %d hosts", s, m.Hosts, f.NumHosts())
+	}
+	return m, nil
+}
+
+// ParseSpec generates the workload described by spec on fabric f, e.g.
+// "permutation:size=2MiB", "incast:senders=32,size=2MB,dst=5" or
+// "alltoall:size=1MiB,k=4"; the grammar is in the package documentation.
+// seed drives the random choices. The matrix is named spec (trimmed) and
+// passes Validate.
+func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
+	s := strings.TrimSpace(spec)
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("workload %q: %s", s, fmt.Sprintf(format, args...))
+	}
+	kindName, rest, _ := strings.Cut(s, ":")
+	kindName = strings.TrimSpace(kindName)
+	var kind *specKind
+	for i := range specKinds {
+		if specKinds[i].name == kindName {
+			kind = &specKinds[i]
+		}
+	}
+	if kind == nil {
+		if kindName == "" {
+			return nil, fail("missing workload kind (valid kinds: %s; or the path of a .cm file)", specKindNames())
+		}
+		return nil, fail("unknown workload kind %q (valid kinds: %s; or the path of a .cm file)", kindName, specKindNames())
+	}
+	validKeys := strings.Join(kind.keys, ", ")
+
+	params := make(map[string]string)
+	if strings.TrimSpace(rest) != "" {
+		for _, p := range strings.Split(rest, ",") {
+			k, v, hasEq := strings.Cut(p, "=")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if !hasEq {
+				if k == "" {
+					return nil, fail("empty parameter (expected key=value; valid keys: %s)", validKeys)
+				}
+				return nil, fail("parameter %q is not key=value (valid keys: %s)", k, validKeys)
+			}
+			valid := false
+			for _, vk := range kind.keys {
+				valid = valid || vk == k
+			}
+			if !valid {
+				return nil, fail("unknown key %q for %s (valid keys: %s)", k, kind.name, validKeys)
+			}
+			if _, dup := params[k]; dup {
+				return nil, fail("key %q given twice", k)
+			}
+			if v == "" {
+				return nil, fail("key %q has no value", k)
+			}
+			params[k] = v
+		}
+	}
+	for _, rk := range kind.required {
+		if _, ok := params[rk]; !ok {
+			return nil, fail("%s needs key %q (valid keys: %s)", kind.name, rk, validKeys)
+		}
+	}
+
+	if f == nil {
+		return nil, fail("no fabric to generate the workload on")
+	}
+	hosts := f.NumHosts()
+	if hosts < 2 {
+		return nil, fail("the fabric has %d hosts; %s needs at least 2", hosts, kind.name)
+	}
+
+	size, err := ParseSize(params["size"])
+	if err != nil {
+		return nil, fail("key \"size\": %v", err)
+	}
+	if size <= 0 {
+		return nil, fail("key \"size\" must be positive, got %q", params["size"])
+	}
+	var start int64
+	if v, ok := params["start"]; ok {
+		if start, err = ParseDuration(v); err != nil {
+			return nil, fail("key \"start\": %v", err)
+		}
+	}
+	// intKey parses an optional integer key in [lo, hi].
+	intKey := func(key string, def, lo, hi int) (int, error) {
+		v, ok := params[key]
+		if !ok {
+			return def, nil
+		}
+		x, err := strconv.Atoi(v)
+		if err != nil || x < lo || x > hi {
+			return 0, fail("key %q expects an integer in [%d, %d], got %q", key, lo, hi, v)
+		}
+		return x, nil
+	}
+
+	var m *Matrix
+	switch kind.name {
+	case "permutation":
+		m = Permutation(f, size, seed)
+	case "incast":
+		senders, err := intKey("senders", 0, 1, hosts-1)
+		if err != nil {
+			return nil, err
+		}
+		dst, err := intKey("dst", -1, 0, hosts-1)
+		if err != nil {
+			return nil, err
+		}
+		if m, err = Incast(f, senders, dst, size, seed); err != nil {
+			return nil, fail("%v", err)
+		}
+	case "alltoall":
+		k, err := intKey("k", 0, 0, math.MaxInt32)
+		if err != nil {
+			return nil, err
+		}
+		if flows := int64(hosts) * int64(hosts-1); flows > maxSpecFlows {
+			return nil, fail("an all-to-all on %d hosts has %d flows, more than the limit of %d", hosts, flows, maxSpecFlows)
+		}
+		m = AllToAll(f, size, k, seed)
+	}
+	if start != 0 {
+		for i := range m.Flows {
+			if m.Flows[i].After < 0 {
+				m.Flows[i].Start += start
+			}
+		}
+	}
+	m.Name = s
+	if err := m.Validate(); err != nil {
+		return nil, fail("%v", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,176 @@
+package workloads
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"0", 0}, {"2000000", 2000000}, {"17B", 17}, {" 2 MiB ", 2 << 20},
+		{"2MB", 2e6}, {"3KB", 3000}, {"3kB", 3000}, {"1GB", 1e9}, {"2TB", 2e12},
+		{"1KiB", 1024}, {"1.5KiB", 1536}, {"2GiB", 2 << 30}, {"1TiB", 1 << 40},
+		{"0.5MB", 500000}, {"1.000", 1}, {"007", 7},
+	} {
+		got, err := ParseSize(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"", `invalid size "": empty`},
+		{"-1", `invalid size "-1": expected a non-negative decimal number followed by a unit`},
+		{"MB", `invalid size "MB": expected a non-negative decimal number followed by a unit`},
+		{"2XB", `invalid size "2XB": unknown unit "XB" (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)`},
+		{"2mb", `invalid size "2mb": unknown unit "mb" (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)`},
+		{"1.5B", `invalid size "1.5B": not a whole number of bytes`},
+		{"1.", `invalid size "1.": malformed number "1."`},
+		{".5KB", `invalid size ".5KB": malformed number ".5"`},
+		{"1.2.3", `invalid size "1.2.3": malformed number "1.2.3"`},
+		{"9223372036854775808", `invalid size "9223372036854775808": too large`},
+		{"9000000TiB", `invalid size "9000000TiB": too large`},
+	} {
+		if _, err := ParseSize(tc.in); err == nil || err.Error() != tc.want {
+			t.Errorf("ParseSize(%q) = %v, want %s", tc.in, err, tc.want)
+		}
+	}
+	if v, err := ParseSize("9223372036854775807"); err != nil || v != 1<<63-1 {
+		t.Errorf("max int64: %d, %v", v, err)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"0", 0}, {"0.0", 0}, {"7ps", 7}, {"10ns", 10e3}, {"10us", 10e6}, {"10µs", 10e6},
+		{"10\u03bcs", 10e6}, {"2.5ms", 2.5e9}, {"1 s", 1e12}, {"0.001ns", 1},
+	} {
+		got, err := ParseDuration(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseDuration(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"10", `invalid duration "10": missing unit (use ps, ns, us, µs, ms or s)`},
+		{"10m", `invalid duration "10m": unknown unit "m" (use ps, ns, us, µs, ms or s)`},
+		{"1.5ps", `invalid duration "1.5ps": not a whole number of picoseconds`},
+		{"-1us", `invalid duration "-1us": expected a non-negative decimal number followed by a unit`},
+		{"200000000s", `invalid duration "200000000s": too large`},
+	} {
+		if _, err := ParseDuration(tc.in); err == nil || err.Error() != tc.want {
+			t.Errorf("ParseDuration(%q) = %v, want %s", tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestParseSpec(t *testing.T) {
+	f := leafSpine(t, 4, 2, 2)
+	m, err := ParseSpec(" permutation : size = 2MiB ", f, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Permutation(f, 2<<20, 3)
+	p.Name = "permutation : size = 2MiB"
+	if !reflect.DeepEqual(m, p) {
+		t.Fatal("spec and generator disagree")
+	}
+
+	m, err = ParseSpec("incast:senders=4,size=2MB,dst=5,start=10us", f, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Flows) != 4 || m.Flows[0].Dst != 5 || m.Flows[0].Size != 2e6 || m.Flows[0].Start != 10e6 {
+		t.Fatalf("incast: %+v", m.Flows)
+	}
+
+	m, err = ParseSpec("alltoall:size=1MiB,k=4,start=1.5us", f, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fl := range m.Flows {
+		if want := map[bool]int64{true: 0, false: 1.5e6}[fl.After >= 0]; fl.Start != want {
+			t.Fatalf("flow %+v: start %d, want %d", fl, fl.Start, want)
+		}
+	}
+	checkAllToAll(t, stripStart(AllToAll(f, 1<<20, 4, 3)), 16, 4, 1<<20)
+
+	for _, tc := range []struct{ spec, want string }{
+		{"", `workload "": missing workload kind (valid kinds: permutation, incast, alltoall; or the path of a .cm file)`},
+		{"perm:size=1", `workload "perm:size=1": unknown workload kind "perm" (valid kinds: permutation, incast, alltoall; or the path of a .cm file)`},
+		{"permutation", `workload "permutation": permutation needs key "size" (valid keys: size, start)`},
+		{"permutation:", `workload "permutation:": permutation needs key "size" (valid keys: size, start)`},
+		{"permutation:sz=1", `workload "permutation:sz=1": unknown key "sz" for permutation (valid keys: size, start)`},
+		{"permutation:size=1,,start=1us", `workload "permutation:size=1,,start=1us": empty parameter (expected key=value; valid keys: size, start)`},
+		{"permutation:size", `workload "permutation:size": parameter "size" is not key=value (valid keys: size, start)`},
+		{"permutation:size=", `workload "permutation:size=": key "size" has no value`},
+		{"permutation:size=1,size=2", `workload "permutation:size=1,size=2": key "size" given twice`},
+		{"permutation:size=0", `workload "permutation:size=0": key "size" must be positive, got "0"`},
+		{"permutation:size=2XB", `workload "permutation:size=2XB": key "size": invalid size "2XB": unknown unit "XB" (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)`},
+		{"permutation:size=1,start=5", `workload "permutation:size=1,start=5": key "start": invalid duration "5": missing unit (use ps, ns, us, µs, ms or s)`},
+		{"incast:size=1", `workload "incast:size=1": incast needs key "senders" (valid keys: senders, size, dst, start)`},
+		{"incast:senders=16,size=1", `workload "incast:senders=16,size=1": key "senders" expects an integer in [1, 15], got "16"`},
+		{"incast:senders=x,size=1", `workload "incast:senders=x,size=1": key "senders" expects an integer in [1, 15], got "x"`},
+		{"incast:senders=2,size=1,dst=16", `workload "incast:senders=2,size=1,dst=16": key "dst" expects an integer in [0, 15], got "16"`},
+		{"incast:senders=2,size=1,k=3", `workload "incast:senders=2,size=1,k=3": unknown key "k" for incast (valid keys: senders, size, dst, start)`},
+		{"alltoall:size=1,k=-1", `workload "alltoall:size=1,k=-1": key "k" expects an integer in [0, 2147483647], got "-1"`},
+	} {
+		if _, err := ParseSpec(tc.spec, f, 1); err == nil || err.Error() != tc.want {
+			t.Errorf("ParseSpec(%q):\n got  %v\n want %s", tc.spec, err, tc.want)
+		}
+	}
+	if _, err := ParseSpec("permutation:size=1", nil, 1); err == nil || err.Error() != `workload "permutation:size=1": no fabric to generate the workload on` {
+		t.Errorf("nil fabric: %v", err)
+	}
+	one := leafSpine(t, 0, 1, 1)
+	if _, err := ParseSpec("alltoall:size=1", one, 1); err == nil || err.Error() != `workload "alltoall:size=1": the fabric has 1 hosts; alltoall needs at least 2` {
+		t.Errorf("one host: %v", err)
+	}
+	big := leafSpine(t, 0, 1, 5800)
+	if _, err := ParseSpec("alltoall:size=1", big, 1); err == nil || err.Error() != `workload "alltoall:size=1": an all-to-all on 5800 hosts has 33634200 flows, more than the limit of 33554432` {
+		t.Errorf("huge all-to-all: %v", err)
+	}
+}
+
+func stripStart(m *Matrix) *Matrix {
+	for i := range m.Flows {
+		m.Flows[i].Start = 0
+	}
+	return m
+}
+
+func TestLoad(t *testing.T) {
+	f := leafSpine(t, 0, 2, 2) // 4 hosts, like testdata/basic.cm
+	m, err := Load("testdata/basic.cm", f, 1)
+	if err != nil || len(m.Flows) != 4 {
+		t.Fatalf("%v %v", m, err)
+	}
+	if _, err := Load("testdata/chain.cm", f, 1); err == nil || err.Error() != "testdata/chain.cm: the matrix is for Nodes 8 but the fabric has 4 hosts" {
+		t.Errorf("size mismatch: %v", err)
+	}
+	if _, err := Load("testdata/chain.cm", nil, 1); err != nil {
+		t.Errorf("nil fabric skips the check: %v", err)
+	}
+	// Upper-case extension; missing file.
+	dir := t.TempDir()
+	data, _ := os.ReadFile("testdata/basic.cm")
+	if err := os.WriteFile(filepath.Join(dir, "B.CM"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(filepath.Join(dir, "B.CM"), f, 1); err != nil {
+		t.Error(err)
+	}
+	if _, err := Load(filepath.Join(dir, "none.cm"), f, 1); !os.IsNotExist(err) {
+		t.Errorf("missing file: %v", err)
+	}
+	m, err = Load("alltoall:size=1KiB", f, 1)
+	if err != nil || len(m.Flows) != 12 {
+		t.Fatalf("spec: %v %v", m, err)
+	}
+}
