@@ -1,7 +1,3 @@
-// Package inventory describes a fabric: switches, hosts, their ports and the
-// links between them. The same model is produced by the generators (leaf-spine,
-// fat tree), by importing htsim .topo files and (later) by real-hardware
-// inventories, and is consumed by the simulator, the drivers and the analysis.
 package inventory
 
 import (
