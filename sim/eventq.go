@@ -17,7 +17,7 @@ type evKind uint8
 
 const (
 	evTxDone    evKind = iota // a = egress port: head packet finished serialising
-	evArrive                  // a = node, b = packet: packet reaches a node (after link and switch latency)
+	evArrive                  // a = port: the head packet on its wire reaches the far end (after link and switch latency)
 	evFlowStart               // a = flow
 	evTimer                   // a = flow: transport timer (retransmission timeout, pacing)
 	evLinkState               // a = link, b = 0 down / 1 up

@@ -21,6 +21,7 @@ const (
 // grown to the run's working set.
 type packet struct {
 	ts      int64 // data: sender timestamp; ack: echoed timestamp
+	arr     int64 // arrival time at the far end of the link it is on
 	flow    int32
 	dst     int32 // destination node
 	size    int32 // bytes on the wire
@@ -77,6 +78,8 @@ func (r *ring) push(v int32) {
 	r.buf[(r.head+r.size)&(len(r.buf)-1)] = v
 	r.size++
 }
+
+func (r *ring) first() int32 { return r.buf[r.head] }
 
 func (r *ring) pop() int32 {
 	v := r.buf[r.head]

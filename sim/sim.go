@@ -107,6 +107,7 @@ type port struct {
 	epoch    uint32
 	data     ring
 	ctrl     ring
+	wire     ring // packets on the link, in arrival order; only the head has an event
 	dataB    int64
 	ctrlB    int64
 	capB     int64
@@ -374,7 +375,7 @@ func (s *Sim) Run() *Result {
 		case evTxDone:
 			s.txDone(e.a)
 		case evArrive:
-			s.arrive(e.a, e.b)
+			s.arrive(e.a)
 		case evTimer:
 			s.timer(e.a, e.at)
 		case evFlowStart:
@@ -576,7 +577,13 @@ func (s *Sim) startTx(pid int32) {
 	p.freeAt = s.now + size*8e12/p.rate
 	if p.up {
 		pkt.epoch, pkt.port = p.epoch, pid
-		s.q.push(p.freeAt+p.lat, evArrive, p.peerNode, pi)
+		pkt.arr = p.freeAt + p.lat
+		// Arrivals on one link are in transmission order (constant latency),
+		// so only the head of the wire needs a scheduled event.
+		if p.wire.size == 0 {
+			s.q.push(pkt.arr, evArrive, pid, pi)
+		}
+		p.wire.push(pi)
 	} else {
 		p.Stats.Drops++
 		s.pk.release(pi)
@@ -592,9 +599,15 @@ func (s *Sim) txDone(pid int32) {
 	s.startTx(pid)
 }
 
-func (s *Sim) arrive(node int32, pi int32) {
+// arrive delivers the head of port pid's wire to the node at its far end.
+func (s *Sim) arrive(pid int32) {
+	via := &s.ports[pid]
+	pi := via.wire.pop()
+	if via.wire.size > 0 {
+		s.q.push(s.pk.p[via.wire.first()].arr, evArrive, pid, 0)
+	}
+	node := via.peerNode
 	pkt := &s.pk.p[pi]
-	via := &s.ports[pkt.port]
 	if via.epoch != pkt.epoch {
 		// The link went down while the packet was on it.
 		via.Stats.Drops++
