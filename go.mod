@@ -1,3 +1,9 @@
 module github.com/fabricbench/fabricbench
 
 go 1.24
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/cobra v1.10.1 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

@@ -1,0 +1,66 @@
+// Command fabricbench tests AI datacenter fabrics: it brings up fabrics,
+// runs transport workloads on them and judges the result. With no hardware
+// it runs everything on its own packet-level reference simulator.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitFail     = 1 // a KPI or check failed
+	exitBadInput = 2 // bad input or an infrastructure error
+)
+
+// exitError carries an exit status with an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "fabricbench:", err)
+	return exitCode(err)
+}
+
+// exitCode maps an error to the exit status.
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// Flag and argument errors from cobra are usage errors: bad input.
+	return exitBadInput
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "fabricbench",
+		Short:         "Test AI datacenter fabrics: bring-up, KPI benchmarks, symmetry and straggler reports",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newSimCmd())
+	return root
+}

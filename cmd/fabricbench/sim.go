@@ -1,0 +1,183 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/sim"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+type simOpts struct {
+	topo, tm      string
+	cc, lb        string
+	trim, ecn     bool
+	seed          uint64
+	end           string
+	jsonOut       string
+	mtu, header   int
+	queue         string
+	kmin, kmax    float64
+	quickAdapt    bool
+	fastIncrease  bool
+	quiet         bool
+	progressAfter time.Duration
+}
+
+func newSimCmd() *cobra.Command {
+	o := &simOpts{}
+	c := &cobra.Command{
+		Use:   "sim --topo FILE|SPEC --tm FILE|SPEC",
+		Short: "Run one traffic matrix on the packet-level reference simulator",
+		Long: `Run one traffic matrix on the packet-level reference simulator.
+
+--topo takes an htsim .topo file or a generator spec, for example
+  fattree:hosts=128,tiers=3,gbps=100,oversub=1
+  leafspine:leaves=4,spines=2,hosts_per_leaf=2,gbps=100
+--tm takes an htsim .cm connection matrix or a generator spec, for example
+  permutation:size=2MiB
+  incast:senders=32,size=2MB,dst=5
+  alltoall:size=1MiB,k=4
+The spec grammars are documented in the README ("Specs").
+
+A flow that has not finished by --end is reported with fct_us null.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd.OutOrStdout(), cmd.ErrOrStderr(), o) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&o.topo, "topo", "", "fabric: htsim .topo file or generator spec (required)")
+	fl.StringVar(&o.tm, "tm", "", "traffic: htsim .cm file or generator spec (required)")
+	fl.StringVar(&o.cc, "cc", "nscc", "congestion control: nscc or dctcp")
+	fl.StringVar(&o.lb, "lb", "reps", "load balancing: reps, ops or ecmp")
+	fl.BoolVar(&o.trim, "trim", true, "switches trim packets when the data queue is full (false: drop, recover by timeout)")
+	fl.BoolVar(&o.ecn, "ecn", true, "RED ECN marking at dequeue")
+	fl.Uint64Var(&o.seed, "seed", 1, "random seed (same inputs and seed give identical results)")
+	fl.StringVar(&o.end, "end", "10s", "stop at this simulated time (e.g. 500us, 20ms); 0 runs until every flow is done")
+	fl.StringVar(&o.jsonOut, "json", "", "write per-flow results and a summary as JSON to this file")
+	fl.IntVar(&o.mtu, "mtu", 4096, "payload bytes per data packet")
+	fl.IntVar(&o.header, "header", 64, "header bytes per packet (also the size of ACKs, NACKs and trimmed headers)")
+	fl.StringVar(&o.queue, "queue", "bdp", "data queue per switch port: bytes (e.g. 256KiB) or bdp (one BDP of the longest path)")
+	fl.Float64Var(&o.kmin, "kmin", 0.2, "RED ECN Kmin as a fraction of the queue")
+	fl.Float64Var(&o.kmax, "kmax", 0.8, "RED ECN Kmax as a fraction of the queue")
+	fl.BoolVar(&o.quickAdapt, "quickadapt", true, "dctcp: enable SMaRTT QuickAdapt")
+	fl.BoolVar(&o.fastIncrease, "fastincrease", true, "dctcp: enable SMaRTT FastIncrease")
+	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress line")
+	fl.DurationVar(&o.progressAfter, "progress-after", 3*time.Second, "print a progress line on stderr once a run takes longer than this")
+	_ = c.MarkFlagRequired("topo")
+	_ = c.MarkFlagRequired("tm")
+	return c
+}
+
+func runSim(stdout, stderr io.Writer, o *simOpts) error {
+	cc, err := transport.ParseCC(o.cc)
+	if err != nil {
+		return badInput(fmt.Errorf("--cc: %w", err))
+	}
+	lb, err := transport.ParseLB(o.lb)
+	if err != nil {
+		return badInput(fmt.Errorf("--lb: %w", err))
+	}
+	end, err := workloads.ParseDuration(o.end)
+	if err != nil {
+		return badInput(fmt.Errorf("--end: %w", err))
+	}
+	var queue int64
+	if o.queue != "bdp" {
+		if queue, err = workloads.ParseSize(o.queue); err != nil {
+			return badInput(fmt.Errorf("--queue: %w", err))
+		}
+	}
+	fab, err := inventory.Load(o.topo)
+	if err != nil {
+		return badInput(fmt.Errorf("--topo: %w", err))
+	}
+	m, err := workloads.Load(o.tm, fab, o.seed)
+	if err != nil {
+		return badInput(fmt.Errorf("--tm: %w", err))
+	}
+	tp := transport.DefaultParams()
+	tp.CC, tp.LB, tp.Trimming = cc, lb, o.trim
+	tp.MTU, tp.HeaderBytes, tp.AckBytes = o.mtu, o.header, o.header
+	tp.QuickAdapt, tp.FastIncrease = o.quickAdapt, o.fastIncrease
+	cfg := sim.Config{Fabric: fab, Matrix: m, Transport: tp, QueueBytes: queue, KMin: o.kmin, KMax: o.kmax,
+		NoECN: !o.ecn, End: end, Seed: o.seed}
+	if !o.quiet {
+		cfg.Progress = func(p sim.Progress) {
+			if p.WallSoFar < o.progressAfter {
+				return
+			}
+			fmt.Fprintf(stderr, "\rsim %s  flows %d/%d done  %d events (%.1f M/s)  wall %s   ",
+				fmtUs(p.SimNow), p.Done, p.Flows, p.Events, float64(p.Events)/p.WallSoFar.Seconds()/1e6, p.WallSoFar.Truncate(time.Second))
+		}
+	}
+	s, err := sim.New(cfg)
+	if err != nil {
+		return badInput(err)
+	}
+	res := s.Run()
+	if cfg.Progress != nil && res.Wall >= o.progressAfter {
+		fmt.Fprintln(stderr)
+	}
+	rep := sim.BuildReport(sim.ReportConfig{Topo: o.topo, TM: o.tm, CC: cc.String(), LB: lb.String(), Trim: o.trim, ECN: o.ecn,
+		Seed: o.seed, MTU: o.mtu, Header: o.header, EndUs: float64(end) / 1e6}, res)
+	printSummary(stdout, fab, rep)
+	if o.jsonOut != "" {
+		if err := writeJSONFile(o.jsonOut, rep); err != nil {
+			return &exitError{code: exitBadInput, err: fmt.Errorf("--json: %w", err)}
+		}
+	}
+	return nil
+}
+
+func writeJSONFile(path string, rep *sim.Report) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func fmtUs(ps int64) string { return fmt.Sprintf("%.1fus", float64(ps)/1e6) }
+
+func fmtQ(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", *v)
+}
+
+func printSummary(w io.Writer, fab *inventory.Fabric, r *sim.Report) {
+	s := &r.Summary
+	c := &r.Config
+	fmt.Fprintf(w, "fabric   %s; queue %d B, longest base RTT %.2f us\n", fab.Summary(), c.QueueBytes, c.BaseRTTus)
+	fmt.Fprintf(w, "run      cc=%s lb=%s trim=%v ecn=%v seed=%d mtu=%d\n", c.CC, c.LB, c.Trim, c.ECN, c.Seed, c.MTU)
+	fmt.Fprintf(w, "flows    %d/%d completed", s.Completed, s.Flows)
+	if s.Incomplete > 0 {
+		fmt.Fprintf(w, " (%d unfinished at the end of the run)", s.Incomplete)
+	}
+	fmt.Fprintf(w, "; FCT us min %s p50 %s p99 %s max %s\n", fmtQ(s.FCTUs.Min), fmtQ(s.FCTUs.P50), fmtQ(s.FCTUs.P99), fmtQ(s.FCTUs.Max))
+	p := &s.Packets
+	fmt.Fprintf(w, "packets  sent %d, retransmitted %d, trimmed %d, dropped %d, ECN-marked %d\n", p.Sent, p.Retransmitted, p.Trimmed, p.Dropped, p.ECNMarked)
+	fmt.Fprintf(w, "engine   %.1f us simulated in %.3f s wall, %d events (%.2f M events/s), peak RSS %.1f MB\n",
+		s.SimEndUs, s.WallS, s.Events, s.EventsPerS/1e6, float64(s.PeakRSSBytes)/1e6)
+}
