@@ -21,6 +21,7 @@ const (
 	evFlowStart               // a = flow
 	evTimer                   // a = flow: transport timer (retransmission timeout, pacing)
 	evLinkState               // a = link, b = 0 down / 1 up
+	evReroute                 // recompute ECMP groups over the links that are up
 	evSample                  // a = sampler index: periodic telemetry sample
 )
 

@@ -46,6 +46,12 @@ type Config struct {
 	End   int64
 	Seed  uint64
 	Links []LinkEvent
+	// Reconverge, when > 0, is how long after a link goes down (or comes
+	// back up) the fabric recomputes its ECMP groups without (with) it, as a
+	// routing protocol would. Until then only the switch at either end of the
+	// link avoids it (local failover) and other switches keep hashing
+	// packets onto paths through it, where they are lost. 0 never reconverges.
+	Reconverge int64
 	// Progress, when set, is called about once a second of wall time.
 	Progress func(Progress)
 }
@@ -149,23 +155,23 @@ type hostState struct {
 
 // Sim is one simulation run.
 type Sim struct {
-	cfg    Config
-	f      *inventory.Fabric
-	tp     transport.Params
-	now    int64
-	q      eventQueue
-	pk     pool
-	ports  []port
-	hosts  []hostState
-	hostOf []int32 // node -> host number or -1
-	flows  []flowState
-	idx    map[int]int32 // flow ID -> index (setup only)
-	rt     routing
-	rng    uint64
-	done   int
-	events uint64
-	lost   uint64
-	res    Result
+	cfg      Config
+	f        *inventory.Fabric
+	tp       transport.Params
+	now      int64
+	q        eventQueue
+	pk       pool
+	ports    []port
+	hosts    []hostState
+	hostOf   []int32 // node -> host number or -1
+	flows    []flowState
+	idx      map[int]int32 // flow ID -> index (setup only)
+	rt       routing
+	rng      uint64
+	done     int
+	events   uint64
+	reroutes int
+	res      Result
 }
 
 // New validates the configuration and prepares a run.
@@ -187,6 +193,9 @@ func New(cfg Config) (*Sim, error) {
 	}
 	if cfg.KMin == 0 && cfg.KMax == 0 {
 		cfg.KMin, cfg.KMax = 0.2, 0.8
+	}
+	if cfg.Reconverge < 0 {
+		return nil, fmt.Errorf("sim: negative reconvergence time")
 	}
 	if cfg.KMin < 0 || cfg.KMax > 1 || cfg.KMin > cfg.KMax {
 		return nil, fmt.Errorf("sim: ECN thresholds kmin=%g kmax=%g must satisfy 0 <= kmin <= kmax <= 1", cfg.KMin, cfg.KMax)
@@ -382,6 +391,8 @@ func (s *Sim) Run() *Result {
 			s.startFlow(e.a)
 		case evLinkState:
 			s.linkEvent(&s.cfg.Links[e.a])
+		case evReroute:
+			s.reroute()
 		}
 		if s.events&0xFFFF == 0 && s.cfg.Progress != nil {
 			if t := time.Now(); t.Sub(lastReport) >= time.Second {
@@ -711,8 +722,22 @@ func (s *Sim) complete(fi int32) {
 	}
 }
 
+// reroute recomputes the ECMP groups over the links that are up.
+func (s *Sim) reroute() {
+	down := make([]bool, len(s.f.Links))
+	for i := range s.f.Links {
+		down[i] = !s.ports[s.f.Links[i].A].up
+	}
+	s.rt.build(s.f, down, s.cfg.Seed)
+	s.reroutes++
+}
+
 func (s *Sim) linkEvent(le *LinkEvent) {
 	l := &s.f.Links[le.Link]
+	wasUp := s.ports[l.A].up
+	if s.cfg.Reconverge > 0 && wasUp != le.Up {
+		s.q.push(s.now+s.cfg.Reconverge, evReroute, 0, 0)
+	}
 	for _, pid := range [2]int{l.A, l.B} {
 		p := &s.ports[pid]
 		if !le.Up {

@@ -28,6 +28,8 @@ type simOpts struct {
 	quickAdapt    bool
 	fastIncrease  bool
 	quiet         bool
+	faults        []string
+	reconverge    string
 	progressAfter time.Duration
 }
 
@@ -68,6 +70,8 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.Float64Var(&o.kmax, "kmax", 0.8, "RED ECN Kmax as a fraction of the queue")
 	fl.BoolVar(&o.quickAdapt, "quickadapt", true, "dctcp: enable SMaRTT QuickAdapt")
 	fl.BoolVar(&o.fastIncrease, "fastincrease", true, "dctcp: enable SMaRTT FastIncrease")
+	fl.StringArrayVar(&o.faults, "fault", nil, "link fault, repeatable: down:A-B@TIME, up:A-B@TIME, degrade:A-B@TIME=FRAC (A-B/N for the Nth parallel link)")
+	fl.StringVar(&o.reconverge, "reconverge", "0", "after a link changes state, recompute ECMP groups after this long (e.g. 1ms); 0: never, only the adjacent switches fail over")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress line")
 	fl.DurationVar(&o.progressAfter, "progress-after", 3*time.Second, "print a progress line on stderr once a run takes longer than this")
 	_ = c.MarkFlagRequired("topo")
@@ -102,12 +106,24 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if err != nil {
 		return badInput(fmt.Errorf("--tm: %w", err))
 	}
+	reconverge, err := workloads.ParseDuration(o.reconverge)
+	if err != nil {
+		return badInput(fmt.Errorf("--reconverge: %w", err))
+	}
+	var faults []sim.LinkEvent
+	for _, fs := range o.faults {
+		ev, err := sim.ParseFault(fab, fs, workloads.ParseDuration)
+		if err != nil {
+			return badInput(fmt.Errorf("--fault: %w", err))
+		}
+		faults = append(faults, ev)
+	}
 	tp := transport.DefaultParams()
 	tp.CC, tp.LB, tp.Trimming = cc, lb, o.trim
 	tp.MTU, tp.HeaderBytes, tp.AckBytes = o.mtu, o.header, o.header
 	tp.QuickAdapt, tp.FastIncrease = o.quickAdapt, o.fastIncrease
 	cfg := sim.Config{Fabric: fab, Matrix: m, Transport: tp, QueueBytes: queue, KMin: o.kmin, KMax: o.kmax,
-		NoECN: !o.ecn, End: end, Seed: o.seed}
+		NoECN: !o.ecn, End: end, Seed: o.seed, Links: faults, Reconverge: reconverge}
 	if !o.quiet {
 		cfg.Progress = func(p sim.Progress) {
 			if p.WallSoFar < o.progressAfter {

@@ -1,0 +1,87 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fabricbench/fabricbench/inventory"
+)
+
+// ParseFault parses a link fault of the form
+//
+//	down:A-B@TIME            the link between nodes A and B goes down
+//	up:A-B@TIME              it comes back at full rate
+//	degrade:A-B@TIME=FRAC    it runs at FRAC (0 < FRAC <= 1) of its rate
+//
+// A-B names the two nodes (e.g. tor0-agg1, host3-tor0); A-B/N picks the Nth
+// (0-based) of several parallel links. parseDur converts TIME to picoseconds.
+func ParseFault(f *inventory.Fabric, s string, parseDur func(string) (int64, error)) (LinkEvent, error) {
+	var ev LinkEvent
+	kind, rest, ok := strings.Cut(s, ":")
+	if !ok {
+		return ev, fmt.Errorf("fault %q: want down:A-B@TIME, up:A-B@TIME or degrade:A-B@TIME=FRAC", s)
+	}
+	linkSpec, when, ok := strings.Cut(rest, "@")
+	if !ok {
+		return ev, fmt.Errorf("fault %q: missing @TIME", s)
+	}
+	switch kind {
+	case "down":
+	case "up":
+		ev.Up = true
+	case "degrade":
+		ev.Up = true
+		t, frac, ok := strings.Cut(when, "=")
+		if !ok {
+			return ev, fmt.Errorf("fault %q: degrade needs =FRAC after the time, e.g. degrade:tor0-agg0@100us=0.5", s)
+		}
+		v, err := strconv.ParseFloat(frac, 64)
+		if err != nil || !(v > 0 && v <= 1) {
+			return ev, fmt.Errorf("fault %q: fraction %q must be a number in (0, 1]", s, frac)
+		}
+		ev.RateFactor, when = v, t
+	default:
+		return ev, fmt.Errorf("fault %q: unknown kind %q (want down, up or degrade)", s, kind)
+	}
+	at, err := parseDur(when)
+	if err != nil {
+		return ev, fmt.Errorf("fault %q: time: %w", s, err)
+	}
+	ev.At = at
+	nth := 0
+	if base, n, ok := strings.Cut(linkSpec, "/"); ok {
+		nth, err = strconv.Atoi(n)
+		if err != nil || nth < 0 {
+			return ev, fmt.Errorf("fault %q: parallel link index %q is not a non-negative integer", s, n)
+		}
+		linkSpec = base
+	}
+	a, b, ok := strings.Cut(linkSpec, "-")
+	if !ok {
+		return ev, fmt.Errorf("fault %q: link %q must name two nodes as A-B", s, linkSpec)
+	}
+	na, okA := f.NodeByName(a)
+	nb, okB := f.NodeByName(b)
+	if !okA || !okB {
+		missing := a
+		if okA {
+			missing = b
+		}
+		return ev, fmt.Errorf("fault %q: no node named %q in the fabric", s, missing)
+	}
+	var links []int
+	for _, p := range f.Nodes[na].Ports {
+		if f.PeerNode(p) == nb {
+			links = append(links, f.Ports[p].Link)
+		}
+	}
+	if len(links) == 0 {
+		return ev, fmt.Errorf("fault %q: %s and %s are not linked", s, a, b)
+	}
+	if nth >= len(links) {
+		return ev, fmt.Errorf("fault %q: %s and %s have %d parallel links, index %d is out of range", s, a, b, len(links), nth)
+	}
+	ev.Link = links[nth]
+	return ev, nil
+}
