@@ -235,7 +235,7 @@ func parseTopoConfig(name string, r io.Reader) (*topoConfig, error) {
 			if err != nil {
 				if lower == "tiers" {
 					if _, perr := strconv.ParseInt(val, 10, 64); perr == nil {
-						err = fmt.Errorf("Tiers must be 2 or 3, got %s", val)
+						err = fmt.Errorf("key Tiers must be 2 or 3, got %s", val)
 					}
 				}
 				return nil, c.errf(lineNo, "%v", err)
@@ -464,7 +464,7 @@ func fmtGbps(mbps int64) string {
 func (c *topoConfig) shape() (*treeShape, error) {
 	T := int(c.tiers)
 	if T != 2 && T != 3 {
-		return nil, c.errf(c.tiersLn, "Tiers must be 2 or 3, got %d", T)
+		return nil, c.errf(c.tiersLn, "key Tiers must be 2 or 3, got %d", T)
 	}
 	N, P := c.nodes, c.podsz
 	if N < 1 || N > MaxHosts || P < 1 {

@@ -392,7 +392,7 @@ func TestParseTopoErrors(t *testing.T) {
 		{"Nodes 16\nNodes 16\n", "fat.topo:2: duplicate Nodes (first set on line 1)"},
 		{"Nodes\n", "fat.topo:1: Nodes: missing value"},
 		{"Nodes 16 hosts\n", `fat.topo:1: Nodes: unexpected "hosts" after the value`},
-		{"Nodes 16 # hosts\nTiers 4\n", "fat.topo:2: Tiers must be 2 or 3, got 4"},
+		{"Nodes 16 # hosts\nTiers 4\n", "fat.topo:2: key Tiers must be 2 or 3, got 4"},
 		{hdr + "Tier 1\n", "fat.topo:4: Tier 1 out of order: expected Tier 0"},
 		{hdr + t0 + "Tier 0\n", "fat.topo:9: Tier 0 out of order: expected Tier 1"},
 		{hdr + "Tier 3\n", "fat.topo:4: Tier 3 out of range: Tiers is 3, so tiers are 0..2"},

@@ -8,4 +8,4 @@ trap 'rm -rf "$out"' EXIT
 ./bin/fabricbench sim --topo fattree:hosts=1024,tiers=3,gbps=100,oversub=1,latency=1us \
   --tm permutation:size=2MiB --seed 1 --json "$out/bench.json"
 echo
-go test -run='^$' -bench=. -benchtime=1x ./sim/
+go test -run='^$' -bench=. -benchtime=1x ./sim/ ./agents/transport/

@@ -82,5 +82,3 @@ func (q *eventQueue) pop() event {
 	q.h = h
 	return top
 }
-
-func (q *eventQueue) peekTime() int64 { return q.h[0].at }

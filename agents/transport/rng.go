@@ -23,8 +23,3 @@ func (r *rng) next() uint64 {
 func (r *rng) intn(n uint32) uint32 {
 	return uint32((r.next() >> 32) * uint64(n) >> 32)
 }
-
-// float returns a value in [0, 1).
-func (r *rng) float() float64 {
-	return float64(r.next()>>11) / (1 << 53)
-}

@@ -1,0 +1,70 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+func benchPermutation(b *testing.B, spec string) {
+	f, err := inventory.ParseSpec(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := workloads.Permutation(f, 2<<20, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := New(Config{Fabric: f, Matrix: m, Transport: transport.DefaultParams(), Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := s.Run()
+		b.ReportMetric(float64(r.Events)/r.Wall.Seconds(), "events/s")
+		b.ReportMetric(float64(r.Events), "events")
+	}
+}
+
+// BenchmarkPermutation128: 128-host fat tree, 2 MiB permutation.
+func BenchmarkPermutation128(b *testing.B) {
+	benchPermutation(b, "fattree:hosts=128,tiers=3,gbps=100")
+}
+
+// BenchmarkPermutation1024 is the benchmark (also run by task bench
+// through the CLI, which reports peak RSS).
+func BenchmarkPermutation1024(b *testing.B) {
+	if testing.Short() {
+		b.Skip("-short: the 1024-host benchmark takes a few seconds")
+	}
+	benchPermutation(b, "fattree:hosts=1024,tiers=3,gbps=100")
+}
+
+// TestHotPathAllocations: once the packet pool, queues and heap have grown,
+// the event loop allocates nothing per packet or event. A second identical
+// traffic phase must allocate (almost) nothing beyond the per-flow state.
+func TestHotPathAllocations(t *testing.T) {
+	f, err := inventory.ParseSpec("fattree:hosts=16,tiers=3,gbps=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := workloads.Permutation(f, 64<<10, 1)
+	big := workloads.Permutation(f, 8<<20, 1)
+	allocs := func(m *workloads.Matrix) float64 {
+		return testing.AllocsPerRun(3, func() {
+			s, err := New(Config{Fabric: f, Matrix: m, Transport: transport.DefaultParams(), Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Run()
+		})
+	}
+	a, b := allocs(small), allocs(big)
+	// 128x more packets; per-flow arrays (sent state per packet) grow in a
+	// few allocations per flow, so the difference must stay tiny.
+	t.Logf("allocations per run: %.0f for 16 x 64 KiB flows, %.0f for 16 x 8 MiB flows", a, b)
+	if b-a > 40*16 {
+		t.Errorf("the event loop allocates per packet: %.0f extra allocations for 128x the packets", b-a)
+	}
+}
