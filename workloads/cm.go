@@ -510,30 +510,10 @@ func (p *cmParser) resolve() error {
 
 // findCycle reports a flow on a dependency cycle, in linear time.
 func (p *cmParser) findCycle() (int, bool) {
-	state := make([]uint8, len(p.flows)) // 0 unseen, 1 on current walk, 2 done
-	var path []int
-	for i := range p.flows {
-		path = path[:0]
-		j := i
-		for j >= 0 && state[j] == 0 {
-			state[j] = 1
-			path = append(path, j)
-			next := -1
-			if a := p.flows[j].After; a >= 0 {
-				if k, ok := p.byID.get(a + cmIDBase); ok {
-					next = int(k)
-				}
-			}
-			j = next
-		}
-		if j >= 0 && state[j] == 1 {
-			return j, true
-		}
-		for _, k := range path {
-			state[k] = 2
-		}
-	}
-	return 0, false
+	return dependencyCycle(p.flows, func(id int) (int, bool) {
+		k, ok := p.byID.get(id + cmIDBase)
+		return int(k), ok
+	})
 }
 
 // WriteCM writes m as an htsim connection matrix that ParseCM reads back

@@ -58,28 +58,11 @@ func (m *Matrix) Validate() error {
 			return fmt.Errorf("%s: flow %d waits for flow %d, which does not exist", m.name(), f.ID, f.After)
 		}
 	}
-	// Dependency cycles: walk each After chain once (0 = unseen, 1 = on the
-	// current walk, 2 = known to end), so the check is linear in the flows.
-	state := make([]uint8, len(m.Flows))
-	var path []int
-	for i := range m.Flows {
-		path = path[:0]
-		j := i
-		for j >= 0 && state[j] == 0 {
-			state[j] = 1
-			path = append(path, j)
-			if a := m.Flows[j].After; a >= 0 {
-				j = ids[a]
-			} else {
-				j = -1
-			}
-		}
-		if j >= 0 && state[j] == 1 {
-			return fmt.Errorf("%s: flow %d is part of a dependency cycle", m.name(), m.Flows[j].ID)
-		}
-		for _, k := range path {
-			state[k] = 2
-		}
+	if j, ok := dependencyCycle(m.Flows, func(id int) (int, bool) {
+		i, ok := ids[id]
+		return i, ok
+	}); ok {
+		return fmt.Errorf("%s: flow %d is part of a dependency cycle", m.name(), m.Flows[j].ID)
 	}
 	return nil
 }
@@ -89,4 +72,35 @@ func (m *Matrix) name() string {
 		return "traffic matrix"
 	}
 	return m.Name
+}
+
+// dependencyCycle returns the index of a flow on an After cycle, walking
+// each chain once (0 = unseen, 1 = on the current walk, 2 = known to end),
+// so the check is linear in the flows. index maps a flow ID to its index;
+// unknown IDs end a chain.
+func dependencyCycle(flows []Flow, index func(id int) (int, bool)) (int, bool) {
+	state := make([]uint8, len(flows))
+	var path []int
+	for i := range flows {
+		path = path[:0]
+		j := i
+		for j >= 0 && state[j] == 0 {
+			state[j] = 1
+			path = append(path, j)
+			next := -1
+			if a := flows[j].After; a >= 0 {
+				if k, ok := index(a); ok {
+					next = k
+				}
+			}
+			j = next
+		}
+		if j >= 0 && state[j] == 1 {
+			return j, true
+		}
+		for _, k := range path {
+			state[k] = 2
+		}
+	}
+	return 0, false
 }
