@@ -54,6 +54,12 @@ type Config struct {
 	Reconverge int64
 	// Progress, when set, is called about once a second of wall time.
 	Progress func(Progress)
+	// SampleEvery, when > 0, calls OnSample every SampleEvery picoseconds
+	// of simulated time (at 0, SampleEvery, 2*SampleEvery, ...) while flows
+	// are running, and once more when the run ends. Telemetry reads the
+	// counters from there (PortStats, QueueBytes, TakeQueueHighWater).
+	SampleEvery int64
+	OnSample    func(s *Sim, now int64)
 }
 
 // Progress reports how far a run is.
@@ -131,6 +137,8 @@ type PortStats struct {
 	Trims              uint64
 	ECNMarked          uint64
 	MaxQueue           int64 // data queue high-water mark, bytes
+	// IntervalMaxQueue is the high-water mark since the last TakeQueueHighWater.
+	IntervalMaxQueue int64
 }
 
 type flowState struct {
@@ -193,6 +201,9 @@ func New(cfg Config) (*Sim, error) {
 	}
 	if cfg.KMin == 0 && cfg.KMax == 0 {
 		cfg.KMin, cfg.KMax = 0.2, 0.8
+	}
+	if cfg.SampleEvery < 0 || (cfg.SampleEvery > 0 && cfg.OnSample == nil) {
+		return nil, fmt.Errorf("sim: sampling every %d ps needs a positive interval and an OnSample function", cfg.SampleEvery)
 	}
 	if cfg.Reconverge < 0 {
 		return nil, fmt.Errorf("sim: negative reconvergence time")
@@ -364,6 +375,9 @@ func (s *Sim) buildFlows() {
 	for i := range s.cfg.Links {
 		s.q.push(s.cfg.Links[i].At, evLinkState, int32(i), 0)
 	}
+	if s.cfg.SampleEvery > 0 && s.cfg.OnSample != nil {
+		s.q.push(0, evSample, 0, 0)
+	}
 }
 
 // Run executes the simulation to completion (or End) and returns the result.
@@ -393,6 +407,12 @@ func (s *Sim) Run() *Result {
 			s.linkEvent(&s.cfg.Links[e.a])
 		case evReroute:
 			s.reroute()
+		case evSample:
+			s.cfg.OnSample(s, s.now)
+			// Keep sampling only while something else can still happen.
+			if s.q.len() > 0 {
+				s.q.push(s.now+s.cfg.SampleEvery, evSample, 0, 0)
+			}
 		}
 		if s.events&0xFFFF == 0 && s.cfg.Progress != nil {
 			if t := time.Now(); t.Sub(lastReport) >= time.Second {
@@ -400,6 +420,9 @@ func (s *Sim) Run() *Result {
 				s.cfg.Progress(Progress{SimNow: s.now, Done: s.done, Flows: total, Events: s.events, WallSoFar: t.Sub(wall)})
 			}
 		}
+	}
+	if s.cfg.OnSample != nil {
+		s.cfg.OnSample(s, s.now) // the final counters
 	}
 	return s.finish(time.Since(wall))
 }
@@ -437,6 +460,16 @@ func (s *Sim) finish(wall time.Duration) *Result {
 func (s *Sim) PortStats(p int) PortStats {
 	st := s.ports[p].Stats
 	return st
+}
+
+// TakeQueueHighWater returns the data-queue high-water mark of port p since
+// the previous call (or the start) and starts a new interval at the current
+// occupancy.
+func (s *Sim) TakeQueueHighWater(p int) int64 {
+	st := &s.ports[p].Stats
+	v := st.IntervalMaxQueue
+	st.IntervalMaxQueue = s.ports[p].dataB
+	return v
 }
 
 // QueueBytes returns the current data-queue occupancy of port p.
@@ -653,8 +686,11 @@ func (s *Sim) enqueue(pid int32, pi int32) {
 		if p.dataB+int64(pkt.size) <= p.capB {
 			p.data.push(pi)
 			p.dataB += int64(pkt.size)
-			if p.dataB > p.Stats.MaxQueue {
-				p.Stats.MaxQueue = p.dataB
+			if p.dataB > p.Stats.IntervalMaxQueue {
+				p.Stats.IntervalMaxQueue = p.dataB
+				if p.dataB > p.Stats.MaxQueue {
+					p.Stats.MaxQueue = p.dataB
+				}
 			}
 			s.kick(pid)
 			return
