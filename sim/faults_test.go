@@ -61,6 +61,9 @@ func TestReconvergenceStopsBlackholing(t *testing.T) {
 	n, r := fcts(t, never), fcts(t, fast)
 	t.Logf("tor0-agg0 down at 10 us, OPS: no reconvergence max FCT %.1f us (%d dropped); reconverged after 5 us: %.1f us (%d dropped)",
 		n.max, never.Packets.Dropped, r.max, fast.Packets.Dropped)
+	if never.Reroutes != 0 || fast.Reroutes != 1 {
+		t.Errorf("reroutes: %d without reconvergence, %d with; want 0 and 1", never.Reroutes, fast.Reroutes)
+	}
 	if fast.Packets.Dropped >= never.Packets.Dropped || r.max >= n.max {
 		t.Errorf("reconvergence did not help: drops %d -> %d, max FCT %.1f -> %.1f", never.Packets.Dropped, fast.Packets.Dropped, n.max, r.max)
 	}

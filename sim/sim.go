@@ -102,6 +102,7 @@ type Result struct {
 	QueueBytes int64
 	BaseRTT    int64 // of the longest unloaded path
 	Incomplete int
+	Reroutes   int // ECMP recomputations after link changes (Config.Reconverge)
 }
 
 // port is one egress port: a link direction with its queues.
@@ -163,23 +164,21 @@ type hostState struct {
 
 // Sim is one simulation run.
 type Sim struct {
-	cfg      Config
-	f        *inventory.Fabric
-	tp       transport.Params
-	now      int64
-	q        eventQueue
-	pk       pool
-	ports    []port
-	hosts    []hostState
-	hostOf   []int32 // node -> host number or -1
-	flows    []flowState
-	idx      map[int]int32 // flow ID -> index (setup only)
-	rt       routing
-	rng      uint64
-	done     int
-	events   uint64
-	reroutes int
-	res      Result
+	cfg    Config
+	f      *inventory.Fabric
+	tp     transport.Params
+	now    int64
+	q      eventQueue
+	pk     pool
+	ports  []port
+	hosts  []hostState
+	hostOf []int32 // node -> host number or -1
+	flows  []flowState
+	rt     routing
+	rng    uint64
+	done   int
+	events uint64
+	res    Result
 }
 
 // New validates the configuration and prepares a run.
@@ -356,9 +355,9 @@ func (s *Sim) sizeQueues() error {
 func (s *Sim) buildFlows() {
 	m := s.cfg.Matrix
 	s.flows = make([]flowState, len(m.Flows))
-	s.idx = make(map[int]int32, len(m.Flows))
+	idx := make(map[int]int32, len(m.Flows)) // flow ID -> index
 	for i, fl := range m.Flows {
-		s.idx[fl.ID] = int32(i)
+		idx[fl.ID] = int32(i)
 	}
 	for i, fl := range m.Flows {
 		st := &s.flows[i]
@@ -366,7 +365,7 @@ func (s *Sim) buildFlows() {
 		st.srcNode, st.dstNode = int32(s.f.Hosts[fl.Src]), int32(s.f.Hosts[fl.Dst])
 		st.start, st.fct = -1, -1
 		if fl.After >= 0 {
-			j := s.idx[fl.After]
+			j := idx[fl.After]
 			s.flows[j].succ = append(s.flows[j].succ, int32(i))
 		} else {
 			s.q.push(fl.Start, evFlowStart, int32(i), 0)
@@ -721,8 +720,9 @@ func (s *Sim) deliver(h int32, pi int32) {
 	st := &s.flows[fi]
 	if pkt.kind == pkData {
 		d := pkt.dataHeader()
-		ack, complete := st.rcv.OnData(&d, pkt.flags&pfECN != 0, pkt.flags&pfTrimmed != 0)
-		_ = complete
+		// The flow completes at the sender, when the ACK for its last packet
+		// arrives (as in htsim), so the receiver's completion is not used.
+		ack, _ := st.rcv.OnData(&d, pkt.flags&pfECN != 0, pkt.flags&pfTrimmed != 0)
 		// Turn the packet into its ACK in place.
 		*pkt = packet{ts: ack.EchoTS, flow: fi, dst: st.srcNode, size: int32(s.tp.AckBytes), psn: ack.PSN, cum: ack.CumAck, entropy: ack.Entropy, kind: pkAck}
 		if ack.ECN {
@@ -765,7 +765,7 @@ func (s *Sim) reroute() {
 		down[i] = !s.ports[s.f.Links[i].A].up
 	}
 	s.rt.build(s.f, down, s.cfg.Seed)
-	s.reroutes++
+	s.res.Reroutes++
 }
 
 func (s *Sim) linkEvent(le *LinkEvent) {
