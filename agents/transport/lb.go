@@ -9,13 +9,10 @@ type balancer struct {
 	rng       *rng
 
 	// REPS: circular buffer of entropies that came back unmarked.
-	ring  []uint16
-	valid []bool
-	head  int // next slot to read
-	tail  int // next slot to write
-	n     int // valid entries
-	// exploring is true until the first batch of ACKs returns; REPS sprays
-	// fresh random entropies while it has nothing to recycle.
+	ring []uint16
+	head int // next slot to read
+	tail int // next slot to write
+	n    int // entries held; with none, REPS sprays fresh random entropies
 }
 
 func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng) balancer {
@@ -31,7 +28,6 @@ func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng) balancer {
 			bufSize = 8
 		}
 		b.ring = make([]uint16, bufSize)
-		b.valid = make([]bool, bufSize)
 	}
 	return b
 }
@@ -44,7 +40,6 @@ func (b *balancer) next() uint16 {
 	case REPS:
 		if b.n > 0 {
 			e := b.ring[b.head]
-			b.valid[b.head] = false
 			b.head = (b.head + 1) % len(b.ring)
 			b.n--
 			return e
@@ -65,7 +60,6 @@ func (b *balancer) onAck(e uint16, ecn bool) {
 		b.n--
 	}
 	b.ring[b.tail] = e
-	b.valid[b.tail] = true
 	b.tail = (b.tail + 1) % len(b.ring)
 	b.n++
 }
