@@ -16,14 +16,8 @@ func TestPacketization(t *testing.T) {
 		t.Fatalf("2,000,000 B at 4086 B payload = %d packets, want 490", s.Packets())
 	}
 	var d Data
-	var total int64
 	now := Time(0)
-	for s.Inflight() < 10_000_000 {
-		n := s.NextPacket(now, &d)
-		if n == 0 {
-			break
-		}
-		total += int64(d.Payload)
+	for s.NextPacket(now, &d) != 0 {
 		now++
 	}
 	// The initial window (1.5 BDP) limits the burst.
@@ -33,7 +27,6 @@ func TestPacketization(t *testing.T) {
 	if d.PSN+1 != uint32(s.Stats.Sent) {
 		t.Fatalf("PSNs not sequential")
 	}
-	_ = total
 }
 
 // deliverAll sends everything the window allows and feeds the ACKs back,
