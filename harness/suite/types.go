@@ -1,0 +1,215 @@
+// Package suite loads fabricbench suite files (YAML): what fabric to bring
+// up, how to configure it, which jobs to run, which faults to inject, what
+// telemetry to collect and which KPIs decide the verdict, plus a matrix of
+// parameters to sweep. See README.md ("Suite files") for the annotated format.
+package suite
+
+// Suite is a parsed suite file before matrix expansion.
+type Suite struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Seed is the simulator/random seed (default 1).
+	Seed      uint64    `yaml:"seed"`
+	Fabric    Fabric    `yaml:"fabric"`
+	Features  Features  `yaml:"features"`
+	Transport Transport `yaml:"transport"`
+	Telemetry Telemetry `yaml:"telemetry"`
+	Jobs      []Job     `yaml:"jobs"`
+	Faults    []Fault   `yaml:"faults"`
+	KPIs      []KPI     `yaml:"kpis"`
+	Analysis  Analysis  `yaml:"analysis"`
+	Sim       Sim       `yaml:"sim"`
+	// Matrix maps a field path (e.g. "transport.lb") to the values to sweep.
+	// Every combination is one run.
+	Matrix map[string][]any `yaml:"matrix"`
+
+	// File is the path the suite was loaded from (set by Load).
+	File string `yaml:"-"`
+}
+
+// Fabric is exactly one of Spec (a generator spec, e.g.
+// "leafspine:leaves=4,spines=4,hosts_per_leaf=4,gbps=100") or File (an
+// htsim .topo file or inventory file, relative to the suite file).
+type Fabric struct {
+	Spec string `yaml:"spec"`
+	File string `yaml:"file"`
+}
+
+// Features are switch features. Backends honour what they model and reject
+// the rest with an error naming the feature.
+type Features struct {
+	ECMP     ECMP     `yaml:"ecmp"`
+	ECN      ECN      `yaml:"ecn"`
+	Trimming Trimming `yaml:"trimming"`
+	PFC      *PFC     `yaml:"pfc"`
+	SRv6     *SRv6    `yaml:"srv6"`
+	VRFs     []VRF    `yaml:"vrfs"`
+	// QueueBytes is the per-port data queue size ("bdp" or a size like
+	// 512KiB; default bdp).
+	Queue string `yaml:"queue"`
+}
+
+// ECMP selects the hash fields. Default: the 5-tuple.
+type ECMP struct {
+	// Hash lists fields from src-ip, dst-ip, src-port, dst-port, protocol,
+	// flow-label.
+	Hash []string `yaml:"hash"`
+}
+
+// ECN configures RED/ECN marking on switch data queues.
+type ECN struct {
+	Enabled *bool   `yaml:"enabled"` // default true
+	KMin    float64 `yaml:"kmin"`    // fraction of the queue (default 0.2)
+	KMax    float64 `yaml:"kmax"`    // (default 0.8)
+}
+
+// Trimming configures packet trimming on full queues.
+type Trimming struct {
+	Enabled *bool `yaml:"enabled"` // default true
+}
+
+// PFC configures priority flow control.
+type PFC struct {
+	Enabled    bool  `yaml:"enabled"`
+	Priorities []int `yaml:"priorities"`
+}
+
+// SRv6 configures segment routing (micro-SID).
+type SRv6 struct {
+	Locator string `yaml:"locator"` // e.g. fcbb:bb00::/32
+	USID    bool   `yaml:"usid"`
+	// Paths pin host pairs to explicit switch sequences.
+	Paths []SRv6Path `yaml:"paths"`
+}
+
+// SRv6Path is one explicit path.
+type SRv6Path struct {
+	Src  string   `yaml:"src"`
+	Dst  string   `yaml:"dst"`
+	Via  []string `yaml:"via"`
+	Name string   `yaml:"name"`
+}
+
+// VRF is one routing instance.
+type VRF struct {
+	Name  string   `yaml:"name"`
+	Table int      `yaml:"table"`
+	Hosts []string `yaml:"hosts"`
+}
+
+// Transport configures the endpoints.
+type Transport struct {
+	CC           string `yaml:"cc"` // nscc (default), dctcp
+	LB           string `yaml:"lb"` // ecmp, ops, reps (default)
+	MTU          int    `yaml:"mtu"`
+	QuickAdapt   *bool  `yaml:"quick_adapt"`
+	FastIncrease *bool  `yaml:"fast_increase"`
+}
+
+// Telemetry configures collection.
+type Telemetry struct {
+	// Interval is the gNMI sample interval, 100us to 10ms (default 100us).
+	Interval string `yaml:"interval"`
+	// Paths are the subscribed paths (default: interface counters and
+	// queue state).
+	Paths []string `yaml:"paths"`
+	Sink  Sink     `yaml:"sink"`
+}
+
+// Sink selects where samples go besides the embedded store (always written).
+type Sink struct {
+	Influx *Influx `yaml:"influx"`
+}
+
+// Influx is an InfluxDB v2 write endpoint (InfluxDB 1.8 accepts it with
+// bucket "db/rp"). The token is read from TokenFile or the
+// FABRICBENCH_INFLUX_TOKEN environment variable, never from the suite.
+type Influx struct {
+	URL       string `yaml:"url"`
+	Bucket    string `yaml:"bucket"`
+	Org       string `yaml:"org"`
+	TokenFile string `yaml:"token_file"`
+}
+
+// Job is one workload.
+type Job struct {
+	Name string `yaml:"name"`
+	// Workload is permutation, incast, all-to-all or all-reduce (ring).
+	Workload string `yaml:"workload"`
+	// Size is the message size per flow (permutation, incast, all-to-all)
+	// or the buffer size (all-reduce), e.g. 2MiB.
+	Size string `yaml:"size"`
+	// Hosts selects participants: "all" (default), a count N (the first N
+	// hosts), or a list of host names.
+	Hosts any `yaml:"hosts"`
+	// Start is when the first repetition starts (default 0).
+	Start string `yaml:"start"`
+	// Repetitions run back to back (default 1); Gap separates them.
+	Repetitions int    `yaml:"repetitions"`
+	Gap         string `yaml:"gap"`
+	// Senders is the incast fan-in (default: every other participant).
+	Senders int `yaml:"senders"`
+	// Receiver is the incast destination (default: the first participant).
+	Receiver string `yaml:"receiver"`
+	// Window is how many all-to-all flows a sender keeps outstanding
+	// (default: all at once).
+	Window int `yaml:"window"`
+}
+
+// Fault is one fault. Kind is down, up, flap or degrade; exactly one of
+// Link ("A-B", a link between two nodes, "/N" for the Nth parallel link),
+// Port ("device:port", its transmit direction) or NIC (a host name: its
+// link to the leaf, both directions) names what it hits.
+type Fault struct {
+	Kind     string  `yaml:"kind"`
+	Link     string  `yaml:"link"`
+	Port     string  `yaml:"port"`
+	NIC      string  `yaml:"nic"`
+	At       string  `yaml:"at"`    // default 0
+	Until    string  `yaml:"until"` // restore at this time (default: never)
+	Fraction float64 `yaml:"fraction"`
+	// Flap: the link goes down at At, up Period/2 later, Count times.
+	Period string `yaml:"period"`
+	Count  int    `yaml:"count"`
+}
+
+// KPI is one check. Exactly one of Max or Min is set.
+type KPI struct {
+	Name   string   `yaml:"name"`
+	Metric string   `yaml:"metric"`
+	Scope  string   `yaml:"scope"` // a job name or "fabric" (default)
+	Max    *float64 `yaml:"max"`
+	Min    *float64 `yaml:"min"`
+}
+
+// Analysis tunes anomaly detection.
+type Analysis struct {
+	Symmetry  SymmetryOpts  `yaml:"symmetry"`
+	Straggler StragglerOpts `yaml:"straggler"`
+}
+
+// SymmetryOpts tune symmetry-group outliers.
+type SymmetryOpts struct {
+	// Z is the robust z-score above which a member is an outlier (3.5).
+	Z float64 `yaml:"z"`
+	// MinDeviation is the smallest relative shortfall from the group median
+	// that counts (0.2).
+	MinDeviation float64 `yaml:"min_deviation"`
+}
+
+// StragglerOpts tune straggler detection.
+type StragglerOpts struct {
+	// Low and High bound the middle bands, as fractions of line rate (0.1,
+	// 0.8).
+	Low  float64 `yaml:"low"`
+	High float64 `yaml:"high"`
+	// MinMiddle is the fraction of active samples in the middle bands that
+	// makes a straggler (0.5).
+	MinMiddle float64 `yaml:"min_middle"`
+}
+
+// Sim holds simulator-only settings.
+type Sim struct {
+	End        string `yaml:"end"`        // stop at this simulated time (default: when all flows finish, at most 1s)
+	Reconverge string `yaml:"reconverge"` // ECMP recomputation delay after link changes
+}

@@ -1,0 +1,205 @@
+// Package results is the stored outcome of a suite run: results.json and the
+// per-run plot data (runs/<id>/plots.json) that reports are rendered from.
+// fabricbench report DIR reads only these files.
+package results
+
+import "time"
+
+// Schema is the value of Results.Schema for this version of the format.
+const Schema = "fabricbench.results/v1"
+
+// Verdicts and statuses.
+const (
+	Pass        = "pass"
+	Fail        = "fail"
+	Error       = "error"       // the KPI or run could not be evaluated (infrastructure, bad data)
+	Interrupted = "interrupted" // the run was stopped (Ctrl-C) before it finished
+	Skipped     = "skipped"     // never started because the suite was stopped earlier
+)
+
+// Anomaly kinds.
+const (
+	KindSymmetry  = "symmetry"
+	KindStraggler = "straggler"
+)
+
+// Results is results.json.
+type Results struct {
+	Schema    string    `json:"schema"`
+	Suite     string    `json:"suite"`      // suite name
+	SuiteFile string    `json:"suite_file"` // as given on the command line
+	Backend   string    `json:"backend"`
+	Started   time.Time `json:"started"`
+	Finished  time.Time `json:"finished"`
+	// Status is pass (every KPI passed), fail (a KPI failed), error (a run
+	// could not complete) or interrupted.
+	Status  string  `json:"status"`
+	Summary Summary `json:"summary"`
+	Runs    []Run   `json:"runs"`
+}
+
+// Summary counts over all runs.
+type Summary struct {
+	Runs      int `json:"runs"`
+	KPIs      int `json:"kpis"`
+	Passed    int `json:"passed"`
+	Failed    int `json:"failed"`
+	Errors    int `json:"errors"`
+	Anomalies int `json:"anomalies"`
+}
+
+// Run is one point of the suite's matrix.
+type Run struct {
+	ID string `json:"id"` // directory name under runs/
+	// Params are the matrix values of this point, e.g. {"transport.lb": "reps"}.
+	Params map[string]string `json:"params,omitempty"`
+	Seed   uint64            `json:"seed"`
+	Status string            `json:"status"`
+	Error  string            `json:"error,omitempty"`
+	Fabric string            `json:"fabric"` // a one-line description
+	// Config echoes the effective settings (cc, lb, trimming, ecn, ...).
+	Config    map[string]string `json:"config,omitempty"`
+	SimEndUs  float64           `json:"sim_end_us"`
+	WallS     float64           `json:"wall_s"`
+	Packets   Packets           `json:"packets"`
+	Jobs      []Job             `json:"jobs"`
+	KPIs      []KPI             `json:"kpis"`
+	Anomalies []Anomaly         `json:"anomalies"`
+	Faults    []Fault           `json:"faults,omitempty"`
+	Telemetry Telemetry         `json:"telemetry"`
+	// Files are paths relative to the results directory.
+	Files map[string]string `json:"files,omitempty"` // e.g. "telemetry": "runs/r1/telemetry.csv"
+}
+
+// Packets are fabric-wide packet counters of a run.
+type Packets struct {
+	Sent          uint64 `json:"sent"`
+	Retransmitted uint64 `json:"retransmitted"`
+	Trimmed       uint64 `json:"trimmed"`
+	Dropped       uint64 `json:"dropped"`
+	ECNMarked     uint64 `json:"ecn_marked"`
+}
+
+// Fault is a fault that was injected.
+type Fault struct {
+	AtUs        float64 `json:"at_us"`
+	Description string  `json:"description"` // e.g. "degrade leaf0:Ethernet4 to 50%"
+}
+
+// Telemetry describes what was collected.
+type Telemetry struct {
+	IntervalUs float64 `json:"interval_us"`
+	Targets    int     `json:"targets"`
+	Samples    int64   `json:"samples"` // leaf values received over gNMI
+	Store      string  `json:"store"`   // path of the embedded store file
+	Influx     string  `json:"influx,omitempty"`
+	// Epoch is the timestamp (ns since the Unix epoch) of simulated time 0.
+	EpochNs int64 `json:"epoch_ns"`
+}
+
+// Job is one job of a run (with all its repetitions).
+type Job struct {
+	Name        string  `json:"name"`
+	Workload    string  `json:"workload"` // permutation, incast, all-to-all, all-reduce
+	Hosts       int     `json:"hosts"`    // participants
+	SizeBytes   int64   `json:"size_bytes"`
+	Repetitions int     `json:"repetitions"`
+	Flows       int     `json:"flows"`
+	Completed   int     `json:"completed"`
+	StartUs     float64 `json:"start_us"`
+	// CompletionUs is the job (collective) completion time: from the first
+	// flow start to the last flow end, per repetition; the worst one.
+	CompletionUs  float64            `json:"completion_us"`
+	RepetitionsUs []float64          `json:"repetitions_us,omitempty"`
+	AlgBWGbps     float64            `json:"algbw_gbps"`
+	BusBWGbps     float64            `json:"busbw_gbps"`
+	FCTUs         Quantiles          `json:"fct_us"`
+	Slowdown      Quantiles          `json:"slowdown"`
+	P01PairBW     float64            `json:"p01_pair_bw"` // 1st-percentile pair bandwidth / line rate
+	Packets       JobPackets         `json:"packets"`
+	Extra         map[string]float64 `json:"extra,omitempty"`
+}
+
+// Quantiles of a distribution.
+type Quantiles struct {
+	Min float64 `json:"min"`
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// JobPackets are per-job transport counters.
+type JobPackets struct {
+	Retransmitted uint64 `json:"retransmitted"`
+	Nacks         uint64 `json:"nacks"`
+	Timeouts      uint64 `json:"timeouts"`
+}
+
+// KPI is one evaluated KPI.
+type KPI struct {
+	Name      string  `json:"name"`   // unique within the run, e.g. "perm.fct_slowdown_p99"
+	Metric    string  `json:"metric"` // as in the suite
+	Scope     string  `json:"scope"`  // job name, "fabric", a symmetry group kind...
+	Op        string  `json:"op"`     // "<=", ">=", "<", ">", "=="
+	Threshold float64 `json:"threshold"`
+	Value     float64 `json:"value"`
+	Unit      string  `json:"unit,omitempty"`
+	Verdict   string  `json:"verdict"` // pass, fail, error
+	Message   string  `json:"message,omitempty"`
+}
+
+// Anomaly is a symmetry outlier or a straggler.
+type Anomaly struct {
+	Kind   string  `json:"kind"`   // symmetry or straggler
+	Group  string  `json:"group"`  // e.g. "leaf-uplinks:leaf0" or "job:a2a"
+	Member string  `json:"member"` // "leaf0:Ethernet4" or "host7"
+	Score  float64 `json:"score"`  // robust z-score (symmetry) or middle-band fraction (straggler)
+	// Evidence is a human-readable explanation with the numbers behind it.
+	Evidence string `json:"evidence"`
+	// Details are the same numbers, machine-readable.
+	Details map[string]float64 `json:"details,omitempty"`
+}
+
+// Plots is runs/<id>/plots.json: the analysed series the report draws.
+type Plots struct {
+	Run        string        `json:"run"`
+	Faults     []Fault       `json:"faults,omitempty"`
+	Groups     []GroupSeries `json:"groups"`
+	NICHists   []NICHist     `json:"nic_hists"`
+	FCTs       []FCTSeries   `json:"fcts"`
+	TimeSeries []TimeSeries  `json:"time_series"`
+}
+
+// GroupSeries is the per-member bandwidth of a symmetry group over time.
+type GroupSeries struct {
+	Group     string      `json:"group"` // e.g. "leaf-uplinks:leaf0"
+	Kind      string      `json:"kind"`  // leaf-uplinks, spine-downlinks, rail, plane...
+	Members   []string    `json:"members"`
+	TimesUs   []float64   `json:"times_us"` // interval end times
+	Gbps      [][]float64 `json:"gbps"`     // [member][interval]
+	Anomalous []string    `json:"anomalous,omitempty"`
+}
+
+// NICHist is a per-NIC histogram of bandwidth samples during a job, in bands
+// of line rate (Edges has len(Counts)+1 entries, fractions 0..1).
+type NICHist struct {
+	Job       string    `json:"job"`
+	Host      string    `json:"host"`
+	Edges     []float64 `json:"edges"`
+	Counts    []int     `json:"counts"`
+	Straggler bool      `json:"straggler"`
+}
+
+// FCTSeries are the sorted flow completion times of a job, for CDFs.
+type FCTSeries struct {
+	Job   string    `json:"job"`
+	FCTUs []float64 `json:"fct_us"`
+}
+
+// TimeSeries is one bandwidth line, e.g. a faulted port and its group mean.
+type TimeSeries struct {
+	Name    string    `json:"name"`
+	Panel   string    `json:"panel"` // series with the same panel share a plot
+	TimesUs []float64 `json:"times_us"`
+	Gbps    []float64 `json:"gbps"`
+}

@@ -1,0 +1,69 @@
+// Package telemetry carries counter samples from gNMI targets to sinks.
+//
+// The target side (Server) serves devices as gNMI targets that stream SAMPLE
+// subscriptions; the collector subscribes to them with
+// github.com/openconfig/gnmic/pkg/api and hands every received value, as a
+// Sample, to one or more Sinks: the embedded store in the run directory and,
+// optionally, InfluxDB.
+package telemetry
+
+// Measurements: every leaf path belongs to one of them.
+const (
+	// MeasInterface holds /interfaces/interface/state/counters/* leaves,
+	// keyed by interface name.
+	MeasInterface = "interface"
+	// MeasQueue holds /qos/interfaces/interface/output/queues/queue/state/*
+	// leaves, keyed by interface and queue name.
+	MeasQueue = "queue"
+)
+
+// Interface counter fields (leaf names under .../state/counters).
+const (
+	FieldInOctets    = "in-octets"
+	FieldOutOctets   = "out-octets"
+	FieldInPkts      = "in-pkts"
+	FieldOutPkts     = "out-pkts"
+	FieldOutDiscards = "out-discards"
+)
+
+// Queue fields (leaf names under .../queue/state).
+const (
+	FieldTransmitOctets = "transmit-octets"
+	FieldDroppedPkts    = "dropped-pkts"
+	FieldECNMarkedPkts  = "ecn-marked-pkts"
+	FieldTrimPkts       = "trim-pkts"
+	// FieldMaxQueueLen is the queue's high-water mark in bytes over the last
+	// sample interval (a gauge, not a counter).
+	FieldMaxQueueLen = "max-queue-len"
+)
+
+// InterfaceFields and QueueFields list the leaves in their canonical order.
+var (
+	InterfaceFields = []string{FieldInOctets, FieldOutOctets, FieldInPkts, FieldOutPkts, FieldOutDiscards}
+	QueueFields     = []string{FieldTransmitOctets, FieldDroppedPkts, FieldECNMarkedPkts, FieldTrimPkts, FieldMaxQueueLen}
+)
+
+// Sample is one leaf value received in a gNMI notification.
+type Sample struct {
+	// Time is the notification timestamp in nanoseconds since the Unix
+	// epoch. For the simulator it is the run's epoch plus simulated time.
+	Time        int64
+	Run         string // run ID; a tag in InfluxDB
+	Target      string // gNMI target name = device name
+	Measurement string // MeasInterface or MeasQueue
+	Interface   string
+	Queue       string // "" for interface counters
+	Field       string // leaf name, e.g. FieldOutOctets
+	Value       int64
+}
+
+// Key identifies a time series: one leaf of one interface (or queue) of one
+// target.
+type Key struct {
+	Target, Measurement, Interface, Queue, Field string
+}
+
+// Key returns the series the sample belongs to.
+func (s *Sample) Key() Key {
+	return Key{s.Target, s.Measurement, s.Interface, s.Queue, s.Field}
+}
