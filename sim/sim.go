@@ -13,6 +13,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
@@ -25,10 +26,21 @@ type LinkEvent struct {
 	At   int64 // picoseconds
 	Link int   // inventory link ID
 	Up   bool  // false: the link goes down and packets on it are lost
-	// RateFactor, when > 0 and Up, sets both directions to this fraction of
-	// the link's nominal rate (a degraded link).
+	// RateFactor, when > 0 and Up, sets the link to this fraction of its
+	// nominal rate (a degraded link).
 	RateFactor float64
+	// Direction limits the event to one direction of the link: 0 both,
+	// DirAB the transmit side of port A (the lower-tier end), DirBA that of
+	// port B.
+	Direction int
 }
+
+// Link directions for LinkEvent.Direction.
+const (
+	DirBoth = 0
+	DirAB   = 1
+	DirBA   = 2
+)
 
 // Config is everything a run needs.
 type Config struct {
@@ -60,6 +72,10 @@ type Config struct {
 	// counters from there (PortStats, QueueBytes, TakeQueueHighWater).
 	SampleEvery int64
 	OnSample    func(s *Sim, now int64)
+	// HashAddressesOnly makes switches hash only the source and destination
+	// addresses (an ECMP hash without L4 ports): all packets between two
+	// hosts take one path, whatever the load balancer's entropy.
+	HashAddressesOnly bool
 }
 
 // Progress reports how far a run is.
@@ -103,6 +119,8 @@ type Result struct {
 	BaseRTT    int64 // of the longest unloaded path
 	Incomplete int
 	Reroutes   int // ECMP recomputations after link changes (Config.Reconverge)
+	// Interrupted is set when Interrupt stopped the run early.
+	Interrupted bool
 }
 
 // port is one egress port: a link direction with its queues.
@@ -154,6 +172,7 @@ type flowState struct {
 	timerAt int64
 	active  bool
 	succ    []int32
+	group   int32 // barrier group (workloads.Flow.Group), 0 if none
 }
 
 type hostState struct {
@@ -179,6 +198,29 @@ type Sim struct {
 	done   int
 	events uint64
 	res    Result
+	// Barrier groups: flows still running per group, flows waiting for it.
+	groupLeft map[int]int
+	groupWait map[int][]int32
+	stop      atomic.Bool
+}
+
+// Interrupt asks a running Run to stop at the next check (every few
+// thousand events); it is safe to call from another goroutine. The result
+// then has Interrupted set and the flows still running count as incomplete.
+func (s *Sim) Interrupt() { s.stop.Store(true) }
+
+// IdealFCT is the completion time of a flow of size bytes from host src to
+// host dst on an idle fabric: the unloaded RTT of the first packet plus the
+// serialisation of the rest at the path's bottleneck rate.
+func (s *Sim) IdealFCT(src, dst int, size int64) int64 {
+	rtt, rate, _ := s.pathInfo(src, dst)
+	mtu := int64(s.tp.MTU)
+	pkts := (size + mtu - 1) / mtu
+	rest := size + pkts*int64(s.tp.HeaderBytes) - s.wire()
+	if rest < 0 {
+		rest = 0
+	}
+	return rtt + int64(float64(rest)*8e12/float64(rate))
 }
 
 // New validates the configuration and prepares a run.
@@ -213,6 +255,9 @@ func New(cfg Config) (*Sim, error) {
 	for i, le := range cfg.Links {
 		if le.Link < 0 || le.Link >= len(cfg.Fabric.Links) {
 			return nil, fmt.Errorf("sim: link event %d: link %d does not exist (fabric has %d links)", i, le.Link, len(cfg.Fabric.Links))
+		}
+		if le.Direction != DirBoth && (!le.Up || le.Direction < 0 || le.Direction > DirBA) {
+			return nil, fmt.Errorf("sim: link event %d: a direction applies only to up/degrade events (1 or 2), got %d", i, le.Direction)
 		}
 		if le.RateFactor < 0 || le.RateFactor > 1 {
 			return nil, fmt.Errorf("sim: link event %d: rate factor %g outside [0, 1]", i, le.RateFactor)
@@ -355,6 +400,8 @@ func (s *Sim) sizeQueues() error {
 func (s *Sim) buildFlows() {
 	m := s.cfg.Matrix
 	s.flows = make([]flowState, len(m.Flows))
+	s.groupLeft = make(map[int]int)
+	s.groupWait = make(map[int][]int32)
 	idx := make(map[int]int32, len(m.Flows)) // flow ID -> index
 	for i, fl := range m.Flows {
 		idx[fl.ID] = int32(i)
@@ -364,10 +411,17 @@ func (s *Sim) buildFlows() {
 		st.src, st.dst = int32(fl.Src), int32(fl.Dst)
 		st.srcNode, st.dstNode = int32(s.f.Hosts[fl.Src]), int32(s.f.Hosts[fl.Dst])
 		st.start, st.fct = -1, -1
-		if fl.After >= 0 {
+		st.group = int32(fl.Group)
+		if fl.Group > 0 {
+			s.groupLeft[fl.Group]++
+		}
+		switch {
+		case fl.After >= 0:
 			j := idx[fl.After]
 			s.flows[j].succ = append(s.flows[j].succ, int32(i))
-		} else {
+		case fl.AfterGroup > 0:
+			s.groupWait[fl.AfterGroup] = append(s.groupWait[fl.AfterGroup], int32(i))
+		default:
 			s.q.push(fl.Start, evFlowStart, int32(i), 0)
 		}
 	}
@@ -386,6 +440,10 @@ func (s *Sim) Run() *Result {
 	end := s.cfg.End
 	total := len(s.flows)
 	for s.q.len() > 0 && s.done < total {
+		if s.events&0xFFF == 0 && s.stop.Load() {
+			s.res.Interrupted = true
+			break
+		}
 		e := s.q.pop()
 		if end > 0 && e.at > end {
 			s.now = end
@@ -664,7 +722,18 @@ func (s *Sim) arrive(pid int32) {
 		s.deliver(h, pi)
 		return
 	}
-	out := s.rt.pick(node, s.hostOf[pkt.dst], uint32(pkt.flow), pkt.entropy, pkt.kind, s.ports)
+	key, ent := uint32(pkt.flow), pkt.entropy
+	if s.cfg.HashAddressesOnly {
+		// Without L4 ports in the hash every packet between two hosts
+		// hashes alike, whatever its flow or entropy.
+		st := &s.flows[pkt.flow]
+		a, b := st.srcNode, st.dstNode
+		if pkt.kind == pkAck {
+			a, b = b, a
+		}
+		key, ent = uint32(a)<<16^uint32(b), 0
+	}
+	out := s.rt.pick(node, s.hostOf[pkt.dst], key, ent, pkt.kind, s.ports)
 	if out < 0 {
 		s.ports[via.peerPort].Stats.Drops++ // no route: count at the ingress
 		s.pk.release(pi)
@@ -756,6 +825,14 @@ func (s *Sim) complete(fi int32) {
 	for _, nx := range st.succ {
 		s.q.push(s.now+s.cfg.Matrix.Flows[nx].Start, evFlowStart, nx, 0)
 	}
+	if g := int(st.group); g > 0 {
+		s.groupLeft[g]--
+		if s.groupLeft[g] == 0 {
+			for _, nx := range s.groupWait[g] {
+				s.q.push(s.now+s.cfg.Matrix.Flows[nx].Start, evFlowStart, nx, 0)
+			}
+		}
+	}
 }
 
 // reroute recomputes the ECMP groups over the links that are up.
@@ -774,7 +851,10 @@ func (s *Sim) linkEvent(le *LinkEvent) {
 	if s.cfg.Reconverge > 0 && wasUp != le.Up {
 		s.q.push(s.now+s.cfg.Reconverge, evReroute, 0, 0)
 	}
-	for _, pid := range [2]int{l.A, l.B} {
+	for i, pid := range [2]int{l.A, l.B} {
+		if (le.Direction == DirAB && i == 1) || (le.Direction == DirBA && i == 0) {
+			continue
+		}
 		p := &s.ports[pid]
 		if !le.Up {
 			if p.up {

@@ -14,6 +14,14 @@ type Flow struct {
 	// After is the ID of a flow that must complete before this one starts,
 	// or -1.
 	After int
+	// Group, when > 0, puts the flow in a barrier group (e.g. one repetition
+	// of a job).
+	Group int
+	// AfterGroup, when > 0, is a group whose every flow must complete before
+	// this one starts (Start is then the delay after the last of them). It
+	// excludes After and must be smaller than the flow's own Group, which
+	// keeps dependencies acyclic.
+	AfterGroup int
 }
 
 // Matrix is a set of flows over a fabric of Hosts hosts.
@@ -50,12 +58,36 @@ func (m *Matrix) Validate() error {
 		}
 		ids[f.ID] = i
 	}
+	groups := make(map[int]bool)
 	for _, f := range m.Flows {
+		if f.Group < 0 || f.AfterGroup < 0 {
+			return fmt.Errorf("%s: flow %d: negative group", m.name(), f.ID)
+		}
+		if f.Group > 0 {
+			groups[f.Group] = true
+		}
+	}
+	for _, f := range m.Flows {
+		if f.AfterGroup > 0 {
+			if f.After >= 0 {
+				return fmt.Errorf("%s: flow %d waits for both flow %d and group %d", m.name(), f.ID, f.After, f.AfterGroup)
+			}
+			if f.AfterGroup >= f.Group {
+				return fmt.Errorf("%s: flow %d in group %d waits for group %d, which is not an earlier group", m.name(), f.ID, f.Group, f.AfterGroup)
+			}
+			if !groups[f.AfterGroup] {
+				return fmt.Errorf("%s: flow %d waits for group %d, which has no flows", m.name(), f.ID, f.AfterGroup)
+			}
+		}
 		if f.After < 0 {
 			continue
 		}
-		if _, ok := ids[f.After]; !ok {
+		j, ok := ids[f.After]
+		if !ok {
 			return fmt.Errorf("%s: flow %d waits for flow %d, which does not exist", m.name(), f.ID, f.After)
+		}
+		if m.Flows[j].Group > f.Group {
+			return fmt.Errorf("%s: flow %d in group %d waits for flow %d of the later group %d", m.name(), f.ID, f.Group, f.After, m.Flows[j].Group)
 		}
 	}
 	if j, ok := dependencyCycle(m.Flows, func(id int) (int, bool) {
