@@ -1,8 +1,35 @@
 #!/usr/bin/env bash
 # The one test command: installs what the tests need, then runs lint and every
 # test. Used by the README and by .ci/run.
+#
+# It installs, when missing: the pinned InfluxDB 1.8.10 (built with the Go
+# toolchain, see install-influxd.sh) and Chromium (Debian package, for the
+# HTML report test). Set FABRICBENCH_SKIP_INSTALL=1 to install nothing; the
+# tests that need a missing component then skip with a printed reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+log() { printf 'test.sh: %s\n' "$*" >&2; }
+
+if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
+	if [[ -z "${FABRICBENCH_INFLUXD:-}" ]]; then
+		FABRICBENCH_INFLUXD="$(./scripts/install-influxd.sh | tail -n 1)"
+		export FABRICBENCH_INFLUXD
+	fi
+	log "influxd: ${FABRICBENCH_INFLUXD}"
+	if ! command -v chromium >/dev/null 2>&1 && [[ -z "${FABRICBENCH_CHROMIUM:-}" ]]; then
+		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+			log "installing chromium (apt-get)"
+			export DEBIAN_FRONTEND=noninteractive
+			apt-get update -qq >/dev/null || log "apt-get update failed; trying the install anyway"
+			apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null \
+				|| log "could not install chromium; the report browser test will skip"
+		else
+			log "chromium missing and not root with apt-get; the report browser test will skip"
+		fi
+	fi
+fi
+
 ./scripts/lint.sh
 # -count=1: always run, never report cached results.
 go test -count=1 -timeout 30m ./...

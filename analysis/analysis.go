@@ -1,0 +1,380 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+// Workload names, as in results.Job.Workload.
+const (
+	Permutation = "permutation"
+	Incast      = "incast"
+	AllToAll    = "all-to-all"
+	AllReduce   = "all-reduce"
+)
+
+// Group kinds (GroupStat.Kind, results.GroupSeries.Kind).
+const (
+	KindLeafUplinks    = "leaf-uplinks"
+	KindSpineDownlinks = "spine-downlinks"
+	KindSpineUplinks   = "spine-uplinks"
+	KindCoreDownlinks  = "core-downlinks"
+	KindRail           = "rail"
+	KindPlane          = "plane"
+)
+
+// Fabric-wide metrics in Output.Metrics.
+const (
+	MetricSymmetryAnomalies = "symmetry_anomalies"
+	MetricStragglers        = "stragglers"
+	MetricMaxGroupCV        = "max_group_cv"
+	MetricActiveGroups      = "active_groups"
+	MetricCoverage          = "telemetry_coverage"
+	MetricDrops             = "drops"
+	MetricTrims             = "trims"
+	MetricECNMarked         = "ecn_marked"
+)
+
+// NoData marks a missing value in GroupStat.Means and in the Gbps arrays of
+// results.GroupSeries and results.TimeSeries (JSON has no NaN).
+const NoData = -1
+
+// FlowRecord is one flow of a job as the backend ran it.
+type FlowRecord struct {
+	ID, Src, Dst int // host numbers (index into Fabric.Hosts)
+	Size         int64
+	// Start and FCT are in ps of run time; FCT −1: not finished; Start −1:
+	// never started.
+	Start, FCT int64
+	Rep        int // repetition index, from 0
+	Retx       uint64
+	Nacks      uint64
+	Timeouts   uint64
+}
+
+// finished reports whether the flow started and completed.
+func (f *FlowRecord) finished() bool { return f.Start >= 0 && f.FCT >= 0 }
+
+// JobInput is one job of a run.
+type JobInput struct {
+	Name     string
+	Workload string // permutation | incast | all-to-all | all-reduce
+	Hosts    []int  // participants, host numbers
+	// SizeBytes is the per-flow message size; for all-reduce the per-rank
+	// buffer.
+	SizeBytes   int64
+	Repetitions int
+	Flows       []FlowRecord
+}
+
+// Input is everything Analyze needs about one run.
+type Input struct {
+	Fabric *inventory.Fabric
+	// Samples is everything the collector stored for the run.
+	Samples []telemetry.Sample
+	// EpochNs is the Sample.Time of run time 0; analysis reports times in
+	// µs since then.
+	EpochNs int64
+	Jobs    []JobInput
+	// Ideal returns the unloaded FCT in ps of a flow; nil skips slowdowns.
+	Ideal  func(src, dst int, size int64) int64
+	Faults []results.Fault
+	Opts   Options
+}
+
+// Options tune anomaly detection; zero values take the defaults.
+type Options struct {
+	SymZ            float64 // robust z-score threshold (3.5)
+	SymMinDeviation float64 // minimum relative shortfall from the group median (0.2)
+	StragLow        float64 // lower bound of the middle bands, fraction of line rate (0.1)
+	StragHigh       float64 // upper bound of the middle bands (0.8)
+	StragMinMiddle  float64 // minimum middle-band fraction of a straggler (0.5)
+	ActiveFraction  float64 // group activity threshold, fraction of line rate (0.05)
+}
+
+// Defaults.
+const (
+	DefaultSymZ            = 3.5
+	DefaultSymMinDeviation = 0.2
+	DefaultStragLow        = 0.1
+	DefaultStragHigh       = 0.8
+	DefaultStragMinMiddle  = 0.5
+	DefaultActiveFraction  = 0.05
+)
+
+// StragglerMargin is how far a straggler's middle-band fraction must exceed
+// the median participant's.
+const StragglerMargin = 0.25
+
+// MinStragglerSamples is the number of sample intervals inside a job's
+// window a participant needs before it can be called a straggler.
+const MinStragglerSamples = 3
+
+// withDefaults fills zero options and checks the others.
+func (o Options) withDefaults() (Options, error) {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.SymZ, DefaultSymZ)
+	def(&o.SymMinDeviation, DefaultSymMinDeviation)
+	def(&o.StragLow, DefaultStragLow)
+	def(&o.StragHigh, DefaultStragHigh)
+	def(&o.StragMinMiddle, DefaultStragMinMiddle)
+	def(&o.ActiveFraction, DefaultActiveFraction)
+	for _, v := range []float64{o.SymZ, o.SymMinDeviation, o.StragLow, o.StragHigh, o.StragMinMiddle, o.ActiveFraction} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return o, fmt.Errorf("analysis options must be finite and non-negative: %+v", o)
+		}
+	}
+	if o.StragLow >= o.StragHigh {
+		return o, fmt.Errorf("straggler low bound %g must be below the high bound %g", o.StragLow, o.StragHigh)
+	}
+	if o.SymMinDeviation > 1 || o.StragMinMiddle > 1 || o.ActiveFraction > 1 {
+		return o, fmt.Errorf("min deviation, min middle fraction and active fraction are fractions (at most 1): %+v", o)
+	}
+	return o, nil
+}
+
+// Output is the analysis of one run.
+type Output struct {
+	Jobs      []results.Job
+	Anomalies []results.Anomaly
+	Groups    []GroupStat
+	Plots     results.Plots
+	Coverage  Coverage
+	// Metrics are the fabric-wide metrics (see the Metric* constants).
+	Metrics map[string]float64
+	// Index gives access to every telemetry series of the run.
+	Index *Index `json:"-"`
+}
+
+// GroupStat summarises one symmetry group.
+type GroupStat struct {
+	Name, Kind string
+	Members    []string
+	// Means are the members' mean rates in bps over the group's active
+	// window (over all intervals when the group was never active); NoData
+	// for a member without samples.
+	Means []float64
+	// CV is the coefficient of variation (population std / mean) and
+	// MaxMin the max/min ratio of Means; both 0 when the group was not
+	// active, MaxMin 0 when the smallest mean is 0.
+	CV, MaxMin float64
+	Active     bool
+	// ActiveIntervals is the length of the active window in sample intervals.
+	ActiveIntervals int
+}
+
+// Coverage says how much of the fabric the telemetry covered.
+type Coverage struct {
+	SwitchPorts, SwitchPortsWithSamples int
+	NICs, NICsWithSamples               int
+	// Missing lists the first 20 ports without samples, "device:port",
+	// switch ports first, in fabric order.
+	Missing []string
+}
+
+const maxMissing = 20
+
+// Analyze computes job results, symmetry groups, anomalies, plot data and
+// fabric-wide metrics of one run. It fails only on inconsistent input
+// (no fabric, host numbers out of range, bad options).
+func Analyze(in Input) (*Output, error) {
+	f := in.Fabric
+	if f == nil {
+		return nil, errors.New("analysis: no fabric")
+	}
+	opts, err := in.Opts.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("analysis: %v", err)
+	}
+	for ji := range in.Jobs {
+		if err := checkJob(f, &in.Jobs[ji]); err != nil {
+			return nil, fmt.Errorf("analysis: job %q: %v", in.Jobs[ji].Name, err)
+		}
+	}
+	a := &analyzer{in: in, f: f, opts: opts, idx: NewIndex(in.Samples)}
+	a.g = newGrid(a.idx, in.EpochNs)
+	a.portVals = map[int][]float64{}
+
+	out := &Output{Index: a.idx, Metrics: map[string]float64{}}
+	out.Coverage = a.coverage()
+	for ji := range in.Jobs {
+		out.Jobs = append(out.Jobs, a.job(&in.Jobs[ji]))
+	}
+
+	groups := a.buildGroups()
+	var symAnoms []results.Anomaly
+	maxCV, active := 0.0, 0
+	data := make([]groupData, len(groups))
+	for gi, gr := range groups {
+		data[gi] = a.groupData(gr)
+		st, anoms := a.symmetry(gr, data[gi])
+		out.Groups = append(out.Groups, st)
+		symAnoms = append(symAnoms, anoms...)
+		if st.Active && len(gr.members) >= 3 {
+			active++
+			maxCV = math.Max(maxCV, st.CV)
+		}
+		out.Plots.Groups = append(out.Plots.Groups, a.groupSeries(gr, data[gi], anoms))
+	}
+	var stragAnoms []results.Anomaly
+	for ji := range in.Jobs {
+		anoms, hists := a.stragglers(&in.Jobs[ji])
+		stragAnoms = append(stragAnoms, anoms...)
+		out.Plots.NICHists = append(out.Plots.NICHists, hists...)
+	}
+	out.Anomalies = append(append(out.Anomalies, symAnoms...), stragAnoms...)
+
+	for ji := range in.Jobs {
+		out.Plots.FCTs = append(out.Plots.FCTs, fctSeries(&in.Jobs[ji]))
+	}
+	out.Plots.Faults = append([]results.Fault(nil), in.Faults...)
+	out.Plots.TimeSeries = a.faultSeries(groups, data, symAnoms)
+
+	m := out.Metrics
+	m[MetricSymmetryAnomalies] = float64(len(symAnoms))
+	m[MetricStragglers] = float64(len(stragAnoms))
+	m[MetricMaxGroupCV] = round(maxCV, 6)
+	m[MetricActiveGroups] = float64(active)
+	if c := out.Coverage; c.SwitchPorts > 0 {
+		m[MetricCoverage] = float64(c.SwitchPortsWithSamples) / float64(c.SwitchPorts)
+	} else {
+		m[MetricCoverage] = 0
+	}
+	drops, trims, ecn := a.counterTotals()
+	m[MetricDrops], m[MetricTrims], m[MetricECNMarked] = float64(drops), float64(trims), float64(ecn)
+	return out, nil
+}
+
+func checkJob(f *inventory.Fabric, j *JobInput) error {
+	n := f.NumHosts()
+	for _, h := range j.Hosts {
+		if h < 0 || h >= n {
+			return fmt.Errorf("participant host %d out of range (fabric has %d hosts)", h, n)
+		}
+	}
+	for i := range j.Flows {
+		fl := &j.Flows[i]
+		if fl.Src < 0 || fl.Src >= n || fl.Dst < 0 || fl.Dst >= n {
+			return fmt.Errorf("flow %d: host %d->%d out of range (fabric has %d hosts)", fl.ID, fl.Src, fl.Dst, n)
+		}
+		if fl.Rep < 0 {
+			return fmt.Errorf("flow %d: negative repetition %d", fl.ID, fl.Rep)
+		}
+	}
+	return nil
+}
+
+// analyzer carries the state shared by the steps of Analyze.
+type analyzer struct {
+	in   Input
+	f    *inventory.Fabric
+	opts Options
+	idx  *Index
+	g    grid
+	// portVals caches each port's out-octets rate on the grid.
+	portVals map[int][]float64
+}
+
+// portName is "device:port".
+func (a *analyzer) portName(p int) string {
+	pt := &a.f.Ports[p]
+	return a.f.Nodes[pt.Node].Name + ":" + pt.Name
+}
+
+// outRate returns port p's transmit rate (bps) on the grid, NaN where
+// missing.
+func (a *analyzer) outRate(p int) []float64 {
+	if v, ok := a.portVals[p]; ok {
+		return v
+	}
+	pt := &a.f.Ports[p]
+	v := a.g.place(a.idx.PortRates(a.f.Nodes[pt.Node].Name, pt.Name, telemetry.FieldOutOctets))
+	a.portVals[p] = v
+	return v
+}
+
+// sumRates adds the transmit rates of ports; an interval is missing when
+// any port is missing it.
+func (a *analyzer) sumRates(ports []int) []float64 {
+	out := make([]float64, a.g.n)
+	for _, p := range ports {
+		v := a.outRate(p)
+		for i := range out {
+			out[i] += v[i]
+		}
+	}
+	return out
+}
+
+func (a *analyzer) coverage() Coverage {
+	var c Coverage
+	var missSw, missNIC []string
+	for i := range a.f.Ports {
+		pt := &a.f.Ports[i]
+		n := &a.f.Nodes[pt.Node]
+		has := a.idx.HasInterface(n.Name, pt.Name)
+		if n.IsSwitch() {
+			c.SwitchPorts++
+			if has {
+				c.SwitchPortsWithSamples++
+			} else {
+				missSw = append(missSw, n.Name+":"+pt.Name)
+			}
+		} else {
+			c.NICs++
+			if has {
+				c.NICsWithSamples++
+			} else {
+				missNIC = append(missNIC, n.Name+":"+pt.Name)
+			}
+		}
+	}
+	miss := append(missSw, missNIC...)
+	if len(miss) > maxMissing {
+		miss = miss[:maxMissing]
+	}
+	c.Missing = miss
+	return c
+}
+
+// counterTotals sums, over the switch targets, the increases of the
+// interface out-discards counters and of the queue trim and ECN-mark
+// counters.
+func (a *analyzer) counterTotals() (drops, trims, ecn int64) {
+	switches := map[string]bool{}
+	for i := range a.f.Nodes {
+		if a.f.Nodes[i].IsSwitch() {
+			switches[a.f.Nodes[i].Name] = true
+		}
+	}
+	for _, k := range a.idx.Keys() {
+		if !switches[k.Target] {
+			continue
+		}
+		s := a.idx.Get(k)
+		switch {
+		case k.Measurement == telemetry.MeasInterface && k.Field == telemetry.FieldOutDiscards:
+			drops += s.Increase()
+		case k.Measurement == telemetry.MeasQueue && k.Field == telemetry.FieldTrimPkts:
+			trims += s.Increase()
+		case k.Measurement == telemetry.MeasQueue && k.Field == telemetry.FieldECNMarkedPkts:
+			ecn += s.Increase()
+		}
+	}
+	return drops, trims, ecn
+}
+
+// round rounds v to d decimals.
+func round(v float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
+}

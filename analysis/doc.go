@@ -1,0 +1,129 @@
+// Package analysis turns the telemetry and flow records of one run into job
+// results, symmetry-group statistics, anomalies (symmetry outliers and
+// stragglers), plot data and fabric-wide metrics. [Analyze] is the entry
+// point; package kpis evaluates KPIs against its [Output].
+//
+// # Telemetry model
+//
+// Switches and hosts are gNMI targets named after their node
+// (inventory.Node.Name); an interface is a port (inventory.Port.Name, e.g.
+// Ethernet3 or eth0). Interface counters (in/out octets and packets,
+// out-discards) and queue counters (transmit-octets, dropped, ECN-marked and
+// trimmed packets) are cumulative; max-queue-len is a per-interval gauge.
+// [NewIndex] sorts the samples into one series per (target, measurement,
+// interface, queue, field). A rate is computed per pair of consecutive
+// samples, 8·Δoctets/Δt in bits per second, at the later sample's time; an
+// interval in which a counter decreases (a reset) is skipped.
+//
+// To compare ports interval by interval, rates are placed on a common time
+// axis whose step is the sample interval (the median spacing of consecutive
+// samples): bucket k holds the interval ending nearest to EpochNs + k·step.
+// Times in the output are µs since EpochNs (run time 0). The first sample
+// of a series only starts its first interval, so the collector should take
+// one at run time 0.
+//
+// # Symmetry groups
+//
+// Groups of ports that a healthy, evenly loaded fabric drives at the same
+// rate, derived from the fabric:
+//
+//	leaf-uplinks:<leaf>      a tier-0 switch's ports towards tier 1 (Port.Uplink);
+//	                         members "leaf:port", metric: out-octets rate (leaf→spine)
+//	spine-downlinks:<spine>  a tier-1 switch's ports towards tier 0, out-octets rate
+//	spine-uplinks:<spine>    (3 tiers) a tier-1 switch's ports towards tier 2
+//	core-downlinks:<core>    (3 tiers) a tier-2 switch's ports
+//	rail:<leaf>              the host NICs attached to a tier-0 switch (a rail in
+//	                         a rail-optimised fabric); members are host names
+//	                         ("host:port" if a host has several NICs on it),
+//	                         metric: the NIC's out-octets rate on the host target
+//	plane:fabric, plane:pod<N>
+//	                         the tier-1 switches of a pod (2 tiers: all spines,
+//	                         "fabric"); members are switch names, value: the sum
+//	                         of the switch's downlink out-octets rates, i.e. each
+//	                         spine's (plane's) share of the load
+//
+// A group's line rate is the mean of its members' line rates (the sum of
+// the downlink rates for a plane member). Its active window is the set of
+// sample intervals in which the mean rate over the members with a sample is
+// at least ActiveFraction (default 0.05) of that line rate; a member's value
+// is its mean rate over the active window. GroupStat reports the values, CV
+// (population standard deviation / mean) and max/min. A group that was
+// never active reports means over all intervals, CV and MaxMin 0, and is not
+// checked; neither is a group with fewer than 3 members with samples.
+//
+// # Symmetry anomalies
+//
+// With m the median of the member values and MAD = median(|x−m|), the
+// robust z-score of a member is z = 0.6745·(x−m)/MAD', where MAD' is MAD,
+// or 1% of m when MAD is smaller than that (so a perfectly uniform group
+// never divides by zero and a genuine shortfall still scores high). A
+// member is an anomaly when
+//
+//	z ≤ −SymZ (3.5)  and  (m−x)/m ≥ SymMinDeviation (0.2).
+//
+// Only low outliers are flagged: a member carrying less than its symmetric
+// peers is the signature of a fault on it (a degraded or flapping link, a
+// bad optic, a mis-hashed ECMP member), whereas a member carrying more is
+// usually the consequence of a fault elsewhere (its peers' traffic moved
+// onto it) or of a skewed workload, and flagging it would blame the wrong
+// port. The anomaly's Score is |z|; Details hold mean_gbps, median_gbps,
+// deviation ((m−x)/m) and z. A host flagged in a rail group may also be a
+// straggler; both anomalies are kept.
+//
+// # Stragglers
+//
+// Jobs with at least 3 participants are checked, except incast (whose
+// senders share one receiver link and so all run at a fraction of line
+// rate). A job's window runs from its first flow start to its last flow end,
+// or to the last sample when a flow did not finish. For each participant,
+// the sample intervals lying entirely inside the window give its NIC
+// transmit rate as a fraction of the NIC line rate (all NICs of the host
+// summed), counted in a histogram of 10 equal bands over [0, 1] (values
+// above 1 fall in the last band). Its middle fraction is the share of
+// samples in [StragLow, StragHigh) (default [0.1, 0.8)). Healthy
+// participants of a collective are bimodal, at line rate or idle (Spectrum-X
+// paper §5.2); a host stuck in between is throttled. A participant with at
+// least MinStragglerSamples samples is a straggler when
+//
+//	middle ≥ StragMinMiddle (0.5)  and  middle − median participant's middle ≥ 0.25
+//
+// (the median over participants with enough samples; at least 3 are
+// needed). Score is the middle fraction.
+//
+// # Job results
+//
+// StartUs is the first flow start (−1 if none started). Each repetition's
+// completion time runs from its first flow start to its last flow end;
+// CompletionUs is the worst, and −1 (with RepetitionsUs −1 for the
+// repetition) when any flow of a repetition did not finish: then AlgBW and
+// BusBW are 0. FCT and slowdown (FCT / Ideal, skipped when Ideal is nil)
+// quantiles are nearest-rank over the finished flows. Bandwidths follow the
+// nccl-tests conventions with t the worst repetition time, S the job's size
+// and n its participants:
+//
+//	permutation  algbw = S/t                busbw = algbw
+//	incast       algbw = senders·S/t        busbw = algbw   (receiver goodput)
+//	all-to-all   algbw = n·S/t              busbw = algbw·(n−1)/n
+//	all-reduce   algbw = S/t                busbw = algbw·2(n−1)/n
+//
+// P01PairBW is the 1st percentile (nearest rank) over finished flows of
+// (size·8/FCT) / min(line rate of the source and destination NICs).
+//
+// # Plots and metrics
+//
+// Plots hold a GroupSeries per group, a NICHist per participant of every
+// straggler-checked job, an FCTSeries per job and, in TimeSeries, for every
+// symmetry anomaly and every group member a fault description names
+// ("leaf0:Ethernet4", a node name or a link "leaf0-spine1"), the member's
+// bandwidth and its group's median, on a panel named after the group.
+// Series longer than MaxPlotPoints are averaged over consecutive intervals;
+// values are Gb/s rounded to 3 decimals, NoData (−1) where no sample
+// exists.
+//
+// Output.Metrics: symmetry_anomalies, stragglers, max_group_cv (over active
+// groups with at least 3 members), active_groups, telemetry_coverage
+// (fraction of switch ports with samples), and drops, trims and ecn_marked:
+// the summed increases, over all switch targets, of the interface
+// out-discards counters and of the queue trim-pkts and ecn-marked-pkts
+// counters.
+package analysis

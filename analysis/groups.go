@@ -1,0 +1,282 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/results"
+	"gonum.org/v1/gonum/stat"
+)
+
+// member is one member of a symmetry group: the ports whose transmit rates
+// are summed (one port, except for plane members).
+type member struct {
+	label string
+	ports []int
+	rate  float64 // line rate, bps (sum over ports)
+}
+
+// group is a symmetry group.
+type group struct {
+	name, kind string
+	members    []member
+}
+
+// buildGroups derives the symmetry groups from the fabric (see the package
+// documentation), in a fixed order: by kind, then by switch.
+func (a *analyzer) buildGroups() []group {
+	f := a.f
+	var leafUp, spineDown, spineUp, coreDown, rails []group
+	planes := map[int]*group{}
+	var planeOrder []int
+	portMember := func(p int) member {
+		return member{label: a.portName(p), ports: []int{p}, rate: float64(f.PortRate(p))}
+	}
+	for ni := range f.Nodes {
+		n := &f.Nodes[ni]
+		if !n.IsSwitch() {
+			continue
+		}
+		var up, down, hostDown []int
+		for _, p := range n.Ports {
+			peer := &f.Nodes[f.PeerNode(p)]
+			switch {
+			case f.Ports[p].Uplink:
+				up = append(up, p)
+			case peer.IsSwitch():
+				down = append(down, p)
+			default:
+				hostDown = append(hostDown, p)
+			}
+		}
+		mk := func(kind string, ports []int) group {
+			g := group{name: kind + ":" + n.Name, kind: kind}
+			for _, p := range ports {
+				g.members = append(g.members, portMember(p))
+			}
+			return g
+		}
+		switch n.Tier {
+		case 0:
+			if len(up) > 0 {
+				leafUp = append(leafUp, mk(KindLeafUplinks, up))
+			}
+			if len(hostDown) > 0 {
+				rails = append(rails, a.rail(n, hostDown))
+			}
+		case 1:
+			if len(down) > 0 {
+				spineDown = append(spineDown, mk(KindSpineDownlinks, down))
+				pg, ok := planes[n.Pod]
+				if !ok {
+					name := KindPlane + ":fabric"
+					if f.Tiers > 2 && n.Pod >= 0 {
+						name = KindPlane + ":pod" + strconv.Itoa(n.Pod)
+					}
+					pg = &group{name: name, kind: KindPlane}
+					planes[n.Pod] = pg
+					planeOrder = append(planeOrder, n.Pod)
+				}
+				m := member{label: n.Name, ports: down}
+				for _, p := range down {
+					m.rate += float64(f.PortRate(p))
+				}
+				pg.members = append(pg.members, m)
+			}
+			if len(up) > 0 {
+				spineUp = append(spineUp, mk(KindSpineUplinks, up))
+			}
+		case 2:
+			if len(down) > 0 {
+				coreDown = append(coreDown, mk(KindCoreDownlinks, down))
+			}
+		}
+	}
+	var out []group
+	out = append(out, leafUp...)
+	out = append(out, spineDown...)
+	out = append(out, spineUp...)
+	out = append(out, coreDown...)
+	out = append(out, rails...)
+	sort.Ints(planeOrder)
+	for _, pod := range planeOrder {
+		out = append(out, *planes[pod])
+	}
+	return out
+}
+
+// rail is the group of the host NICs attached to leaf n (through the leaf
+// ports hostDown). Members are named after the host, or host:port when a
+// host has several NICs on the leaf.
+func (a *analyzer) rail(n *inventory.Node, hostDown []int) group {
+	f := a.f
+	g := group{name: KindRail + ":" + n.Name, kind: KindRail}
+	count := map[int]int{}
+	for _, p := range hostDown {
+		count[f.PeerNode(p)]++
+	}
+	for _, p := range hostDown {
+		nic := f.Ports[p].Peer
+		h := f.Ports[nic].Node
+		label := f.Nodes[h].Name
+		if count[h] > 1 {
+			label = a.portName(nic)
+		}
+		g.members = append(g.members, member{label: label, ports: []int{nic}, rate: float64(f.PortRate(nic))})
+	}
+	return g
+}
+
+// groupData is a group's member series on the grid and its active window.
+type groupData struct {
+	vals   [][]float64 // [member][bucket], bps, NaN missing
+	active []bool      // per bucket
+	nAct   int
+}
+
+func (a *analyzer) groupData(gr group) groupData {
+	d := groupData{active: make([]bool, a.g.n)}
+	var line float64
+	for _, m := range gr.members {
+		d.vals = append(d.vals, a.sumRates(m.ports))
+		line += m.rate
+	}
+	if len(gr.members) > 0 {
+		line /= float64(len(gr.members))
+	}
+	for i := 0; i < a.g.n; i++ {
+		sum, n := 0.0, 0
+		for _, v := range d.vals {
+			if !math.IsNaN(v[i]) {
+				sum += v[i]
+				n++
+			}
+		}
+		if n > 0 && sum/float64(n) >= a.opts.ActiveFraction*line && line > 0 {
+			d.active[i] = true
+			d.nAct++
+		}
+	}
+	return d
+}
+
+// symmetry summarises a group and flags its low outliers.
+func (a *analyzer) symmetry(gr group, d groupData) (GroupStat, []results.Anomaly) {
+	st := GroupStat{Name: gr.name, Kind: gr.kind, Active: d.nAct > 0, ActiveIntervals: d.nAct}
+	means := make([]float64, len(gr.members))
+	var valid []float64
+	for mi, v := range d.vals {
+		sum, n := 0.0, 0
+		for i, x := range v {
+			if math.IsNaN(x) || (st.Active && !d.active[i]) {
+				continue
+			}
+			sum += x
+			n++
+		}
+		means[mi] = math.NaN()
+		if n > 0 {
+			means[mi] = sum / float64(n)
+			valid = append(valid, means[mi])
+		}
+		st.Members = append(st.Members, gr.members[mi].label)
+	}
+	for _, m := range means {
+		if math.IsNaN(m) {
+			st.Means = append(st.Means, NoData)
+		} else {
+			st.Means = append(st.Means, round(m, 0))
+		}
+	}
+	if !st.Active || len(valid) == 0 {
+		return st, nil
+	}
+	mean, std := stat.PopMeanStdDev(valid, nil)
+	if mean > 0 {
+		st.CV = round(std/mean, 6)
+	}
+	lo, hi := valid[0], valid[0]
+	for _, v := range valid {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	if lo > 0 {
+		st.MaxMin = round(hi/lo, 6)
+	}
+	if len(valid) < 3 {
+		return st, nil
+	}
+	med := median(valid)
+	if med <= 0 {
+		return st, nil
+	}
+	dev := make([]float64, len(valid))
+	for i, v := range valid {
+		dev[i] = math.Abs(v - med)
+	}
+	mad := math.Max(median(dev), 0.01*med)
+	var anoms []results.Anomaly
+	for mi, x := range means {
+		if math.IsNaN(x) {
+			continue
+		}
+		z := 0.6745 * (x - med) / mad
+		short := (med - x) / med
+		if z > -a.opts.SymZ || short < a.opts.SymMinDeviation {
+			continue
+		}
+		label := gr.members[mi].label
+		anoms = append(anoms, results.Anomaly{
+			Kind:   results.KindSymmetry,
+			Group:  gr.name,
+			Member: label,
+			Score:  round(math.Abs(z), 3),
+			Evidence: fmt.Sprintf("%s carried %.1f Gb/s vs group median %.1f Gb/s (%s) over %s",
+				label, x/1e9, med/1e9, signedPercent(-short), fmtDurationNs(int64(d.nAct)*a.g.step)),
+			Details: map[string]float64{
+				"mean_gbps":   round(x/1e9, 3),
+				"median_gbps": round(med/1e9, 3),
+				"deviation":   round(short, 4),
+				"z":           round(z, 3),
+			},
+		})
+	}
+	return st, anoms
+}
+
+// signedPercent formats a fraction as "−51%" / "+3%".
+func signedPercent(f float64) string {
+	p := math.Round(f * 100)
+	if p < 0 {
+		return fmt.Sprintf("\u2212%.0f%%", -p)
+	}
+	return fmt.Sprintf("+%.0f%%", p)
+}
+
+// fmtDurationNs formats a duration for evidence texts: "850 µs", "1.9 ms", "2.5 s".
+func fmtDurationNs(ns int64) string {
+	switch {
+	case ns < 1_000_000:
+		return fmt.Sprintf("%.0f \u00b5s", float64(ns)/1e3)
+	case ns < 1_000_000_000:
+		return fmt.Sprintf("%.1f ms", float64(ns)/1e6)
+	}
+	return fmt.Sprintf("%.1f s", float64(ns)/1e9)
+}
+
+// median of v (the mean of the two middle values for even lengths); v is
+// not modified. NaN for an empty slice.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -1,0 +1,89 @@
+package analysis
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+const (
+	testEpoch = int64(1_700_000_000_000_000_000)
+	testStep  = int64(100_000) // 100 µs in ns
+	testSpec  = "leafspine:leaves=4,spines=4,hosts_per_leaf=4,gbps=100"
+)
+
+func testFabric(t *testing.T) *inventory.Fabric {
+	t.Helper()
+	f, err := inventory.ParseSpec(testSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// rateFunc gives the out rate in Gb/s of port p during interval i (1-based:
+// interval i ends at sample i).
+type rateFunc func(p, i int) float64
+
+// synth returns cumulative out-octets (and in-octets, mirroring the peer's
+// out) samples for every port of f, at samples 0..n, shuffled.
+func synth(f *inventory.Fabric, n int, rate rateFunc) []telemetry.Sample {
+	var out []telemetry.Sample
+	for p := range f.Ports {
+		pt := &f.Ports[p]
+		target := f.Nodes[pt.Node].Name
+		var cumOut, cumIn float64
+		for i := 0; i <= n; i++ {
+			if i > 0 {
+				cumOut += rate(p, i) * 1e9 / 8 * float64(testStep) / 1e9
+				cumIn += rate(pt.Peer, i) * 1e9 / 8 * float64(testStep) / 1e9
+			}
+			tm := testEpoch + int64(i)*testStep
+			out = append(out,
+				telemetry.Sample{Time: tm, Target: target, Measurement: telemetry.MeasInterface, Interface: pt.Name, Field: telemetry.FieldOutOctets, Value: int64(cumOut)},
+				telemetry.Sample{Time: tm, Target: target, Measurement: telemetry.MeasInterface, Interface: pt.Name, Field: telemetry.FieldInOctets, Value: int64(cumIn)})
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// portOf returns the port of node a whose peer is node b.
+func portOf(t *testing.T, f *inventory.Fabric, a, b string) int {
+	t.Helper()
+	na, _ := f.NodeByName(a)
+	nb, _ := f.NodeByName(b)
+	for _, p := range f.Nodes[na].Ports {
+		if f.PeerNode(p) == nb {
+			return p
+		}
+	}
+	t.Fatalf("no port %s->%s", a, b)
+	return -1
+}
+
+func nodeName(f *inventory.Fabric, p int) string { return f.Nodes[f.Ports[p].Node].Name }
+
+func isHostPort(f *inventory.Fabric, p int) bool { return !f.Nodes[f.Ports[p].Node].IsSwitch() }
+
+func analyze(t *testing.T, in Input) *Output {
+	t.Helper()
+	out, err := Analyze(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func anomaliesOf(out *Output, kind string) []string {
+	var s []string
+	for _, a := range out.Anomalies {
+		if a.Kind == kind {
+			s = append(s, a.Group+" "+a.Member)
+		}
+	}
+	return s
+}

@@ -1,0 +1,361 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fabricbench/fabricbench/results"
+)
+
+// HTML writes a single self-contained HTML page for r: a header with the
+// suite's status and counts, then per run the KPI, anomaly, job and fault
+// tables and the plots drawn from plots[run.ID] (a run may have none). The
+// page fetches nothing: styles are inline and plots are inline SVG.
+func HTML(w io.Writer, r *results.Results, plots map[string]*results.Plots) error {
+	return writeHTML(w, r, plots, nil)
+}
+
+// writeHTML is HTML with per-run notes (e.g. a plots file that could not
+// be read), keyed by run ID.
+func writeHTML(w io.Writer, r *results.Results, plots map[string]*results.Plots, notes map[string][]string) error {
+	if r == nil {
+		return fmt.Errorf("report: HTML: nil results")
+	}
+	pg := buildPage(r, plots, notes)
+	var buf bytes.Buffer
+	if err := pageTmpl.Execute(&buf, pg); err != nil {
+		return fmt.Errorf("report: HTML: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+type kv struct{ K, V string }
+
+type page struct {
+	Title                      string
+	Suite, SuiteFile, Backend  string
+	Status, StatusClass        string
+	Started, Finished, Elapsed string
+	Summary                    results.Summary
+	Schema                     string
+	Runs                       []runView
+	Generated                  string
+}
+
+type runView struct {
+	ID, Anchor          string
+	Status, StatusClass string
+	Error               string
+	Fabric              string
+	Facts               []kv // seed, times, telemetry...
+	Params              []kv
+	Config              []kv
+	Packets             []kv
+	KPIs                []kpiRow
+	KPICounts           string
+	Anomalies           []results.Anomaly
+	Jobs                []jobRow
+	Faults              []faultRow
+	Sections            []plotSection
+	Notes               []string
+}
+
+type kpiRow struct {
+	Name, Metric, Scope string
+	Value, Requirement  string
+	Verdict, Class      string
+	Message             string
+}
+
+type jobRow struct {
+	Name, Workload                  string
+	Hosts                           int
+	Size, Reps, Flows               string
+	Incomplete                      bool
+	Completion, AlgBW, BusBW        string
+	FCTP50, FCTP99, FCTMax          string
+	SlowdownP99, P01PairBW, Retrans string
+	Extra                           []kv
+}
+
+type faultRow struct {
+	Label, At, Description string
+}
+
+// statusClass maps a status or verdict to a CSS class.
+func statusClass(s string) string {
+	switch s {
+	case results.Pass:
+		return "pass"
+	case results.Fail:
+		return "fail"
+	case results.Skipped:
+		return "skip"
+	default: // error, interrupted, unknown
+		return "error"
+	}
+}
+
+func statusText(s string) string {
+	if s == "" {
+		return "UNKNOWN"
+	}
+	return strings.ToUpper(s)
+}
+
+func buildPage(r *results.Results, plots map[string]*results.Plots, notes map[string][]string) page {
+	suite := r.Suite
+	if suite == "" {
+		suite = "fabricbench suite"
+	}
+	pg := page{
+		Title:       fmt.Sprintf("%s — %s", suite, statusText(r.Status)),
+		Suite:       suite,
+		SuiteFile:   r.SuiteFile,
+		Backend:     r.Backend,
+		Status:      statusText(r.Status),
+		StatusClass: statusClass(r.Status),
+		Started:     fmtTime(r.Started),
+		Finished:    fmtTime(r.Finished),
+		Summary:     r.Summary,
+		Schema:      r.Schema,
+		Generated:   time.Now().UTC().Format("2006-01-02 15:04:05 UTC"),
+	}
+	if !r.Started.IsZero() && !r.Finished.IsZero() && r.Finished.After(r.Started) {
+		pg.Elapsed = fmtSeconds(r.Finished.Sub(r.Started).Seconds())
+	}
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		pg.Runs = append(pg.Runs, buildRun(run, plots[run.ID], notes[run.ID]))
+	}
+	return pg
+}
+
+func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
+	v := runView{
+		ID:          run.ID,
+		Anchor:      "run-" + run.ID,
+		Status:      statusText(run.Status),
+		StatusClass: statusClass(run.Status),
+		Error:       run.Error,
+		Fabric:      run.Fabric,
+		Anomalies:   run.Anomalies,
+		Notes:       notes,
+	}
+	v.Facts = []kv{
+		{"seed", fmt.Sprint(run.Seed)},
+		{"simulated time", fmtUs(run.SimEndUs)},
+		{"wall time", fmtSeconds(run.WallS)},
+	}
+	if t := run.Telemetry; t.Samples > 0 || t.Targets > 0 {
+		v.Facts = append(v.Facts, kv{"telemetry", fmt.Sprintf("%s samples from %d targets every %s",
+			fmtCount(uint64(max(t.Samples, 0))), t.Targets, fmtUs(t.IntervalUs))})
+	}
+	for _, k := range sortedKeys(run.Params) {
+		v.Params = append(v.Params, kv{k, run.Params[k]})
+	}
+	for _, k := range sortedKeys(run.Config) {
+		v.Config = append(v.Config, kv{k, run.Config[k]})
+	}
+	pk := run.Packets
+	v.Packets = []kv{
+		{"sent", fmtCount(pk.Sent)},
+		{"retransmitted", fmtCount(pk.Retransmitted)},
+		{"trimmed", fmtCount(pk.Trimmed)},
+		{"dropped", fmtCount(pk.Dropped)},
+		{"ECN-marked", fmtCount(pk.ECNMarked)},
+	}
+	var pass, fail, errs int
+	for _, k := range run.KPIs {
+		switch k.Verdict {
+		case results.Pass:
+			pass++
+		case results.Fail:
+			fail++
+		case results.Skipped:
+		default:
+			errs++
+		}
+		req := k.Op + " " + withUnit(k.Threshold, k.Unit)
+		v.KPIs = append(v.KPIs, kpiRow{
+			Name: k.Name, Metric: k.Metric, Scope: k.Scope,
+			Value: withUnit(k.Value, k.Unit), Requirement: req,
+			Verdict: statusText(k.Verdict), Class: statusClass(k.Verdict),
+			Message: k.Message,
+		})
+	}
+	if len(run.KPIs) > 0 {
+		v.KPICounts = fmt.Sprintf("%d passed, %d failed, %s", pass, fail, plural(errs, "error"))
+	}
+	for _, j := range run.Jobs {
+		row := jobRow{
+			Name: j.Name, Workload: j.Workload, Hosts: j.Hosts,
+			Size:        fmtBytes(j.SizeBytes),
+			Reps:        fmt.Sprint(j.Repetitions),
+			Flows:       fmt.Sprintf("%d/%d", j.Completed, j.Flows),
+			Incomplete:  j.Completed < j.Flows,
+			Completion:  fmtUs(j.CompletionUs),
+			AlgBW:       fmtNum(j.AlgBWGbps),
+			BusBW:       fmtNum(j.BusBWGbps),
+			FCTP50:      fmtUs(j.FCTUs.P50),
+			FCTP99:      fmtUs(j.FCTUs.P99),
+			FCTMax:      fmtUs(j.FCTUs.Max),
+			SlowdownP99: fmtNum(j.Slowdown.P99),
+			P01PairBW:   fmtNum(100*j.P01PairBW) + " %",
+			Retrans:     fmt.Sprintf("%s / %s / %s", fmtCount(j.Packets.Retransmitted), fmtCount(j.Packets.Nacks), fmtCount(j.Packets.Timeouts)),
+		}
+		v.Jobs = append(v.Jobs, row)
+	}
+	// The run's record of its faults, else the plot data's.
+	faults := run.Faults
+	if len(faults) == 0 && pl != nil {
+		faults = pl.Faults
+	}
+	for i, f := range faults {
+		v.Faults = append(v.Faults, faultRow{Label: fmt.Sprintf("F%d", i+1), At: fmtUs(f.AtUs), Description: f.Description})
+	}
+	if pl != nil {
+		v.Sections = buildPlotSections(pl, faults)
+	} else if len(notes) == 0 {
+		v.Notes = append(v.Notes, "This run has no plot data.")
+	}
+	return v
+}
+
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{"fmtNum": fmtNum}).Parse(pageHTML))
+
+const pageHTML = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="fabricbench">
+<title>{{.Title}}</title>
+<style>
+:root{--pass:#1a7f37;--pass-bg:#e6f4ea;--fail:#c62828;--fail-bg:#fdecea;--error:#b35c00;--error-bg:#fff3e0;--skip:#5f6b76;--skip-bg:#eef1f4;--line:#d8dee4;--muted:#5f6b76}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;color:#1f2328;background:#f6f8fa}
+main{max-width:1360px;margin:0 auto;padding:0 20px 40px}
+header.top{background:#fff;border-bottom:1px solid var(--line);padding:18px 20px}
+header.top .inner{max-width:1360px;margin:0 auto}
+h1{font-size:22px;margin:0 0 6px}
+h2{font-size:19px;margin:0}
+h3{font-size:15px;margin:22px 0 8px}
+h4{font-size:14px;margin:18px 0 6px}
+.badge{display:inline-block;padding:2px 9px;border-radius:11px;font-size:12px;font-weight:700;letter-spacing:.04em;vertical-align:middle;color:#fff}
+.badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}.badge.error{background:var(--error)}.badge.skip{background:var(--skip)}
+h1 .badge{font-size:14px;padding:3px 12px;margin-left:8px}
+.meta{color:var(--muted);margin:2px 0}
+.meta b{color:#1f2328;font-weight:600}
+.cards{display:flex;flex-wrap:wrap;gap:10px;margin-top:12px}
+.card{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:6px 14px;min-width:92px}
+.card .n{font-size:20px;font-weight:700}.card .l{color:var(--muted);font-size:12px}
+.card.fail .n{color:var(--fail)}.card.error .n{color:var(--error)}.card.pass .n{color:var(--pass)}
+nav.runs{margin:16px 0 0}
+nav.runs a{display:inline-block;margin:0 8px 6px 0;padding:3px 10px;background:#fff;border:1px solid var(--line);border-radius:6px;color:#1f2328;text-decoration:none}
+section.run{background:#fff;border:1px solid var(--line);border-radius:8px;margin:18px 0;padding:16px 20px}
+.runhead{display:flex;align-items:center;gap:10px;flex-wrap:wrap}
+.runerr{background:var(--error-bg);border-left:4px solid var(--error);padding:8px 12px;margin:10px 0;white-space:pre-wrap;font-family:ui-monospace,"Liberation Mono",monospace;font-size:13px}
+.note{color:var(--muted);font-style:italic;margin:4px 0}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}
+dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
+.chips span{display:inline-block;background:#eef1f4;border-radius:4px;padding:1px 7px;margin:2px 4px 2px 0;font-size:13px}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{border-bottom:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa;font-weight:600}
+table.faults{width:auto}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{white-space:nowrap}
+tr.fail td{background:var(--fail-bg)}tr.error td{background:var(--error-bg)}tr.skip td{color:var(--skip)}
+tr.fail td.verdict{color:var(--fail);font-weight:700}tr.error td.verdict{color:var(--error);font-weight:700}tr.pass td.verdict{color:var(--pass);font-weight:700}
+td.warn{color:var(--fail);font-weight:600}
+code{font-family:ui-monospace,"Liberation Mono",monospace;font-size:12.5px}
+.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:16px;align-items:start}
+figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:8px;background:#fff}
+figure svg.plot{display:block;width:100%;max-width:760px;height:auto;margin:0 auto}
+figcaption{color:var(--muted);font-size:12.5px;margin-top:4px}
+footer{color:var(--muted);font-size:12px;text-align:center;margin:20px 0}
+</style>
+</head>
+<body>
+<header class="top"><div class="inner">
+<h1>{{.Suite}} <span class="badge {{.StatusClass}}">{{.Status}}</span></h1>
+{{if .SuiteFile}}<p class="meta">suite file <b>{{.SuiteFile}}</b></p>{{end}}
+<p class="meta">backend <b>{{or .Backend "—"}}</b> · started <b>{{.Started}}</b> · finished <b>{{.Finished}}</b>{{if .Elapsed}} · took <b>{{.Elapsed}}</b>{{end}}</p>
+<div class="cards">
+<div class="card"><div class="n">{{.Summary.Runs}}</div><div class="l">runs</div></div>
+<div class="card"><div class="n">{{.Summary.KPIs}}</div><div class="l">KPIs</div></div>
+<div class="card pass"><div class="n">{{.Summary.Passed}}</div><div class="l">passed</div></div>
+<div class="card{{if .Summary.Failed}} fail{{end}}"><div class="n">{{.Summary.Failed}}</div><div class="l">failed</div></div>
+<div class="card{{if .Summary.Errors}} error{{end}}"><div class="n">{{.Summary.Errors}}</div><div class="l">errors</div></div>
+<div class="card{{if .Summary.Anomalies}} error{{end}}"><div class="n">{{.Summary.Anomalies}}</div><div class="l">anomalies</div></div>
+</div>
+{{if gt (len .Runs) 1}}<nav class="runs" aria-label="runs">{{range .Runs}}<a href="#{{.Anchor}}"><span class="badge {{.StatusClass}}">{{.Status}}</span> {{.ID}}</a>{{end}}</nav>{{end}}
+</div></header>
+<main>
+{{if not .Runs}}<p class="note">This suite has no runs.</p>{{end}}
+{{range .Runs}}
+<section class="run" id="{{.Anchor}}">
+<div class="runhead"><h2>Run {{.ID}}</h2><span class="badge {{.StatusClass}}">{{.Status}}</span>{{if .KPICounts}}<span class="meta">{{.KPICounts}}</span>{{end}}</div>
+{{if .Error}}<div class="runerr">{{.Error}}</div>{{end}}
+{{if .Fabric}}<p class="meta">fabric <b>{{.Fabric}}</b></p>{{end}}
+{{if .Params}}<div class="chips">matrix point: {{range .Params}}<span>{{.K}} = {{.V}}</span>{{end}}</div>{{end}}
+<dl class="kv">{{range .Facts}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}
+<dt>packets</dt><dd>{{range $i, $p := .Packets}}{{if $i}} · {{end}}{{$p.K}} {{$p.V}}{{end}}</dd>
+{{if .Config}}<dt>settings</dt><dd class="chips">{{range .Config}}<span>{{.K}} = {{.V}}</span>{{end}}</dd>{{end}}
+</dl>
+
+<h3>KPIs</h3>
+{{if .KPIs}}<div class="scroll"><table class="kpis">
+<thead><tr><th>KPI</th><th>scope</th><th>metric</th><th class="num">value</th><th class="num">requirement</th><th>verdict</th><th>message</th></tr></thead>
+<tbody>{{range .KPIs}}<tr class="{{.Class}}"><td><code>{{.Name}}</code></td><td>{{.Scope}}</td><td>{{.Metric}}</td><td class="num">{{.Value}}</td><td class="num">{{.Requirement}}</td><td class="verdict">{{.Verdict}}</td><td>{{.Message}}</td></tr>
+{{end}}</tbody></table></div>{{else}}<p class="note">No KPIs were evaluated.</p>{{end}}
+
+<h3>Anomalies</h3>
+{{if .Anomalies}}<div class="scroll"><table class="anomalies">
+<thead><tr><th>kind</th><th>group</th><th>member</th><th class="num">score</th><th>evidence</th></tr></thead>
+<tbody>{{range .Anomalies}}<tr><td>{{.Kind}}</td><td>{{.Group}}</td><td><b>{{.Member}}</b></td><td class="num">{{fmtNum .Score}}</td><td>{{.Evidence}}</td></tr>
+{{end}}</tbody></table></div>{{else}}<p class="note">No anomalies.</p>{{end}}
+
+<h3>Jobs</h3>
+{{if .Jobs}}<div class="scroll"><table class="jobs">
+<thead><tr><th>job</th><th>workload</th><th class="num">hosts</th><th class="num">size</th><th class="num">reps</th><th class="num">flows done</th><th class="num">completion</th><th class="num">algbw Gb/s</th><th class="num">busbw Gb/s</th><th class="num">FCT p50</th><th class="num">FCT p99</th><th class="num">FCT max</th><th class="num">slowdown p99</th><th class="num">p01 pair bw</th><th class="num">retx / nacks / timeouts</th></tr></thead>
+<tbody>{{range .Jobs}}<tr><td><b>{{.Name}}</b></td><td>{{.Workload}}</td><td class="num">{{.Hosts}}</td><td class="num">{{.Size}}</td><td class="num">{{.Reps}}</td><td class="num{{if .Incomplete}} warn{{end}}">{{.Flows}}</td><td class="num">{{.Completion}}</td><td class="num">{{.AlgBW}}</td><td class="num">{{.BusBW}}</td><td class="num">{{.FCTP50}}</td><td class="num">{{.FCTP99}}</td><td class="num">{{.FCTMax}}</td><td class="num">{{.SlowdownP99}}</td><td class="num">{{.P01PairBW}}</td><td class="num">{{.Retrans}}</td></tr>
+{{end}}</tbody></table></div>
+<p class="note">p01 pair bw: 1st-percentile pair bandwidth as a share of line rate.</p>{{else}}<p class="note">No jobs.</p>{{end}}
+
+{{if .Faults}}<h3>Faults</h3>
+<div class="scroll"><table class="faults"><thead><tr><th></th><th class="num">at</th><th>fault</th></tr></thead>
+<tbody>{{range .Faults}}<tr><td>{{.Label}}</td><td class="num">{{.At}}</td><td>{{.Description}}</td></tr>
+{{end}}</tbody></table></div>{{end}}
+
+<h3>Plots</h3>
+{{range .Notes}}<p class="note">{{.}}</p>{{end}}
+{{range .Sections}}
+<h4>{{.Title}}</h4>
+{{if .Figures}}<p class="note">{{.Intro}}</p>
+{{range .Notes}}<p class="note">{{.}}</p>{{end}}
+<div class="figs">{{range .Figures}}
+<figure>{{if .SVG}}{{.SVG}}{{else}}<p class="note"><b>{{.Title}}</b>: {{.Note}}</p>{{end}}{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>{{end}}
+</div>{{else}}<p class="note">{{.Empty}}</p>{{end}}
+{{end}}
+</section>
+{{end}}
+</main>
+<footer>fabricbench report · {{.Schema}} · generated {{.Generated}}</footer>
+</body>
+</html>
+`
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
