@@ -92,6 +92,8 @@ var metrics = []metric{
 	{MetricInfo: MetricInfo{analysis.MetricTrims, ScopeFabric, "packets", "packets trimmed by switch queues"}, src: fromAnalysis},
 	{MetricInfo: MetricInfo{analysis.MetricECNMarked, ScopeFabric, "packets", "packets ECN-marked by switch queues"}, src: fromAnalysis},
 	{MetricInfo: MetricInfo{"retransmitted", ScopeFabric, "packets", "packets retransmitted fabric-wide (reported by the backend)"}, src: fromBackend},
+	{MetricInfo: MetricInfo{"incomplete_flows", ScopeFabric, "count", "flows of all jobs that did not finish (reported by the backend)"}, src: fromBackend},
+	{MetricInfo: MetricInfo{"reroutes", ScopeFabric, "count", "ECMP recomputations after link changes (simulator)"}, src: fromBackend},
 }
 
 func finished(v func(j *results.Job) float64) func(j *results.Job) (float64, error) {
