@@ -5,7 +5,12 @@
 package suite
 
 // Suite is a parsed suite file before matrix expansion.
+//
+// Load and Parse fill in the defaults documented on each field. String
+// fields take their default when empty; numbers and booleans when the key is
+// absent, so that an explicit 0 or false is kept (and validated).
 type Suite struct {
+	// Name defaults to the file's base name without its extension.
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	// Seed is the simulator/random seed (default 1).
@@ -19,17 +24,22 @@ type Suite struct {
 	KPIs      []KPI     `yaml:"kpis"`
 	Analysis  Analysis  `yaml:"analysis"`
 	Sim       Sim       `yaml:"sim"`
-	// Matrix maps a field path (e.g. "transport.lb") to the values to sweep.
-	// Every combination is one run.
+	// Matrix maps a field path (e.g. "transport.lb", "jobs[0].size",
+	// "jobs[name=perm].size") to the values to sweep. Every combination is
+	// one run (at most 256); see Points.
 	Matrix map[string][]any `yaml:"matrix"`
 
 	// File is the path the suite was loaded from (set by Load).
 	File string `yaml:"-"`
+
+	// src is the document as read, for Points.
+	src []byte
 }
 
 // Fabric is exactly one of Spec (a generator spec, e.g.
 // "leafspine:leaves=4,spines=4,hosts_per_leaf=4,gbps=100") or File (an
-// htsim .topo file or inventory file, relative to the suite file).
+// htsim .topo file or inventory file, relative to the suite file). Load
+// replaces File with its absolute path; Suite.LoadFabric builds either.
 type Fabric struct {
 	Spec string `yaml:"spec"`
 	File string `yaml:"file"`
@@ -52,15 +62,16 @@ type Features struct {
 // ECMP selects the hash fields. Default: the 5-tuple.
 type ECMP struct {
 	// Hash lists fields from src-ip, dst-ip, src-port, dst-port, protocol,
-	// flow-label.
+	// flow-label; non-empty, no duplicates (default src-ip, dst-ip,
+	// src-port, dst-port, protocol).
 	Hash []string `yaml:"hash"`
 }
 
 // ECN configures RED/ECN marking on switch data queues.
 type ECN struct {
 	Enabled *bool   `yaml:"enabled"` // default true
-	KMin    float64 `yaml:"kmin"`    // fraction of the queue (default 0.2)
-	KMax    float64 `yaml:"kmax"`    // (default 0.8)
+	KMin    float64 `yaml:"kmin"`    // fraction of the queue (default 0.2); 0 <= kmin < kmax
+	KMax    float64 `yaml:"kmax"`    // (default 0.8); kmax <= 1
 }
 
 // Trimming configures packet trimming on full queues.
@@ -71,18 +82,19 @@ type Trimming struct {
 // PFC configures priority flow control.
 type PFC struct {
 	Enabled    bool  `yaml:"enabled"`
-	Priorities []int `yaml:"priorities"`
+	Priorities []int `yaml:"priorities"` // 0..7, no duplicates
 }
 
 // SRv6 configures segment routing (micro-SID).
 type SRv6 struct {
-	Locator string `yaml:"locator"` // e.g. fcbb:bb00::/32
+	Locator string `yaml:"locator"` // an IPv6 prefix, e.g. fcbb:bb00::/32
 	USID    bool   `yaml:"usid"`
 	// Paths pin host pairs to explicit switch sequences.
 	Paths []SRv6Path `yaml:"paths"`
 }
 
-// SRv6Path is one explicit path.
+// SRv6Path is one explicit path from host Src to host Dst through the
+// switches Via (at least one). Names, when set, are unique.
 type SRv6Path struct {
 	Src  string   `yaml:"src"`
 	Dst  string   `yaml:"dst"`
@@ -90,7 +102,8 @@ type SRv6Path struct {
 	Name string   `yaml:"name"`
 }
 
-// VRF is one routing instance.
+// VRF is one routing instance. Names are non-empty and unique, Table is
+// positive and Hosts are host names of the fabric.
 type VRF struct {
 	Name  string   `yaml:"name"`
 	Table int      `yaml:"table"`
@@ -99,9 +112,11 @@ type VRF struct {
 
 // Transport configures the endpoints.
 type Transport struct {
-	CC           string `yaml:"cc"` // nscc (default), dctcp
-	LB           string `yaml:"lb"` // ecmp, ops, reps (default)
-	MTU          int    `yaml:"mtu"`
+	// CC and LB are stored in canonical form (transport.CCKind/LBKind
+	// String) after Load.
+	CC           string `yaml:"cc"`  // nscc (default), dctcp
+	LB           string `yaml:"lb"`  // ecmp, ops, reps (default)
+	MTU          int    `yaml:"mtu"` // payload bytes per packet, 256..9216 (default 4096)
 	QuickAdapt   *bool  `yaml:"quick_adapt"`
 	FastIncrease *bool  `yaml:"fast_increase"`
 }
@@ -110,8 +125,8 @@ type Transport struct {
 type Telemetry struct {
 	// Interval is the gNMI sample interval, 100us to 10ms (default 100us).
 	Interval string `yaml:"interval"`
-	// Paths are the subscribed paths (default: interface counters and
-	// queue state).
+	// Paths are the subscribed paths, each starting with "/" (default:
+	// interface counters and queue state, see DefaultPaths).
 	Paths []string `yaml:"paths"`
 	Sink  Sink     `yaml:"sink"`
 }
@@ -125,57 +140,70 @@ type Sink struct {
 // bucket "db/rp"). The token is read from TokenFile or the
 // FABRICBENCH_INFLUX_TOKEN environment variable, never from the suite.
 type Influx struct {
-	URL       string `yaml:"url"`
-	Bucket    string `yaml:"bucket"`
-	Org       string `yaml:"org"`
+	URL    string `yaml:"url"`    // http:// or https:// (required)
+	Bucket string `yaml:"bucket"` // required
+	Org    string `yaml:"org"`
+	// TokenFile is relative to the suite file; Load makes it absolute. Its
+	// existence is checked when the run starts, not by Load.
 	TokenFile string `yaml:"token_file"`
 }
 
-// Job is one workload.
+// Job is one workload. Fields that do not apply to the workload (Senders
+// and Receiver outside incast, Window outside all-to-all) are errors.
 type Job struct {
+	// Name is required, unique and matches [A-Za-z0-9_.-]+.
 	Name string `yaml:"name"`
 	// Workload is permutation, incast, all-to-all or all-reduce (ring).
 	Workload string `yaml:"workload"`
 	// Size is the message size per flow (permutation, incast, all-to-all)
-	// or the buffer size (all-reduce), e.g. 2MiB.
+	// or the buffer size (all-reduce), e.g. 2MiB. Required, positive.
 	Size string `yaml:"size"`
 	// Hosts selects participants: "all" (default), a count N (the first N
-	// hosts), or a list of host names.
+	// hosts), or a list of host names. After Load it is the string "all",
+	// an int or a []string; Participants resolves it.
 	Hosts any `yaml:"hosts"`
 	// Start is when the first repetition starts (default 0).
 	Start string `yaml:"start"`
-	// Repetitions run back to back (default 1); Gap separates them.
+	// Repetitions run back to back (default 1); Gap separates them
+	// (default 0).
 	Repetitions int    `yaml:"repetitions"`
 	Gap         string `yaml:"gap"`
-	// Senders is the incast fan-in (default: every other participant).
+	// Senders is the incast fan-in (default, or 0: every other participant).
 	Senders int `yaml:"senders"`
-	// Receiver is the incast destination (default: the first participant).
+	// Receiver is the incast destination, a participant's host name
+	// (default: the first participant).
 	Receiver string `yaml:"receiver"`
 	// Window is how many all-to-all flows a sender keeps outstanding
-	// (default: all at once).
+	// (default, or 0: all at once).
 	Window int `yaml:"window"`
 }
 
 // Fault is one fault. Kind is down, up, flap or degrade; exactly one of
 // Link ("A-B", a link between two nodes, "/N" for the Nth parallel link),
 // Port ("device:port", its transmit direction) or NIC (a host name: its
-// link to the leaf, both directions) names what it hits.
+// link to the leaf, both directions) names what it hits. Durations are
+// strings like "100us".
 type Fault struct {
-	Kind     string  `yaml:"kind"`
-	Link     string  `yaml:"link"`
-	Port     string  `yaml:"port"`
-	NIC      string  `yaml:"nic"`
-	At       string  `yaml:"at"`    // default 0
-	Until    string  `yaml:"until"` // restore at this time (default: never)
+	Kind  string `yaml:"kind"`
+	Link  string `yaml:"link"`
+	Port  string `yaml:"port"`
+	NIC   string `yaml:"nic"`
+	At    string `yaml:"at"`    // default 0
+	Until string `yaml:"until"` // restore at this time, after At (default: never)
+	// Fraction is the share of the rate a degraded link keeps, 0 < f <= 1
+	// (degrade only, required there).
 	Fraction float64 `yaml:"fraction"`
 	// Flap: the link goes down at At, up Period/2 later, Count times.
+	// Both are required for flap (Period > 0, Count >= 1) and errors
+	// elsewhere.
 	Period string `yaml:"period"`
 	Count  int    `yaml:"count"`
 }
 
-// KPI is one check. Exactly one of Max or Min is set.
+// KPI is one check. Exactly one of Max or Min is set. Metric names are
+// checked by the harness, not by Load.
 type KPI struct {
-	Name   string   `yaml:"name"`
+	Name   string   `yaml:"name"` // default: Metric
 	Metric string   `yaml:"metric"`
 	Scope  string   `yaml:"scope"` // a job name or "fabric" (default)
 	Max    *float64 `yaml:"max"`
@@ -191,25 +219,25 @@ type Analysis struct {
 // SymmetryOpts tune symmetry-group outliers.
 type SymmetryOpts struct {
 	// Z is the robust z-score above which a member is an outlier (3.5).
-	Z float64 `yaml:"z"`
+	Z float64 `yaml:"z"` // > 0
 	// MinDeviation is the smallest relative shortfall from the group median
 	// that counts (0.2).
-	MinDeviation float64 `yaml:"min_deviation"`
+	MinDeviation float64 `yaml:"min_deviation"` // 0 < d < 1
 }
 
 // StragglerOpts tune straggler detection.
 type StragglerOpts struct {
 	// Low and High bound the middle bands, as fractions of line rate (0.1,
-	// 0.8).
+	// 0.8); 0 <= low < high <= 1.
 	Low  float64 `yaml:"low"`
 	High float64 `yaml:"high"`
 	// MinMiddle is the fraction of active samples in the middle bands that
 	// makes a straggler (0.5).
-	MinMiddle float64 `yaml:"min_middle"`
+	MinMiddle float64 `yaml:"min_middle"` // 0 < m <= 1
 }
 
 // Sim holds simulator-only settings.
 type Sim struct {
-	End        string `yaml:"end"`        // stop at this simulated time (default: when all flows finish, at most 1s)
+	End        string `yaml:"end"`        // stop at this simulated time, > 0 (default: when all flows finish, at most 1s)
 	Reconverge string `yaml:"reconverge"` // ECMP recomputation delay after link changes
 }

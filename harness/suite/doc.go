@@ -1,0 +1,662 @@
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+)
+
+const (
+	// maxNodes bounds the nodes a document may expand to (aliases included),
+	// so that alias bombs are rejected instead of decoded.
+	maxNodes = 200_000
+	// maxDepth bounds nesting.
+	maxDepth = 64
+)
+
+// anchor is one definition of an anchor.
+type anchor struct {
+	offset int // in the source
+	value  ast.Node
+}
+
+// entry is a value node recorded at a field path.
+type entry struct {
+	node ast.Node     // the value (anchors, tags and aliases resolved)
+	tok  *token.Token // where to report it: the value, or the alias naming it
+}
+
+// subst is one matrix value substituted into a point's document.
+type subst struct {
+	canon string       // canonical field path, e.g. jobs[0].size
+	mpath string       // matrix["jobs[name=perm].size"][1]
+	tok   *token.Token // the matrix value
+}
+
+// doc indexes one document body by field path and collects its problems.
+type doc struct {
+	file    string
+	body    ast.Node
+	nodes   map[string]entry
+	keys    map[string]*token.Token
+	byPos   map[[2]int]string // token line/column -> field path
+	anchors map[string][]anchor
+	budget  int
+	subst   []subst
+	errs    ErrorList
+
+	// Problems found by walk mark their paths bad; drops then remove those
+	// values so that the rest still decodes and validates, and validation
+	// problems at, above or below a bad path are not reported.
+	bad        map[string]bool
+	drops      []func()
+	validating bool
+}
+
+func newDoc(file string, body ast.Node, subst []subst) *doc {
+	d := &doc{
+		file:    file,
+		body:    body,
+		nodes:   make(map[string]entry),
+		keys:    make(map[string]*token.Token),
+		byPos:   make(map[[2]int]string),
+		anchors: make(map[string][]anchor),
+		bad:     make(map[string]bool),
+		budget:  maxNodes,
+		subst:   subst,
+	}
+	if body != nil {
+		for _, n := range ast.Filter(ast.AnchorType, body) {
+			a := n.(*ast.AnchorNode)
+			if name := anchorName(a.Name); name != "" {
+				d.anchors[name] = append(d.anchors[name], anchor{offset: posOf(nodeToken(a)).Offset, value: a.Value})
+			}
+		}
+	}
+	return d
+}
+
+func anchorName(n ast.Node) string {
+	if n == nil {
+		return ""
+	}
+	if tk := n.GetToken(); tk != nil {
+		return tk.Value
+	}
+	return ""
+}
+
+// has reports whether the document sets path to a non-null value.
+func (d *doc) has(path string) bool {
+	_, ok := d.nodes[path]
+	return ok
+}
+
+// errf reports a problem at path, positioned at the path's value or, when
+// the path is not set, at its nearest ancestor that is.
+func (d *doc) errf(path, format string, args ...any) {
+	p := path
+	var tok *token.Token
+	for {
+		if e, ok := d.nodes[p]; ok {
+			tok = e.tok
+			break
+		}
+		if k, ok := d.keys[p]; ok {
+			tok = k
+			break
+		}
+		if p == "" {
+			break
+		}
+		p = parentPath(p)
+	}
+	d.add(path, p, tok, fmt.Sprintf(format, args...))
+}
+
+// errTok reports a problem at path, positioned at tok.
+func (d *doc) errTok(path string, tok *token.Token, format string, args ...any) {
+	d.add(path, path, tok, fmt.Sprintf(format, args...))
+}
+
+// errEntry reports a mapping entry that is dropped (a bad or duplicate
+// key) without marking its path bad.
+func (d *doc) errEntry(path string, tok *token.Token, format string, args ...any) {
+	wasBad := d.bad[path]
+	d.errTok(path, tok, format, args...)
+	d.bad[path] = wasBad
+}
+
+// duplicate reports a key seen before in the same mapping.
+func (d *doc) duplicate(seen map[string]*token.Token, path, key string, tok *token.Token) bool {
+	first, dup := seen[key]
+	if !dup {
+		seen[key] = tok
+		return false
+	}
+	line := 0
+	if first != nil && first.Position != nil {
+		line = first.Position.Line
+	}
+	d.errEntry(path, tok, "duplicate key (first set on line %d)", line)
+	return true
+}
+
+// add records a problem. found is the path tok belongs to; paths inside a
+// substituted matrix value are reported as that value's matrix path.
+func (d *doc) add(path, found string, tok *token.Token, msg string) {
+	if d.validating {
+		// Problems at or around a value that did not decode are most
+		// likely its consequences.
+		for b := range d.bad {
+			_, below := underPath(path, b)
+			_, above := underPath(b, path)
+			if below || above && path != "" {
+				return
+			}
+		}
+	} else {
+		d.bad[path] = true
+	}
+	for _, s := range d.subst {
+		rest, ok := underPath(path, s.canon)
+		if !ok {
+			continue
+		}
+		path = s.mpath + rest
+		if _, inside := underPath(found, s.canon); !inside || tok == nil {
+			tok = s.tok
+		}
+		break
+	}
+	e := &Error{File: d.file, Path: path, Msg: msg}
+	if tok != nil && tok.Position != nil {
+		e.Line, e.Column = tok.Position.Line, tok.Position.Column
+	}
+	d.errs = append(d.errs, e)
+}
+
+// underPath reports whether path is base or lies below it, and returns the
+// remainder (".x", "[2]" or "").
+func underPath(path, base string) (string, bool) {
+	if !strings.HasPrefix(path, base) {
+		return "", false
+	}
+	rest := path[len(base):]
+	if rest == "" || rest[0] == '.' || rest[0] == '[' {
+		return rest, true
+	}
+	return "", false
+}
+
+// parentPath strips the last element of a field path: jobs[1].size ->
+// jobs[1] -> jobs -> "".
+func parentPath(p string) string {
+	cut, inQuote := 0, false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case inQuote && c == '\\':
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case !inQuote && (c == '.' || c == '['):
+			cut = i
+		}
+	}
+	return p[:cut]
+}
+
+// fieldPath appends a struct field or map key to a path.
+func fieldPath(parent, key string) string {
+	if !isIdent(key) {
+		return parent + "[" + strconv.Quote(key) + "]"
+	}
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// keyPath appends a map key in bracket form: matrix["transport.lb"].
+func keyPath(parent, key string) string {
+	return parent + "[" + strconv.Quote(key) + "]"
+}
+
+func indexPath(parent string, i int) string {
+	return parent + "[" + strconv.Itoa(i) + "]"
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeToken returns the token to report a node at.
+func nodeToken(n ast.Node) *token.Token {
+	switch n := n.(type) {
+	case nil:
+		return nil
+	case *ast.MappingNode:
+		if n == nil {
+			return nil
+		}
+		if !n.IsFlowStyle && len(n.Values) > 0 && n.Values[0].Key != nil {
+			return n.Values[0].Key.GetToken()
+		}
+		return n.Start
+	case *ast.MappingValueNode:
+		if n == nil || n.Key == nil {
+			return nil
+		}
+		return n.Key.GetToken()
+	}
+	if reflect.ValueOf(n).IsNil() {
+		return nil
+	}
+	return n.GetToken()
+}
+
+// resolve strips anchors and tags and follows aliases. It returns nil for
+// null values and reports unknown aliases.
+func (d *doc) resolve(path string, n ast.Node) ast.Node {
+	for i := 0; i < maxDepth; i++ {
+		switch v := n.(type) {
+		case nil:
+			return nil
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AliasNode:
+			name := anchorName(v.Value)
+			defs := d.anchors[name]
+			if len(defs) == 0 {
+				d.errTok(path, nodeToken(v), "unknown alias *%s", name)
+				return nil
+			}
+			// The alias names the last anchor defined before it.
+			at := posOf(nodeToken(v)).Offset
+			var target ast.Node
+			for _, a := range defs {
+				if a.offset < at {
+					target = a.value
+				}
+			}
+			if target == nil {
+				d.errTok(path, nodeToken(v), "alias *%s is used before its anchor &%s", name, name)
+				return nil
+			}
+			n = target
+		case *ast.NullNode:
+			return nil
+		default:
+			if reflect.ValueOf(n).IsNil() {
+				return nil
+			}
+			return n
+		}
+	}
+	d.errTok(path, nodeToken(n), "aliases nested too deeply")
+	return nil
+}
+
+// describe names a node's value for messages: "abc" (quoted), a mapping, a
+// list.
+func describe(n ast.Node) string {
+	switch n := n.(type) {
+	case *ast.MappingNode:
+		return "a mapping"
+	case *ast.SequenceNode:
+		return "a list"
+	case *ast.LiteralNode:
+		return strconv.Quote(n.Value.Value)
+	case ast.ScalarNode:
+		if tk := n.GetToken(); tk != nil {
+			return strconv.Quote(tk.Value)
+		}
+	}
+	return "a " + n.Type().YAMLName()
+}
+
+var errStop = errors.New("stop")
+
+// walk checks a node against the Go type it decodes into: unknown keys,
+// value kinds, non-string keys, nesting and size limits. It records every
+// non-null value by field path.
+func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
+	if d.budget <= 0 {
+		return errStop
+	}
+	d.budget--
+	if d.budget == 0 {
+		d.errTok(path, nodeToken(n), "document too large (more than %d values, aliases expanded)", maxNodes)
+		return errStop
+	}
+	if depth > maxDepth {
+		d.errTok(path, nodeToken(n), "nested too deeply")
+		return errStop
+	}
+	tok := nodeToken(n)
+	_, isAlias := n.(*ast.AliasNode)
+	v := d.resolve(path, n)
+	if v == nil {
+		return nil
+	}
+	if !isAlias {
+		tok = nodeToken(v)
+	}
+	d.nodes[path] = entry{node: v, tok: tok}
+	if vt := nodeToken(v); vt != nil && vt.Position != nil {
+		k := [2]int{vt.Position.Line, vt.Position.Column}
+		if _, ok := d.byPos[k]; !ok {
+			d.byPos[k] = path
+		}
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(*ast.MappingNode)
+		if !ok {
+			d.errTok(path, tok, "want a mapping, got %s", describe(v))
+			return nil
+		}
+		return d.walkStruct(path, m, t, depth, 0)
+	case reflect.Map:
+		m, ok := v.(*ast.MappingNode)
+		if !ok {
+			d.errTok(path, tok, "want a mapping, got %s", describe(v))
+			return nil
+		}
+		seen := map[string]*token.Token{}
+		for _, mv := range m.Values {
+			key, ktok, ok := d.key(path, mv)
+			if !ok {
+				d.dropEntry(m, mv)
+				continue
+			}
+			kp := keyPath(path, key)
+			if d.duplicate(seen, kp, key, ktok) {
+				d.dropEntry(m, mv)
+				continue
+			}
+			d.keys[kp] = ktok
+			if err := d.walk(kp, mv.Value, t.Elem(), depth+1); err != nil {
+				return err
+			}
+			if d.bad[kp] {
+				d.dropEntry(m, mv)
+			}
+		}
+	case reflect.Slice:
+		s, ok := v.(*ast.SequenceNode)
+		if !ok {
+			d.errTok(path, tok, "want a list, got %s", describe(v))
+			return nil
+		}
+		for i, e := range s.Values {
+			ip := indexPath(path, i)
+			if err := d.walk(ip, e, t.Elem(), depth+1); err != nil {
+				return err
+			}
+			if d.bad[ip] {
+				d.dropElem(s, i)
+			}
+		}
+	case reflect.Interface:
+		switch v := v.(type) {
+		case *ast.MappingNode:
+			seen := map[string]*token.Token{}
+			for _, mv := range v.Values {
+				key, ktok, ok := d.key(path, mv)
+				if !ok {
+					d.dropEntry(v, mv)
+					continue
+				}
+				kp := fieldPath(path, key)
+				if d.duplicate(seen, kp, key, ktok) {
+					d.dropEntry(v, mv)
+					continue
+				}
+				d.keys[kp] = ktok
+				if err := d.walk(kp, mv.Value, t, depth+1); err != nil {
+					return err
+				}
+			}
+		case *ast.SequenceNode:
+			for i, e := range v.Values {
+				if err := d.walk(indexPath(path, i), e, t, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.String:
+		switch v.(type) {
+		case *ast.MappingNode, *ast.SequenceNode, *ast.MergeKeyNode:
+			d.errTok(path, tok, "want a string, got %s", describe(v))
+		}
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		i, ok := v.(*ast.IntegerNode)
+		if !ok {
+			d.errTok(path, tok, "want an integer, got %s", describe(v))
+			return nil
+		}
+		switch x := i.Value.(type) {
+		case int64:
+			if t.Kind() == reflect.Uint64 && x < 0 {
+				d.errTok(path, tok, "want a non-negative integer, got %s", describe(v))
+			}
+		case uint64:
+			if t.Kind() != reflect.Uint64 && x > math.MaxInt64 {
+				d.errTok(path, tok, "%s is too large", describe(v))
+			}
+		default:
+			d.errTok(path, tok, "%s is not a valid integer", describe(v))
+		}
+	case reflect.Float64:
+		switch v.(type) {
+		case *ast.IntegerNode, *ast.FloatNode:
+		default:
+			d.errTok(path, tok, "want a number, got %s", describe(v))
+		}
+	case reflect.Bool:
+		if _, ok := v.(*ast.BoolNode); !ok {
+			d.errTok(path, tok, "want true or false, got %s", describe(v))
+		}
+	}
+	return nil
+}
+
+// walkStruct checks a mapping's keys against a struct's yaml tags.
+func (d *doc) walkStruct(path string, m *ast.MappingNode, t reflect.Type, depth, merges int) error {
+	fields := yamlFields(t)
+	seen := map[string]*token.Token{}
+	for _, mv := range m.Values {
+		if mv.Key != nil && mv.Key.IsMergeKey() {
+			if merges > 8 {
+				d.errTok(path, nodeToken(mv), "merge keys nested too deeply")
+				continue
+			}
+			if err := d.walkMerge(path, mv.Value, t, depth, merges+1); err != nil {
+				return err
+			}
+			continue
+		}
+		key, ktok, ok := d.key(path, mv)
+		if !ok {
+			d.dropEntry(m, mv)
+			continue
+		}
+		kp := fieldPath(path, key)
+		if d.duplicate(seen, kp, key, ktok) {
+			d.dropEntry(m, mv)
+			continue
+		}
+		ft, ok := fields[key]
+		if !ok {
+			d.errTok(kp, ktok, "unknown key (want %s)", orList(yamlNames(t)))
+			d.dropEntry(m, mv)
+			continue
+		}
+		d.keys[kp] = ktok
+		if err := d.walk(kp, mv.Value, ft, depth+1); err != nil {
+			return err
+		}
+		if d.bad[kp] {
+			d.dropEntry(m, mv)
+		}
+	}
+	return nil
+}
+
+// dropEntry schedules the removal of a mapping entry.
+func (d *doc) dropEntry(m *ast.MappingNode, mv *ast.MappingValueNode) {
+	d.drops = append(d.drops, func() {
+		vals := m.Values[:0]
+		for _, v := range m.Values {
+			if v != mv {
+				vals = append(vals, v)
+			}
+		}
+		m.Values = vals
+	})
+}
+
+// dropElem schedules replacing a list element with null.
+func (d *doc) dropElem(s *ast.SequenceNode, i int) {
+	d.drops = append(d.drops, func() {
+		s.Values[i] = ast.Null(token.New("null", "null", posOf(nodeToken(s.Values[i]))))
+	})
+}
+
+// walkMerge checks the value of a "<<" merge key: a mapping or alias, or a
+// list of them.
+func (d *doc) walkMerge(path string, n ast.Node, t reflect.Type, depth, merges int) error {
+	if d.budget <= 0 {
+		return errStop
+	}
+	d.budget--
+	v := d.resolve(path, n)
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case *ast.MappingNode:
+		return d.walkStruct(path, v, t, depth+1, merges)
+	case *ast.SequenceNode:
+		for _, e := range v.Values {
+			if err := d.walkMerge(path, e, t, depth+1, merges); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		d.errTok(path, nodeToken(v), "merge key wants a mapping, got %s", describe(v))
+		return nil
+	}
+}
+
+// key returns a mapping entry's key, reporting keys that are not strings.
+func (d *doc) key(path string, mv *ast.MappingValueNode) (string, *token.Token, bool) {
+	if mv == nil || mv.Key == nil {
+		return "", nil, false
+	}
+	k := d.resolve(path, mv.Key)
+	if s, ok := k.(*ast.StringNode); ok {
+		return s.Value, nodeToken(mv.Key), true
+	}
+	if k == nil {
+		k = mv.Key
+	}
+	d.errEntry(path, nodeToken(mv.Key), "key %s is not a string", describe(k))
+	return "", nil, false
+}
+
+// yamlFields maps a struct's yaml names to field types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	m := make(map[string]reflect.Type, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if name := yamlName(f); name != "" {
+			m[name] = f.Type
+		}
+	}
+	return m
+}
+
+// yamlNames lists a struct's yaml names in declaration order.
+func yamlNames(t reflect.Type) []string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		if name := yamlName(t.Field(i)); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+func yamlName(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" || name == "" {
+		return ""
+	}
+	return name
+}
+
+// orList formats "a, b or c".
+func orList(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// decodeError converts an error from the yaml package into an Error with
+// the field path of its token.
+func (d *doc) decodeError(err error) {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		tok := ye.GetToken()
+		path := ""
+		if tok != nil && tok.Position != nil {
+			path = d.byPos[[2]int{tok.Position.Line, tok.Position.Column}]
+		}
+		d.errTok(path, tok, "%s", ye.GetMessage())
+		return
+	}
+	d.errTok("", nil, "%v", err)
+}
+
+// syntaxError converts a parser error.
+func syntaxError(file string, err error) ErrorList {
+	e := &Error{File: file, Msg: err.Error()}
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		e.Msg = ye.GetMessage()
+		if tok := ye.GetToken(); tok != nil && tok.Position != nil {
+			e.Line, e.Column = tok.Position.Line, tok.Position.Column
+		}
+	}
+	return ErrorList{e}
+}

@@ -1,0 +1,152 @@
+package suite
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/fabricbench/fabricbench/inventory"
+)
+
+// maxFileSize bounds suite files.
+const maxFileSize = 4 << 20
+
+// Load reads, decodes and validates a suite file; see Parse.
+func Load(path string) (*Suite, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates a suite document. name is the file name used
+// in errors, stored as Suite.File and (without its extension) the default
+// suite name; relative paths in the suite are resolved against its
+// directory.
+//
+// Unknown keys and values of the wrong type are errors, as is everything
+// the field comments in types.go rule out. Problems are returned as an
+// ErrorList, each naming the file, line, column and field path:
+//
+//	smoke.yaml:14:11: jobs[1].size: "2Mib" is not a size (want e.g. 2MiB, 512KB)
+//
+// Defaults are filled in (see types.go). With a matrix every point is
+// validated too, and problems in a matrix value are reported at the value,
+// e.g. matrix["transport.lb"][1]; the returned Suite is then the document
+// as written (with defaults), and Points gives the runs.
+func Parse(name string, data []byte) (*Suite, error) {
+	ld := newLoader(name, data)
+	body, errs := ld.parse()
+	if errs != nil {
+		return nil, errs.finish(name)
+	}
+	s, d := ld.build(body, nil)
+	if s == nil {
+		return nil, d.errs.finish(name)
+	}
+	s.src = data
+	if len(s.Matrix) == 0 || len(d.bad) > 0 {
+		if err := d.errs.finish(name); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	if _, errs := ld.expand(body, d); errs != nil {
+		return nil, errs.finish(name)
+	}
+	return s, nil
+}
+
+// LoadFabric builds the suite's fabric from Fabric.Spec or Fabric.File (as
+// resolved by Load).
+func (s *Suite) LoadFabric() (*inventory.Fabric, error) {
+	switch {
+	case s.Fabric.Spec != "" && s.Fabric.File != "":
+		return nil, fmt.Errorf("suite %s: set only one of fabric.spec and fabric.file", s.Name)
+	case s.Fabric.Spec != "":
+		return inventory.ParseSpec(s.Fabric.Spec)
+	case s.Fabric.File != "":
+		file := s.Fabric.File
+		if !filepath.IsAbs(file) && s.File != "" {
+			file = filepath.Join(filepath.Dir(s.File), file)
+		}
+		return inventory.Load(file)
+	}
+	return nil, fmt.Errorf("suite %s: no fabric (set fabric.spec or fabric.file)", s.Name)
+}
+
+// loader decodes one document, and each matrix point of it.
+type loader struct {
+	file  string
+	dir   string
+	data  []byte
+	cache map[string]fabricResult
+}
+
+func newLoader(name string, data []byte) *loader {
+	return &loader{file: name, dir: filepath.Dir(name), data: data, cache: make(map[string]fabricResult)}
+}
+
+// parse parses the document into an AST and returns its body (nil for an
+// empty document).
+func (ld *loader) parse() (ast.Node, ErrorList) {
+	if len(ld.data) > maxFileSize {
+		return nil, ErrorList{{File: ld.file, Msg: fmt.Sprintf("file too large (%d bytes, at most %d)", len(ld.data), maxFileSize)}}
+	}
+	f, err := parser.ParseBytes(ld.data, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil, syntaxError(ld.file, err)
+	}
+	var body ast.Node
+	for _, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		if body != nil {
+			e := &Error{File: ld.file, Msg: "a suite file holds one YAML document"}
+			if tk := nodeToken(doc.Body); tk != nil && tk.Position != nil {
+				e.Line, e.Column = tk.Position.Line, tk.Position.Column
+			}
+			return nil, ErrorList{e}
+		}
+		body = doc.Body
+	}
+	return body, nil
+}
+
+var suiteType = reflect.TypeOf(Suite{})
+
+// build checks, decodes, defaults and validates a document body. It
+// returns a nil Suite when the document does not decode; the doc holds the
+// problems either way.
+func (ld *loader) build(body ast.Node, subst []subst) (*Suite, *doc) {
+	d := newDoc(ld.file, body, subst)
+	s := new(Suite)
+	if body != nil {
+		if err := d.walk("", body, suiteType, 0); err != nil || d.bad[""] {
+			return nil, d
+		}
+		for _, drop := range d.drops {
+			drop()
+		}
+		if err := yaml.NodeToValue(body, s, yaml.DisallowUnknownField(), yaml.AllowDuplicateMapKey()); err != nil {
+			// After problems found by walk, a decoding error is most likely
+			// their consequence (e.g. an alias to an anchor in a dropped key).
+			if len(d.errs) == 0 {
+				d.decodeError(err)
+			}
+			return nil, d
+		}
+	}
+	s.File = ld.file
+	d.validating = true
+	c := &checker{d: d, s: s, dir: ld.dir, cache: ld.cache}
+	c.run()
+	return s, d
+}

@@ -1,0 +1,966 @@
+package suite
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+// Defaults (see the field comments in types.go).
+const (
+	DefaultSeed               = 1
+	DefaultCC                 = "nscc"
+	DefaultLB                 = "reps"
+	DefaultMTU                = 4096
+	DefaultInterval           = "100us"
+	DefaultQueue              = "bdp"
+	DefaultScope              = "fabric"
+	DefaultHosts              = "all"
+	DefaultECNKMin            = 0.2
+	DefaultECNKMax            = 0.8
+	DefaultSymmetryZ          = 3.5
+	DefaultMinDeviation       = 0.2
+	DefaultStragglerLow       = 0.1
+	DefaultStragglerHigh      = 0.8
+	DefaultStragglerMinMiddle = 0.5
+)
+
+// DefaultPaths are the telemetry paths subscribed when a suite lists none.
+var DefaultPaths = []string{
+	"/interfaces/interface/state/counters",
+	"/qos/interfaces/interface/output/queues/queue/state",
+}
+
+// DefaultHash is the ECMP hash (the 5-tuple) when a suite sets none.
+var DefaultHash = []string{"src-ip", "dst-ip", "src-port", "dst-port", "protocol"}
+
+// Workloads are the job workloads.
+var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce"}
+
+// FaultKinds are the fault kinds.
+var FaultKinds = []string{"down", "up", "flap", "degrade"}
+
+var hashFields = []string{"src-ip", "dst-ip", "src-port", "dst-port", "protocol", "flow-label"}
+
+var jobNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+const (
+	minInterval = 100 * 1_000_000    // 100us in ps
+	maxInterval = 10 * 1_000_000_000 // 10ms in ps
+	minMTU      = 256
+	maxMTU      = 9216
+	wantSize    = "want e.g. 2MiB, 512KB"
+	wantDur     = "want e.g. 100us, 1ms"
+)
+
+// parseSpec builds generator-spec fabrics; tests replace it to keep fuzzed
+// fabrics small.
+var parseSpec = inventory.ParseSpec
+
+// fabricResult caches a loaded fabric across the points of a matrix.
+type fabricResult struct {
+	f   *inventory.Fabric
+	err error
+}
+
+// checker applies defaults to and validates one decoded suite.
+type checker struct {
+	d     *doc
+	s     *Suite
+	dir   string
+	cache map[string]fabricResult
+
+	fab   *inventory.Fabric // nil when the fabric did not load
+	nodes map[string]int    // node name -> node ID
+	hosts map[string]int    // host name -> host number
+}
+
+func (c *checker) errf(path, format string, args ...any) { c.d.errf(path, format, args...) }
+
+func (c *checker) run() {
+	c.defaults()
+	c.fabric()
+	c.features()
+	c.transport()
+	c.telemetry()
+	c.jobs()
+	c.faults()
+	c.kpis()
+	c.analysis()
+	c.sim()
+}
+
+// defaults fills in what the document leaves out. Strings default when
+// empty; numbers and booleans when the key is absent (so that an explicit
+// 0 is kept and validated).
+func (c *checker) defaults() {
+	s, d := c.s, c.d
+	if strings.TrimSpace(s.Name) == "" {
+		base := filepath.Base(d.file)
+		s.Name = strings.TrimSuffix(base, filepath.Ext(base))
+		if s.Name == "" || s.Name == "." || s.Name == string(filepath.Separator) {
+			s.Name = "suite"
+		}
+	}
+	if !d.has("seed") {
+		s.Seed = DefaultSeed
+	}
+	f := &s.Features
+	if !d.has("features.ecmp.hash") {
+		f.ECMP.Hash = append([]string(nil), DefaultHash...)
+	}
+	if f.ECN.Enabled == nil {
+		f.ECN.Enabled = boolPtr(true)
+	}
+	if !d.has("features.ecn.kmin") {
+		f.ECN.KMin = DefaultECNKMin
+	}
+	if !d.has("features.ecn.kmax") {
+		f.ECN.KMax = DefaultECNKMax
+	}
+	if f.Trimming.Enabled == nil {
+		f.Trimming.Enabled = boolPtr(true)
+	}
+	if f.Queue == "" {
+		f.Queue = DefaultQueue
+	}
+	t := &s.Transport
+	if t.CC == "" {
+		t.CC = DefaultCC
+	}
+	if t.LB == "" {
+		t.LB = DefaultLB
+	}
+	if !d.has("transport.mtu") {
+		t.MTU = DefaultMTU
+	}
+	if s.Telemetry.Interval == "" {
+		s.Telemetry.Interval = DefaultInterval
+	}
+	if !d.has("telemetry.paths") {
+		s.Telemetry.Paths = append([]string(nil), DefaultPaths...)
+	}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		p := indexPath("jobs", i)
+		if j.Hosts == nil {
+			j.Hosts = DefaultHosts
+		}
+		if j.Start == "" {
+			j.Start = "0"
+		}
+		if j.Gap == "" {
+			j.Gap = "0"
+		}
+		if !d.has(p + ".repetitions") {
+			j.Repetitions = 1
+		}
+	}
+	for i := range s.Faults {
+		if s.Faults[i].At == "" {
+			s.Faults[i].At = "0"
+		}
+	}
+	for i := range s.KPIs {
+		k := &s.KPIs[i]
+		if k.Scope == "" {
+			k.Scope = DefaultScope
+		}
+		if k.Name == "" {
+			k.Name = k.Metric
+		}
+	}
+	a := &s.Analysis
+	if !d.has("analysis.symmetry.z") {
+		a.Symmetry.Z = DefaultSymmetryZ
+	}
+	if !d.has("analysis.symmetry.min_deviation") {
+		a.Symmetry.MinDeviation = DefaultMinDeviation
+	}
+	if !d.has("analysis.straggler.low") {
+		a.Straggler.Low = DefaultStragglerLow
+	}
+	if !d.has("analysis.straggler.high") {
+		a.Straggler.High = DefaultStragglerHigh
+	}
+	if !d.has("analysis.straggler.min_middle") {
+		a.Straggler.MinMiddle = DefaultStragglerMinMiddle
+	}
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// resolvePath makes a path relative to the suite file absolute.
+func (c *checker) resolvePath(p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(c.dir, p)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return filepath.Clean(p)
+}
+
+func (c *checker) fabric() {
+	fb := &c.s.Fabric
+	spec := strings.TrimSpace(fb.Spec)
+	switch {
+	case spec != "" && fb.File != "":
+		c.errf("fabric.file", "set only one of fabric.spec and fabric.file")
+		return
+	case spec == "" && fb.File == "":
+		c.errf("fabric", "set fabric.spec (e.g. leafspine:leaves=4,spines=2,hosts_per_leaf=4) or fabric.file (a .topo file)")
+		return
+	}
+	var key, path string
+	if spec != "" {
+		key, path = "spec\x00"+spec, "fabric.spec"
+	} else {
+		resolved := c.resolvePath(fb.File)
+		key, path = "file\x00"+resolved, "fabric.file"
+		st, err := os.Stat(resolved)
+		if err != nil || !st.Mode().IsRegular() {
+			c.errf(path, "%q: no such file (looked for %s)", fb.File, resolved)
+			return
+		}
+		fb.File = resolved
+	}
+	r, ok := c.cache[key]
+	if !ok {
+		if spec != "" {
+			r.f, r.err = parseSpec(spec)
+		} else {
+			r.f, r.err = inventory.Load(fb.File)
+		}
+		if c.cache != nil {
+			c.cache[key] = r
+		}
+	}
+	if r.err != nil {
+		c.errf(path, "%v", r.err)
+		return
+	}
+	c.fab = r.f
+	c.nodes = make(map[string]int, len(r.f.Nodes))
+	for i := range r.f.Nodes {
+		c.nodes[r.f.Nodes[i].Name] = i
+	}
+	c.hosts = hostIndex(r.f)
+}
+
+func hostIndex(f *inventory.Fabric) map[string]int {
+	m := make(map[string]int, len(f.Hosts))
+	for h, id := range f.Hosts {
+		m[f.Nodes[id].Name] = h
+	}
+	return m
+}
+
+// checkHost reports a name that is not a host of the fabric (when known).
+func (c *checker) checkHost(path, name string) bool {
+	if name == "" {
+		c.errf(path, "want a host name")
+		return false
+	}
+	if c.fab == nil {
+		return true
+	}
+	if _, ok := c.hosts[name]; ok {
+		return true
+	}
+	if id, ok := c.nodes[name]; ok {
+		c.errf(path, "%s is a %s, not a host", name, c.fab.Nodes[id].Role)
+		return false
+	}
+	c.errf(path, "no host named %q in the fabric (%s)", name, c.hostRange())
+	return false
+}
+
+// hostRange describes the fabric's hosts, e.g. "hosts host0..host15".
+func (c *checker) hostRange() string {
+	f := c.fab
+	n := len(f.Hosts)
+	if n == 1 {
+		return "host " + f.Nodes[f.Hosts[0]].Name
+	}
+	return fmt.Sprintf("hosts %s..%s", f.Nodes[f.Hosts[0]].Name, f.Nodes[f.Hosts[n-1]].Name)
+}
+
+func (c *checker) features() {
+	f := &c.s.Features
+	d := c.d
+	if len(f.ECMP.Hash) == 0 {
+		c.errf("features.ecmp.hash", "needs at least one field (%s)", orList(hashFields))
+	}
+	seen := map[string]int{}
+	for i, h := range f.ECMP.Hash {
+		p := indexPath("features.ecmp.hash", i)
+		if !contains(hashFields, h) {
+			c.errf(p, "unknown hash field %q (want %s)", h, orList(hashFields))
+		} else if j, dup := seen[h]; dup {
+			c.errf(p, "%s is already listed (features.ecmp.hash[%d])", h, j)
+		}
+		seen[h] = i
+	}
+	kmin, kmax := f.ECN.KMin, f.ECN.KMax
+	okMin := kmin >= 0 && kmin < 1
+	okMax := kmax > 0 && kmax <= 1
+	if !okMin {
+		c.errf("features.ecn.kmin", "%v is out of range (want 0 <= kmin < 1)", kmin)
+	}
+	if !okMax {
+		c.errf("features.ecn.kmax", "%v is out of range (want 0 < kmax <= 1)", kmax)
+	}
+	if okMin && okMax && kmin >= kmax {
+		p := "features.ecn.kmin"
+		if !d.has(p) {
+			p = "features.ecn.kmax"
+		}
+		c.errf(p, "kmin (%v) must be less than kmax (%v)", kmin, kmax)
+	}
+	if f.PFC != nil {
+		seen := map[int]int{}
+		for i, pr := range f.PFC.Priorities {
+			p := indexPath("features.pfc.priorities", i)
+			if pr < 0 || pr > 7 {
+				c.errf(p, "priority %d is out of range (want 0..7)", pr)
+			} else if j, dup := seen[pr]; dup {
+				c.errf(p, "priority %d is already listed (features.pfc.priorities[%d])", pr, j)
+			}
+			seen[pr] = i
+		}
+	}
+	if sr := f.SRv6; sr != nil {
+		if sr.Locator != "" {
+			pfx, err := netip.ParsePrefix(sr.Locator)
+			if err != nil || !pfx.Addr().Is6() || pfx.Addr().Is4In6() {
+				c.errf("features.srv6.locator", "%q is not an IPv6 prefix (want e.g. fcbb:bb00::/32)", sr.Locator)
+			}
+		}
+		names := map[string]int{}
+		for i, sp := range sr.Paths {
+			p := indexPath("features.srv6.paths", i)
+			c.checkHost(p+".src", sp.Src)
+			c.checkHost(p+".dst", sp.Dst)
+			if sp.Src != "" && sp.Src == sp.Dst {
+				c.errf(p+".dst", "is the same host as src")
+			}
+			if len(sp.Via) == 0 {
+				c.errf(p+".via", "needs at least one switch")
+			}
+			for k, v := range sp.Via {
+				c.checkSwitch(indexPath(p+".via", k), v)
+			}
+			if sp.Name != "" {
+				if j, dup := names[sp.Name]; dup {
+					c.errf(p+".name", "%q is already used by features.srv6.paths[%d]", sp.Name, j)
+				}
+				names[sp.Name] = i
+			}
+		}
+	}
+	vrfs := map[string]int{}
+	for i, v := range f.VRFs {
+		p := indexPath("features.vrfs", i)
+		switch j, dup := vrfs[v.Name]; {
+		case strings.TrimSpace(v.Name) == "":
+			c.errf(p+".name", "required")
+		case dup:
+			c.errf(p+".name", "%q is already used by features.vrfs[%d]", v.Name, j)
+		default:
+			vrfs[v.Name] = i
+		}
+		if v.Table <= 0 {
+			c.errf(p+".table", "must be a positive routing table number, not %d", v.Table)
+		}
+		seen := map[string]int{}
+		for k, h := range v.Hosts {
+			hp := indexPath(p+".hosts", k)
+			if j, dup := seen[h]; dup {
+				c.errf(hp, "%s is already listed (%s)", h, indexPath(p+".hosts", j))
+				continue
+			}
+			seen[h] = k
+			c.checkHost(hp, h)
+		}
+	}
+	if q := f.Queue; q != "bdp" {
+		n, err := workloads.ParseSize(q)
+		if err != nil {
+			c.errf("features.queue", "%q is neither bdp nor a size (%s)", q, wantSize)
+		} else if n <= 0 {
+			c.errf("features.queue", "must be positive")
+		}
+	}
+}
+
+func (c *checker) checkSwitch(path, name string) {
+	if c.fab == nil {
+		return
+	}
+	id, ok := c.nodes[name]
+	switch {
+	case !ok:
+		c.errf(path, "no switch named %q in the fabric", name)
+	case !c.fab.Nodes[id].IsSwitch():
+		c.errf(path, "%s is a host, not a switch", name)
+	}
+}
+
+func (c *checker) transport() {
+	t := &c.s.Transport
+	if cc, err := transport.ParseCC(t.CC); err != nil {
+		c.errf("transport.cc", "unknown congestion control %q (want nscc or dctcp)", t.CC)
+	} else {
+		t.CC = cc.String()
+	}
+	if lb, err := transport.ParseLB(t.LB); err != nil {
+		c.errf("transport.lb", "unknown load balancer %q (want ecmp, ops or reps)", t.LB)
+	} else {
+		t.LB = lb.String()
+	}
+	if t.MTU < minMTU || t.MTU > maxMTU {
+		c.errf("transport.mtu", "%d is out of range (want %d..%d)", t.MTU, minMTU, maxMTU)
+	}
+}
+
+func (c *checker) telemetry() {
+	t := &c.s.Telemetry
+	if ps, ok := c.duration("telemetry.interval", t.Interval); ok && (ps < minInterval || ps > maxInterval) {
+		c.errf("telemetry.interval", "%s is out of range (want 100us to 10ms)", t.Interval)
+	}
+	if len(t.Paths) == 0 {
+		c.errf("telemetry.paths", "needs at least one path (leave it out for the defaults)")
+	}
+	for i, p := range t.Paths {
+		if !strings.HasPrefix(p, "/") {
+			c.errf(indexPath("telemetry.paths", i), "%q must start with /", p)
+		}
+	}
+	if in := t.Sink.Influx; in != nil {
+		u, err := url.Parse(in.URL)
+		if in.URL == "" {
+			c.errf("telemetry.sink.influx.url", "required")
+		} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			c.errf("telemetry.sink.influx.url", "%q is not an http(s) URL (want e.g. http://localhost:8086)", in.URL)
+		}
+		if in.Bucket == "" {
+			c.errf("telemetry.sink.influx.bucket", "required")
+		}
+		if in.TokenFile != "" {
+			in.TokenFile = c.resolvePath(in.TokenFile)
+		}
+	}
+}
+
+// duration parses a duration, reporting a malformed one.
+func (c *checker) duration(path, v string) (int64, bool) {
+	ps, err := workloads.ParseDuration(v)
+	if err != nil {
+		c.errf(path, "%q is not a duration (%s)", v, wantDur)
+		return 0, false
+	}
+	return ps, true
+}
+
+func (c *checker) jobs() {
+	s := c.s
+	if len(s.Jobs) == 0 {
+		c.errf("jobs", "at least one job is required")
+	}
+	names := map[string]int{}
+	for i := range s.Jobs {
+		c.job(i, names)
+	}
+}
+
+func (c *checker) job(i int, names map[string]int) {
+	j := &c.s.Jobs[i]
+	d := c.d
+	p := indexPath("jobs", i)
+	switch k, dup := names[j.Name]; {
+	case j.Name == "":
+		c.errf(p+".name", "required")
+	case !jobNameRE.MatchString(j.Name):
+		c.errf(p+".name", "%q may only contain letters, digits, '_', '.' and '-'", j.Name)
+	case dup:
+		c.errf(p+".name", "%q is already used by jobs[%d]", j.Name, k)
+	default:
+		names[j.Name] = i
+	}
+	switch {
+	case j.Workload == "":
+		c.errf(p+".workload", "required (%s)", orList(Workloads))
+	case !contains(Workloads, j.Workload):
+		c.errf(p+".workload", "unknown workload %q (want %s)", j.Workload, orList(Workloads))
+	}
+	if j.Size == "" {
+		c.errf(p+".size", "required (%s)", wantSize)
+	} else if n, err := workloads.ParseSize(j.Size); err != nil {
+		c.errf(p+".size", "%q is not a size (%s)", j.Size, wantSize)
+	} else if n <= 0 {
+		c.errf(p+".size", "must be positive")
+	}
+	hostsOK := c.normalizeHosts(p+".hosts", j)
+	c.duration(p+".start", j.Start)
+	c.duration(p+".gap", j.Gap)
+	if j.Repetitions < 1 {
+		c.errf(p+".repetitions", "must be at least 1, not %d", j.Repetitions)
+	}
+	only := func(field, workload string) bool {
+		if d.has(p+"."+field) && j.Workload != workload && contains(Workloads, j.Workload) {
+			c.errf(p+"."+field, "only for %s", workload)
+			return false
+		}
+		return true
+	}
+	var parts []int
+	if hostsOK && c.fab != nil {
+		var err error
+		parts, err = participants(j.Hosts, c.fab, c.hosts)
+		if err != nil {
+			c.errf(p+".hosts", "%v", err)
+			hostsOK = false
+		} else if len(parts) < 2 && contains(Workloads, j.Workload) {
+			c.errf(p+".hosts", "%s needs at least 2 hosts", j.Workload)
+		}
+	}
+	if only("senders", "incast") {
+		if j.Senders < 0 {
+			c.errf(p+".senders", "must not be negative")
+		} else if parts != nil && j.Senders > len(parts)-1 {
+			c.errf(p+".senders", "%d senders, but only %d other participants", j.Senders, len(parts)-1)
+		}
+	}
+	if only("receiver", "incast") && d.has(p+".receiver") {
+		if c.checkHost(p+".receiver", j.Receiver) && parts != nil {
+			h := c.hosts[j.Receiver]
+			if !containsInt(parts, h) {
+				c.errf(p+".receiver", "%s is not a participant of the job", j.Receiver)
+			}
+		}
+	}
+	if only("window", "all-to-all") && j.Window < 0 {
+		c.errf(p+".window", "must not be negative")
+	}
+}
+
+// normalizeHosts checks Job.Hosts and rewrites it to "all", an int or a
+// []string.
+func (c *checker) normalizeHosts(path string, j *Job) bool {
+	switch h := j.Hosts.(type) {
+	case string:
+		if h == "all" {
+			return true
+		}
+		if n, err := strconv.Atoi(h); err == nil {
+			j.Hosts = n
+			return c.hostCount(path, int64(n))
+		}
+		c.errf(path, "%q is not all, a host count or a list of host names", h)
+		return false
+	case uint64:
+		if h > math.MaxInt32 {
+			c.errf(path, "%d is too many hosts", h)
+			return false
+		}
+		j.Hosts = int(h)
+		return c.hostCount(path, int64(h))
+	case int64:
+		j.Hosts = int(max(h, -1))
+		return c.hostCount(path, h)
+	case int:
+		return c.hostCount(path, int64(h))
+	case []string:
+		return c.hostList(path, h)
+	case []any:
+		names := make([]string, len(h))
+		ok := true
+		for k, v := range h {
+			s, isStr := v.(string)
+			if !isStr {
+				c.errf(indexPath(path, k), "want a host name, got %v", v)
+				ok = false
+			}
+			names[k] = s
+		}
+		if !ok {
+			return false
+		}
+		j.Hosts = names
+		return c.hostList(path, names)
+	}
+	c.errf(path, "want all, a host count or a list of host names")
+	return false
+}
+
+func (c *checker) hostCount(path string, n int64) bool {
+	if n < 1 {
+		c.errf(path, "host count must be positive, not %d", n)
+		return false
+	}
+	return true
+}
+
+func (c *checker) hostList(path string, names []string) bool {
+	if len(names) == 0 {
+		c.errf(path, "empty host list (leave it out for all hosts)")
+		return false
+	}
+	ok := true
+	seen := map[string]int{}
+	for k, h := range names {
+		hp := indexPath(path, k)
+		if j, dup := seen[h]; dup {
+			c.errf(hp, "%s is already listed (%s)", h, indexPath(path, j))
+			ok = false
+			continue
+		}
+		seen[h] = k
+		ok = c.checkHost(hp, h) && ok
+	}
+	return ok
+}
+
+// Participants returns the host numbers (indexes into f.Hosts) the job runs
+// on, in order: every host for "all" (or no Hosts), the first N for a
+// count, or the named hosts.
+func (j *Job) Participants(f *inventory.Fabric) ([]int, error) {
+	return participants(j.Hosts, f, hostIndex(f))
+}
+
+func participants(hosts any, f *inventory.Fabric, index map[string]int) ([]int, error) {
+	all := func(n int) []int {
+		p := make([]int, n)
+		for i := range p {
+			p[i] = i
+		}
+		return p
+	}
+	count := func(n int64) ([]int, error) {
+		if n < 1 {
+			return nil, fmt.Errorf("host count must be positive, not %d", n)
+		}
+		if n > int64(len(f.Hosts)) {
+			return nil, fmt.Errorf("%d hosts, but the fabric has %d", n, len(f.Hosts))
+		}
+		return all(int(n)), nil
+	}
+	list := func(names []string) ([]int, error) {
+		if len(names) == 0 {
+			return nil, fmt.Errorf("empty host list")
+		}
+		p := make([]int, 0, len(names))
+		seen := make(map[int]bool, len(names))
+		for _, name := range names {
+			h, ok := index[name]
+			if !ok {
+				return nil, fmt.Errorf("no host named %q in the fabric", name)
+			}
+			if seen[h] {
+				return nil, fmt.Errorf("%s is listed twice", name)
+			}
+			seen[h] = true
+			p = append(p, h)
+		}
+		return p, nil
+	}
+	switch h := hosts.(type) {
+	case nil:
+		return all(len(f.Hosts)), nil
+	case string:
+		if h == "all" || h == "" {
+			return all(len(f.Hosts)), nil
+		}
+		if n, err := strconv.ParseInt(h, 10, 64); err == nil {
+			return count(n)
+		}
+		return nil, fmt.Errorf("hosts %q is not all, a count or a list of host names", h)
+	case int:
+		return count(int64(h))
+	case int64:
+		return count(h)
+	case uint64:
+		if h > math.MaxInt64 {
+			return count(math.MaxInt64)
+		}
+		return count(int64(h))
+	case []string:
+		return list(h)
+	case []any:
+		names := make([]string, len(h))
+		for i, v := range h {
+			s, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("hosts[%d]: %v is not a host name", i, v)
+			}
+			names[i] = s
+		}
+		return list(names)
+	}
+	return nil, fmt.Errorf("hosts has type %T; want all, a count or a list of host names", hosts)
+}
+
+func (c *checker) faults() {
+	for i := range c.s.Faults {
+		c.fault(i)
+	}
+}
+
+func (c *checker) fault(i int) {
+	ft := &c.s.Faults[i]
+	d := c.d
+	p := indexPath("faults", i)
+	kindOK := contains(FaultKinds, ft.Kind)
+	switch {
+	case ft.Kind == "":
+		c.errf(p+".kind", "required (%s)", orList(FaultKinds))
+	case !kindOK:
+		c.errf(p+".kind", "unknown fault kind %q (want %s)", ft.Kind, orList(FaultKinds))
+	}
+	var set []string
+	for _, t := range []struct{ field, val string }{{"link", ft.Link}, {"port", ft.Port}, {"nic", ft.NIC}} {
+		if t.val == "" {
+			continue
+		}
+		if len(set) > 0 {
+			c.errf(p+"."+t.field, "set only one of link, port or nic (%s is also set)", set[0])
+		}
+		set = append(set, t.field)
+	}
+	if len(set) == 0 {
+		c.errf(p, "set one of link, port or nic")
+	}
+	if ft.Link != "" {
+		if msg := c.checkLink(ft.Link); msg != "" {
+			c.errf(p+".link", "%s", msg)
+		}
+	}
+	if ft.Port != "" {
+		if msg := c.checkPort(ft.Port); msg != "" {
+			c.errf(p+".port", "%s", msg)
+		}
+	}
+	if ft.NIC != "" {
+		c.checkHost(p+".nic", ft.NIC)
+	}
+	at, atOK := c.duration(p+".at", ft.At)
+	if ft.Until != "" {
+		if until, ok := c.duration(p+".until", ft.Until); ok && atOK && until <= at {
+			c.errf(p+".until", "%s is not after at (%s)", ft.Until, ft.At)
+		}
+	}
+	only := func(field, kind string) bool {
+		if d.has(p+"."+field) && kindOK && ft.Kind != kind {
+			c.errf(p+"."+field, "only for %s faults", kind)
+			return false
+		}
+		return true
+	}
+	if only("fraction", "degrade") && ft.Kind == "degrade" {
+		if !d.has(p + ".fraction") {
+			c.errf(p+".fraction", "required for degrade (the fraction of the rate left, 0 < fraction <= 1)")
+		} else if !(ft.Fraction > 0 && ft.Fraction <= 1) {
+			c.errf(p+".fraction", "%v is out of range (want 0 < fraction <= 1)", ft.Fraction)
+		}
+	}
+	periodOK := only("period", "flap")
+	countOK := only("count", "flap")
+	if ft.Kind == "flap" {
+		if periodOK {
+			if ft.Period == "" {
+				c.errf(p+".period", "required for flap (e.g. 100us)")
+			} else if ps, ok := c.duration(p+".period", ft.Period); ok && ps <= 0 {
+				c.errf(p+".period", "must be positive")
+			}
+		}
+		if countOK && ft.Count < 1 {
+			c.errf(p+".count", "flap needs count >= 1, not %d", ft.Count)
+		}
+	} else if ft.Period != "" && periodOK {
+		c.duration(p+".period", ft.Period)
+	}
+}
+
+// checkLink checks "A-B" or "A-B/N" against the fabric; "" when it is fine.
+func (c *checker) checkLink(s string) string {
+	spec, nth := s, 0
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		n, err := strconv.Atoi(s[i+1:])
+		if err != nil || n < 0 {
+			return fmt.Sprintf("%q: parallel link index %q is not a non-negative integer", s, s[i+1:])
+		}
+		spec, nth = s[:i], n
+	}
+	if !strings.Contains(spec, "-") {
+		return fmt.Sprintf("%q is not a link (want A-B or A-B/N, e.g. leaf0-spine1)", s)
+	}
+	if c.fab == nil {
+		return ""
+	}
+	var a, b string
+	found := false
+	for i := 0; i < len(spec); i++ {
+		if spec[i] != '-' {
+			continue
+		}
+		_, okA := c.nodes[spec[:i]]
+		_, okB := c.nodes[spec[i+1:]]
+		if okA && okB {
+			a, b, found = spec[:i], spec[i+1:], true
+			break
+		}
+	}
+	if !found {
+		a, b, _ = strings.Cut(spec, "-")
+		missing := a
+		if _, ok := c.nodes[a]; ok {
+			missing = b
+		}
+		return fmt.Sprintf("no node named %q in the fabric", missing)
+	}
+	na, nb := c.nodes[a], c.nodes[b]
+	links := 0
+	for _, pt := range c.fab.Nodes[na].Ports {
+		if c.fab.PeerNode(pt) == nb {
+			links++
+		}
+	}
+	switch {
+	case links == 0:
+		return fmt.Sprintf("%s and %s are not linked", a, b)
+	case nth >= links:
+		return fmt.Sprintf("%s and %s have %d parallel link(s); index %d is out of range", a, b, links, nth)
+	}
+	return ""
+}
+
+// checkPort checks "device:port" against the fabric.
+func (c *checker) checkPort(s string) string {
+	dev, port, ok := strings.Cut(s, ":")
+	if !ok || dev == "" || port == "" {
+		return fmt.Sprintf("%q is not a port (want device:port, e.g. leaf0:Ethernet4)", s)
+	}
+	if c.fab == nil {
+		return ""
+	}
+	id, ok := c.nodes[dev]
+	if !ok {
+		return fmt.Sprintf("no node named %q in the fabric", dev)
+	}
+	n := &c.fab.Nodes[id]
+	for _, pt := range n.Ports {
+		if c.fab.Ports[pt].Name == port {
+			return ""
+		}
+	}
+	if len(n.Ports) == 0 {
+		return fmt.Sprintf("%s has no ports", dev)
+	}
+	first, last := c.fab.Ports[n.Ports[0]].Name, c.fab.Ports[n.Ports[len(n.Ports)-1]].Name
+	return fmt.Sprintf("%s has no port %q (ports %s..%s)", dev, port, first, last)
+}
+
+func (c *checker) kpis() {
+	jobs := make([]string, 0, len(c.s.Jobs))
+	for _, j := range c.s.Jobs {
+		if j.Name != "" {
+			jobs = append(jobs, j.Name)
+		}
+	}
+	for i, k := range c.s.KPIs {
+		p := indexPath("kpis", i)
+		if strings.TrimSpace(k.Metric) == "" {
+			c.errf(p+".metric", "required")
+		}
+		switch {
+		case k.Max == nil && k.Min == nil:
+			c.errf(p, "set max or min")
+		case k.Max != nil && k.Min != nil:
+			c.errf(p+".min", "set only one of max and min")
+		}
+		for _, b := range []struct {
+			field string
+			v     *float64
+		}{{"max", k.Max}, {"min", k.Min}} {
+			if b.v != nil && (math.IsNaN(*b.v) || math.IsInf(*b.v, 0)) {
+				c.errf(p+"."+b.field, "must be a finite number")
+			}
+		}
+		if k.Scope != DefaultScope && !contains(jobs, k.Scope) {
+			want := "fabric"
+			if len(jobs) > 0 {
+				want += " or a job: " + strings.Join(jobs, ", ")
+			}
+			c.errf(p+".scope", "no job named %q (want %s)", k.Scope, want)
+		}
+	}
+}
+
+func (c *checker) analysis() {
+	a := &c.s.Analysis
+	if !(a.Symmetry.Z > 0) || math.IsInf(a.Symmetry.Z, 0) {
+		c.errf("analysis.symmetry.z", "%v is out of range (want z > 0)", a.Symmetry.Z)
+	}
+	if !(a.Symmetry.MinDeviation > 0 && a.Symmetry.MinDeviation < 1) {
+		c.errf("analysis.symmetry.min_deviation", "%v is out of range (want 0 < min_deviation < 1)", a.Symmetry.MinDeviation)
+	}
+	lowOK := a.Straggler.Low >= 0 && a.Straggler.Low < 1
+	highOK := a.Straggler.High > 0 && a.Straggler.High <= 1
+	if !lowOK {
+		c.errf("analysis.straggler.low", "%v is out of range (want 0 <= low < high <= 1)", a.Straggler.Low)
+	}
+	if !highOK {
+		c.errf("analysis.straggler.high", "%v is out of range (want 0 <= low < high <= 1)", a.Straggler.High)
+	}
+	if lowOK && highOK && a.Straggler.Low >= a.Straggler.High {
+		p := "analysis.straggler.low"
+		if !c.d.has(p) {
+			p = "analysis.straggler.high"
+		}
+		c.errf(p, "low (%v) must be less than high (%v)", a.Straggler.Low, a.Straggler.High)
+	}
+	if !(a.Straggler.MinMiddle > 0 && a.Straggler.MinMiddle <= 1) {
+		c.errf("analysis.straggler.min_middle", "%v is out of range (want 0 < min_middle <= 1)", a.Straggler.MinMiddle)
+	}
+}
+
+func (c *checker) sim() {
+	sm := &c.s.Sim
+	if sm.End != "" {
+		if ps, ok := c.duration("sim.end", sm.End); ok && ps <= 0 {
+			c.errf("sim.end", "must be positive")
+		}
+	}
+	if sm.Reconverge != "" {
+		c.duration("sim.reconverge", sm.Reconverge)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func containsInt(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
