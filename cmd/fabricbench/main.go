@@ -61,6 +61,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSimCmd())
+	root.AddCommand(newSimCmd(), newRunCmd(), newReportCmd())
 	return root
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabricbench/fabricbench/harness"
+	_ "github.com/fabricbench/fabricbench/harness/simbackend" // the "sim" backend
+	"github.com/fabricbench/fabricbench/report"
+	"github.com/fabricbench/fabricbench/results"
+)
+
+const exitInterrupted = 130 // stopped by Ctrl-C; what was collected is kept
+
+type runOpts struct {
+	out, backend                         string
+	influx, influxBucket, influxOrg, tok string
+	quiet                                bool
+}
+
+func newRunCmd() *cobra.Command {
+	var o runOpts
+	cmd := &cobra.Command{
+		Use:   "run SUITE",
+		Short: "Run a suite: bring up the fabric, run its jobs, collect gNMI telemetry, judge KPIs and write reports",
+		Long: `Run a suite file (YAML; see examples/suites/ and the README).
+
+Every point of the suite's matrix runs on the backend: fabric up, features
+configured, transport agents deployed, gNMI telemetry subscribed, faults
+injected, jobs run, fabric down. The results directory then holds
+results.json, junit.xml, report.html and, per run, runs/<id>/telemetry.csv
+(the embedded telemetry store), flows.csv and plots.json.
+
+Exit status: 0 every KPI passed, 1 a KPI failed, 2 bad input or an
+infrastructure error, 130 interrupted (Ctrl-C; results so far are kept).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSuite(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "", "results directory (default runs/<suite>-<time>)")
+	f.StringVar(&o.backend, "backend", "sim", "backend: "+strings.Join(harness.Backends(), ", "))
+	f.StringVar(&o.influx, "influx", "", "also write telemetry to InfluxDB at this URL (v2 write API; InfluxDB 1.8 works)")
+	f.StringVar(&o.influxBucket, "influx-bucket", "", "InfluxDB bucket (InfluxDB 1.8: database/retention-policy)")
+	f.StringVar(&o.influxOrg, "influx-org", "", "InfluxDB organisation (ignored by InfluxDB 1.8)")
+	f.StringVar(&o.tok, "influx-token-file", "", "file holding the InfluxDB token (default: $FABRICBENCH_INFLUX_TOKEN)")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	return cmd
+}
+
+func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runOpts) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.out == "" {
+		base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+		o.out = filepath.Join("runs", base+"-"+time.Now().Format("20060102-150405"))
+	}
+	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout}
+	if o.influx != "" {
+		opts.Influx = &harness.InfluxOptions{URL: o.influx, Bucket: o.influxBucket, Org: o.influxOrg, TokenFile: o.tok}
+	} else if o.influxBucket != "" || o.tok != "" {
+		return badInput(errors.New("--influx-bucket and --influx-token-file need --influx URL"))
+	}
+	if !o.quiet {
+		opts.Progress = stderr
+		opts.Bars = isTerminal(stderr)
+	}
+	res, err := harness.Run(ctx, opts)
+	var ie *harness.InputError
+	if errors.As(err, &ie) && res == nil {
+		return badInput(err)
+	}
+	if res != nil {
+		fmt.Fprintf(stdout, "%s: %s — %d runs, %d/%d KPIs passed, %d failed, %d errors, %d anomalies\n",
+			res.Suite, strings.ToUpper(res.Status), res.Summary.Runs, res.Summary.Passed, res.Summary.KPIs,
+			res.Summary.Failed, res.Summary.Errors, res.Summary.Anomalies)
+		for _, r := range res.Runs {
+			for _, a := range r.Anomalies {
+				fmt.Fprintf(stdout, "  anomaly [%s] %s %s: %s\n", r.ID, a.Kind, a.Member, a.Evidence)
+			}
+			for _, k := range r.KPIs {
+				if k.Verdict != results.Pass {
+					fmt.Fprintf(stdout, "  KPI %s [%s] %s: %s\n", strings.ToUpper(k.Verdict), r.ID, k.Name, k.Message)
+				}
+			}
+		}
+		fmt.Fprintf(stdout, "results: %s\n", filepath.Join(o.out, "report.html"))
+	}
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; results so far are in %s", o.out)}
+	case errors.As(err, &ie):
+		return badInput(err)
+	case err != nil:
+		return &exitError{code: exitBadInput, err: err}
+	}
+	if code := results.ExitCode(res); code != exitOK {
+		return &exitError{code: code, err: fmt.Errorf("suite %s: %s", res.Suite, res.Status)}
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func newReportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report DIR",
+		Short: "Re-render junit.xml and report.html from a results directory",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := report.Render(args[0]); err != nil {
+				return badInput(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(args[0], "junit.xml"), filepath.Join(args[0], "report.html"))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,152 @@
+// Package harness plans a suite and runs each of its points through one
+// Backend: bring the fabric up, configure it, deploy the transport agents,
+// subscribe to its gNMI telemetry, inject faults, run the jobs, bring it
+// down; then analyse what was collected, evaluate the KPIs and write the
+// results directory.
+//
+// Backends (the simulator, a local FRR lab, containerlab, real hardware)
+// implement Backend and register themselves with Register; the CLI imports
+// the ones it ships.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+// Backend brings up and drives one fabric. The harness calls, in order: Up,
+// Configure, DeployAgents, TelemetryTargets, InjectFaults, RunJobs, and
+// always Down (also after an error or an interrupt). A backend that cannot
+// honour a requested feature returns a *CapabilityError from Configure.
+type Backend interface {
+	Name() string
+	// Up builds the fabric (nodes, links) and starts the gNMI targets.
+	Up(ctx context.Context, f *inventory.Fabric) error
+	// Configure applies switch features (ECMP hashing, ECN, trimming, ...).
+	Configure(ctx context.Context, feat Features) error
+	// DeployAgents installs and starts the transport agents on the hosts.
+	DeployAgents(ctx context.Context, t Transport) error
+	// TelemetryTargets returns the gNMI targets to subscribe to, prepared
+	// to sample at the given interval.
+	TelemetryTargets(ctx context.Context, interval time.Duration) ([]telemetry.TargetSpec, error)
+	// InjectFaults schedules faults relative to the start of RunJobs.
+	InjectFaults(ctx context.Context, faults []Fault) error
+	// RunJobs runs the workload to completion (or until ctx is done, then
+	// returns what finished with Interrupted set). progress may be nil.
+	RunJobs(ctx context.Context, w *Workload, progress func(Progress)) (*RunResult, error)
+	// Down tears everything down; telemetry streams end here.
+	Down(ctx context.Context) error
+}
+
+// Features are the switch features of a run.
+type Features struct {
+	ECMPHash   []string
+	ECN        bool
+	KMin, KMax float64
+	Trimming   bool
+	QueueBytes int64 // 0: one BDP
+	PFC        bool
+	SRv6       bool
+	VRFs       int
+	// Simulator only: stop at this simulated time (0: when the jobs are
+	// done) and the ECMP reconvergence delay after link changes.
+	SimEnd, Reconverge int64
+}
+
+// Transport configures the endpoint agents.
+type Transport struct {
+	CC, LB       string
+	MTU          int
+	QuickAdapt   *bool
+	FastIncrease *bool
+	Seed         uint64
+}
+
+// Fault is one fault event, in time relative to the start of the jobs.
+type Fault struct {
+	At        int64 // ps
+	Link      int   // inventory link ID
+	Up        bool
+	Fraction  float64 // > 0: degrade to this fraction of the rate (Up)
+	Direction int     // 0 both; 1 transmit side of the link's A port; 2 of B
+	// Description names the fault for reports, e.g.
+	// "degrade leaf0:Ethernet4 to 50%".
+	Description string
+}
+
+// Progress is reported while jobs run.
+type Progress struct {
+	Done, Flows int
+	SimNow      int64 // ps of backend time
+}
+
+// FlowOutcome is the result of one flow.
+type FlowOutcome struct {
+	ID                    int
+	Start, FCT            int64 // ps; -1 when not started / not finished
+	Retx, Nacks, Timeouts uint64
+}
+
+// RunResult is what RunJobs returns.
+type RunResult struct {
+	Flows       []FlowOutcome // in Workload.Matrix.Flows order
+	Packets     results.Packets
+	End         int64 // ps of backend time when the run ended
+	Wall        time.Duration
+	EpochNs     int64 // telemetry timestamp of time 0
+	Interrupted bool
+	// Ideal returns the unloaded completion time of a flow (ps), or nil.
+	Ideal func(src, dst int, size int64) int64
+	// Extra are backend-specific counters reported as fabric metrics.
+	Extra map[string]float64
+}
+
+// CapabilityError reports a feature a backend does not support.
+type CapabilityError struct {
+	Backend, Feature, Reason string
+}
+
+func (e *CapabilityError) Error() string {
+	return fmt.Sprintf("the %s backend cannot do %s: %s", e.Backend, e.Feature, e.Reason)
+}
+
+var (
+	regMu    sync.Mutex
+	registry = map[string]func() Backend{}
+)
+
+// Register makes a backend available by name.
+func Register(name string, factory func() Backend) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	registry[name] = factory
+}
+
+// Backends lists the registered backend names.
+func Backends() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	var names []string
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func newBackend(name string) (Backend, error) {
+	regMu.Lock()
+	f, ok := registry[name]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown backend %q (have %v)", name, Backends())
+	}
+	return f(), nil
+}

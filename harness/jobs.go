@@ -1,0 +1,182 @@
+package harness
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+// Workloads the harness builds jobs from.
+const (
+	Permutation = "permutation"
+	Incast      = "incast"
+	AllToAll    = "all-to-all"
+	AllReduce   = "all-reduce"
+)
+
+// Job is one resolved job of a run.
+type Job struct {
+	Name     string
+	Workload string
+	Hosts    []int // participants (host numbers), in rank order
+	Size     int64 // bytes per flow; per-rank buffer for all-reduce
+	Start    int64 // ps
+	Reps     int
+	Gap      int64 // ps between repetitions
+	Senders  int   // incast fan-in (0: every other participant)
+	Receiver int   // incast destination (host number)
+	Window   int   // all-to-all outstanding flows per sender (0: all)
+}
+
+// Workload is every flow of every job of a run, in one matrix, with the job
+// and repetition of each flow.
+type Workload struct {
+	Jobs    []Job
+	Matrix  *workloads.Matrix
+	FlowJob []int // flow index -> job index
+	FlowRep []int // flow index -> repetition
+}
+
+// BuildWorkload turns jobs into flows. Repetition r of a job starts Gap after
+// the last flow of repetition r-1 finishes (a barrier group per repetition).
+func BuildWorkload(f *inventory.Fabric, jobs []Job, seed uint64) (*Workload, error) {
+	w := &Workload{Jobs: jobs, Matrix: &workloads.Matrix{Name: "jobs", Hosts: f.NumHosts()}}
+	group := 0
+	for ji := range jobs {
+		j := &jobs[ji]
+		if j.Reps < 1 {
+			j.Reps = 1
+		}
+		for rep := 0; rep < j.Reps; rep++ {
+			group++
+			base := len(w.Matrix.Flows)
+			flows, err := jobFlows(f, j, seed+uint64(ji)*7919+uint64(rep))
+			if err != nil {
+				return nil, fmt.Errorf("job %s: %w", j.Name, err)
+			}
+			for _, fl := range flows {
+				fl.ID += base
+				if fl.After >= 0 {
+					fl.After += base
+				} else if rep == 0 {
+					fl.Start += j.Start
+				} else {
+					fl.AfterGroup = group - 1
+					fl.Start += j.Gap
+				}
+				fl.Group = group
+				w.Matrix.Flows = append(w.Matrix.Flows, fl)
+				w.FlowJob = append(w.FlowJob, ji)
+				w.FlowRep = append(w.FlowRep, rep)
+			}
+		}
+	}
+	if err := w.Matrix.Validate(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// jobFlows returns one repetition of a job with IDs from 0 and After
+// relative to them; flows with After < 0 start at their Start offset.
+func jobFlows(f *inventory.Fabric, j *Job, seed uint64) ([]workloads.Flow, error) {
+	n := len(j.Hosts)
+	if n < 2 {
+		return nil, fmt.Errorf("%s needs at least 2 hosts, got %d", j.Workload, n)
+	}
+	var out []workloads.Flow
+	add := func(src, dst int, size int64, after int) int {
+		id := len(out)
+		out = append(out, workloads.Flow{ID: id, Src: src, Dst: dst, Size: size, After: after})
+		return id
+	}
+	switch j.Workload {
+	case Permutation:
+		if n == f.NumHosts() {
+			// The generator keeps receivers off the sender's leaf.
+			m := workloads.Permutation(f, j.Size, seed)
+			for _, fl := range m.Flows {
+				add(fl.Src, fl.Dst, fl.Size, -1)
+			}
+			break
+		}
+		dst := derangement(n, seed)
+		for i, h := range j.Hosts {
+			add(h, j.Hosts[dst[i]], j.Size, -1)
+		}
+	case Incast:
+		senders := j.Senders
+		if senders == 0 || senders > n-1 {
+			senders = n - 1
+		}
+		for _, h := range j.Hosts {
+			if h == j.Receiver {
+				continue
+			}
+			if senders == 0 {
+				break
+			}
+			add(h, j.Receiver, j.Size, -1)
+			senders--
+		}
+	case AllToAll:
+		// Sender i sends to i+1, i+2, ... (mod n): at step s every host
+		// receives exactly one flow, as in nccl's all-to-all schedule.
+		for i, h := range j.Hosts {
+			var mine []int
+			for s := 1; s < n; s++ {
+				after := -1
+				if j.Window > 0 && s-1 >= j.Window {
+					after = mine[s-1-j.Window]
+				}
+				mine = append(mine, add(h, j.Hosts[(i+s)%n], j.Size, after))
+			}
+		}
+	case AllReduce:
+		// Ring all-reduce: 2(n-1) steps (reduce-scatter then all-gather);
+		// at each step rank i sends one chunk of size/n to rank i+1, once it
+		// has received the previous step's chunk from rank i-1.
+		chunk := (j.Size + int64(n) - 1) / int64(n)
+		prev := make([]int, n) // flow that delivered the last chunk to rank i
+		for i := range prev {
+			prev[i] = -1
+		}
+		cur := make([]int, n)
+		for step := 0; step < 2*(n-1); step++ {
+			for i, h := range j.Hosts {
+				cur[(i+1)%n] = add(h, j.Hosts[(i+1)%n], chunk, prev[i])
+			}
+			copy(prev, cur)
+		}
+	default:
+		return nil, fmt.Errorf("unknown workload %q", j.Workload)
+	}
+	return out, nil
+}
+
+// derangement returns a random permutation of 0..n-1 without fixed points.
+func derangement(n int, seed uint64) []int {
+	r := rand.New(rand.NewPCG(seed, 0x6a6f6273))
+	p := r.Perm(n)
+	for i := range p {
+		if p[i] == i {
+			k := (i + 1) % n
+			p[i], p[k] = p[k], p[i]
+		}
+	}
+	// One swap can create a new fixed point at k only if p[k] was i; retry
+	// deterministically until clean.
+	for changed := true; changed; {
+		changed = false
+		for i := range p {
+			if p[i] == i {
+				k := (i + 1 + r.IntN(n-1)) % n
+				p[i], p[k] = p[k], p[i]
+				changed = true
+			}
+		}
+	}
+	return p
+}

@@ -1,0 +1,280 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fabricbench/fabricbench/harness/suite"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/kpis"
+	"github.com/fabricbench/fabricbench/sim"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+// InputError is bad input: a suite, fabric or option the user must fix.
+// The CLI exits with status 2 for it.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
+
+// Point is one planned run: a matrix point resolved against its fabric.
+type Point struct {
+	ID        string
+	Params    map[string]string
+	Suite     *suite.Suite
+	Fabric    *inventory.Fabric
+	Features  Features
+	Transport Transport
+	Interval  time.Duration
+	Paths     []string
+	Jobs      []Job
+	Faults    []Fault
+	KPIs      []kpis.Spec
+}
+
+// Plan loads a suite file and resolves every matrix point. All errors are
+// *InputError and name the file and field.
+func Plan(file string) (*suite.Suite, []*Point, error) {
+	s, err := suite.Load(file)
+	if err != nil {
+		return nil, nil, &InputError{err}
+	}
+	pts, err := s.Points()
+	if err != nil {
+		return nil, nil, &InputError{err}
+	}
+	var out []*Point
+	for _, sp := range pts {
+		p, err := resolve(sp)
+		if err != nil {
+			if len(pts) > 1 {
+				err = fmt.Errorf("%s: matrix point %s: %w", file, sp.ID, err)
+			} else {
+				err = fmt.Errorf("%s: %w", file, err)
+			}
+			return nil, nil, &InputError{err}
+		}
+		out = append(out, p)
+	}
+	return s, out, nil
+}
+
+func resolve(sp suite.Point) (*Point, error) {
+	s := sp.Suite
+	f, err := s.LoadFabric()
+	if err != nil {
+		return nil, fmt.Errorf("fabric: %w", err)
+	}
+	p := &Point{ID: sp.ID, Params: sp.Params, Suite: s, Fabric: f}
+	ft := s.Features
+	p.Features = Features{
+		ECMPHash: ft.ECMP.Hash, ECN: ft.ECN.Enabled == nil || *ft.ECN.Enabled, KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
+		Trimming: ft.Trimming.Enabled == nil || *ft.Trimming.Enabled,
+		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil, VRFs: len(ft.VRFs),
+	}
+	if q := ft.Queue; q != "" && q != "bdp" {
+		if p.Features.QueueBytes, err = workloads.ParseSize(q); err != nil {
+			return nil, fmt.Errorf("features.queue: %w", err)
+		}
+	}
+	if p.Features.SimEnd, err = optDuration(s.Sim.End); err != nil {
+		return nil, fmt.Errorf("sim.end: %w", err)
+	}
+	if p.Features.Reconverge, err = optDuration(s.Sim.Reconverge); err != nil {
+		return nil, fmt.Errorf("sim.reconverge: %w", err)
+	}
+	if p.Features.SimEnd == 0 {
+		p.Features.SimEnd = 1e12 // 1 s of simulated time at most
+	}
+	t := s.Transport
+	p.Transport = Transport{CC: t.CC, LB: t.LB, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, Seed: s.Seed}
+	iv, err := workloads.ParseDuration(s.Telemetry.Interval)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry.interval: %w", err)
+	}
+	p.Interval = time.Duration(iv / 1000)
+	p.Paths = s.Telemetry.Paths
+
+	names := map[string]bool{}
+	for i := range s.Jobs {
+		sj := &s.Jobs[i]
+		j, err := resolveJob(f, sj)
+		if err != nil {
+			return nil, fmt.Errorf("jobs[%d] (%s): %w", i, sj.Name, err)
+		}
+		names[j.Name] = true
+		p.Jobs = append(p.Jobs, j)
+	}
+	for i := range s.Faults {
+		fs, err := resolveFault(f, &s.Faults[i])
+		if err != nil {
+			return nil, fmt.Errorf("faults[%d]: %w", i, err)
+		}
+		p.Faults = append(p.Faults, fs...)
+	}
+	var jobNames []string
+	for _, j := range p.Jobs {
+		jobNames = append(jobNames, j.Name)
+	}
+	for i, k := range s.KPIs {
+		spec := kpis.Spec{Name: k.Name, Metric: k.Metric, Scope: k.Scope, Max: k.Max, Min: k.Min}
+		if spec.Name == spec.Metric {
+			spec.Name = "" // kpis names it <scope>.<metric>
+		}
+		if err := kpis.Check(spec, jobNames); err != nil {
+			return nil, fmt.Errorf("kpis[%d].metric: %w", i, err)
+		}
+		p.KPIs = append(p.KPIs, spec)
+	}
+	return p, nil
+}
+
+func optDuration(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return workloads.ParseDuration(s)
+}
+
+func resolveJob(f *inventory.Fabric, sj *suite.Job) (Job, error) {
+	j := Job{Name: sj.Name, Workload: sj.Workload, Reps: sj.Repetitions, Senders: sj.Senders, Window: sj.Window, Receiver: -1}
+	var err error
+	if j.Hosts, err = sj.Participants(f); err != nil {
+		return j, err
+	}
+	if j.Size, err = workloads.ParseSize(sj.Size); err != nil {
+		return j, fmt.Errorf("size: %w", err)
+	}
+	if j.Start, err = optDuration(sj.Start); err != nil {
+		return j, fmt.Errorf("start: %w", err)
+	}
+	if j.Gap, err = optDuration(sj.Gap); err != nil {
+		return j, fmt.Errorf("gap: %w", err)
+	}
+	if len(j.Hosts) < 2 {
+		return j, fmt.Errorf("hosts: a %s needs at least 2 participants, got %d", j.Workload, len(j.Hosts))
+	}
+	if j.Workload == Incast {
+		j.Receiver = j.Hosts[0]
+		if sj.Receiver != "" {
+			n, ok := f.NodeByName(sj.Receiver)
+			if !ok || f.Nodes[n].IsSwitch() {
+				return j, fmt.Errorf("receiver: no host named %q", sj.Receiver)
+			}
+			j.Receiver = hostNumber(f, n)
+		}
+	}
+	return j, nil
+}
+
+func hostNumber(f *inventory.Fabric, node int) int {
+	for h, n := range f.Hosts {
+		if n == node {
+			return h
+		}
+	}
+	return -1
+}
+
+// resolveFault turns a suite fault into link events.
+func resolveFault(f *inventory.Fabric, sf *suite.Fault) ([]Fault, error) {
+	link, dir, what, err := faultTarget(f, sf)
+	if err != nil {
+		return nil, err
+	}
+	at, err := optDuration(sf.At)
+	if err != nil {
+		return nil, fmt.Errorf("at: %w", err)
+	}
+	until, err := optDuration(sf.Until)
+	if err != nil {
+		return nil, fmt.Errorf("until: %w", err)
+	}
+	var out []Fault
+	add := func(t int64, up bool, frac float64, d int, desc string) {
+		out = append(out, Fault{At: t, Link: link, Up: up, Fraction: frac, Direction: d, Description: desc + " at " + fmtPs(t)})
+	}
+	switch sf.Kind {
+	case "down":
+		add(at, false, 0, 0, "down "+what)
+		if until > 0 {
+			add(until, true, 0, 0, "up "+what)
+		}
+	case "up":
+		add(at, true, 0, 0, "up "+what)
+	case "degrade":
+		add(at, true, sf.Fraction, dir, fmt.Sprintf("degrade %s to %s%%", what, strconv.FormatFloat(100*sf.Fraction, 'g', 4, 64)))
+		if until > 0 {
+			add(until, true, 1, dir, "restore "+what)
+		}
+	case "flap":
+		period, err := optDuration(sf.Period)
+		if err != nil || period <= 0 {
+			return nil, fmt.Errorf("period: a flap needs a positive period")
+		}
+		for i := 0; i < sf.Count; i++ {
+			t := at + int64(i)*period
+			add(t, false, 0, 0, "flap down "+what)
+			add(t+period/2, true, 0, 0, "flap up "+what)
+		}
+	default:
+		return nil, fmt.Errorf("kind: unknown fault kind %q", sf.Kind)
+	}
+	return out, nil
+}
+
+// faultTarget finds the link a fault hits, the direction (for a port: its
+// transmit side) and a description.
+func faultTarget(f *inventory.Fabric, sf *suite.Fault) (link, dir int, what string, err error) {
+	switch {
+	case sf.Port != "":
+		dev, pname, ok := strings.Cut(sf.Port, ":")
+		n, found := f.NodeByName(dev)
+		if !ok || !found {
+			return 0, 0, "", fmt.Errorf("port: %q is not device:port in the fabric", sf.Port)
+		}
+		for _, p := range f.Nodes[n].Ports {
+			if f.Ports[p].Name == pname {
+				l := f.Ports[p].Link
+				d := sim.DirAB
+				if f.Links[l].B == p {
+					d = sim.DirBA
+				}
+				return l, d, sf.Port + " (transmit)", nil
+			}
+		}
+		return 0, 0, "", fmt.Errorf("port: %s has no port %q", dev, pname)
+	case sf.NIC != "":
+		n, found := f.NodeByName(sf.NIC)
+		if !found || f.Nodes[n].IsSwitch() || len(f.Nodes[n].Ports) == 0 {
+			return 0, 0, "", fmt.Errorf("nic: no host named %q", sf.NIC)
+		}
+		p := f.Nodes[n].Ports[0]
+		return f.Ports[p].Link, 0, sf.NIC + " NIC (" + sf.NIC + ":" + f.Ports[p].Name + ")", nil
+	case sf.Link != "":
+		ev, err := sim.ParseFault(f, "down:"+sf.Link+"@0", workloads.ParseDuration)
+		if err != nil {
+			return 0, 0, "", errors.New("link: " + strings.TrimPrefix(err.Error(), `fault "down:`+sf.Link+`@0": `))
+		}
+		return ev.Link, 0, "link " + sf.Link, nil
+	}
+	return 0, 0, "", fmt.Errorf("names no link, port or nic")
+}
+
+func fmtPs(ps int64) string {
+	switch {
+	case ps == 0:
+		return "0"
+	case ps%1e9 == 0:
+		return fmt.Sprintf("%dms", ps/1e9)
+	case ps%1e6 == 0:
+		return fmt.Sprintf("%dus", ps/1e6)
+	}
+	return fmt.Sprintf("%.3fus", float64(ps)/1e6)
+}

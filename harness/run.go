@@ -1,0 +1,456 @@
+package harness
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/fabricbench/fabricbench/analysis"
+	"github.com/fabricbench/fabricbench/harness/suite"
+	"github.com/fabricbench/fabricbench/kpis"
+	"github.com/fabricbench/fabricbench/report"
+	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+// Options control a suite run.
+type Options struct {
+	SuiteFile string
+	// Out is the results directory (created; existing results in it are
+	// replaced).
+	Out     string
+	Backend string // default "sim"
+	// Influx, when set, overrides the suite's InfluxDB sink.
+	Influx *InfluxOptions
+	// Progress receives progress bars (a terminal) or lines; nil: none.
+	Progress io.Writer
+	// Bars draws progress bars instead of lines.
+	Bars bool
+	// Log receives one line per finished run; nil: none.
+	Log io.Writer
+}
+
+// InfluxOptions select an InfluxDB sink.
+type InfluxOptions struct {
+	URL, Bucket, Org, TokenFile string
+}
+
+// Run plans the suite and runs every point, writing results.json, junit.xml,
+// report.html and per-run files under opts.Out. It returns the results even
+// when a run fails; the error is non-nil for bad input (*InputError), for
+// an infrastructure failure, or when ctx was cancelled.
+func Run(ctx context.Context, opts Options) (*results.Results, error) {
+	s, points, err := Plan(opts.SuiteFile)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Backend == "" {
+		opts.Backend = "sim"
+	}
+	if _, err := newBackend(opts.Backend); err != nil {
+		return nil, &InputError{fmt.Errorf("--backend: %w", err)}
+	}
+	influx, err := influxConfig(opts.Influx, s.Telemetry.Sink.Influx)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if err := os.MkdirAll(filepath.Join(opts.Out, "runs"), 0o755); err != nil {
+		return nil, fmt.Errorf("results directory: %w", err)
+	}
+	res := &results.Results{
+		Schema: results.Schema, Suite: s.Name, SuiteFile: opts.SuiteFile, Backend: opts.Backend,
+		Started: time.Now().UTC(), Status: results.Pass,
+	}
+	prog := newProgress(ctx, opts.Progress, opts.Bars)
+	var runErr error
+	for _, p := range points {
+		if ctx.Err() != nil {
+			res.Runs = append(res.Runs, results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: "not started: the suite was interrupted"})
+			continue
+		}
+		run, err := runPoint(ctx, opts, p, influx, prog)
+		res.Runs = append(res.Runs, *run)
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "%s\n", runLine(run))
+		}
+		if err != nil && runErr == nil {
+			runErr = err
+		}
+		// Save after every run so an interrupted suite keeps what it has.
+		finish(res)
+		if err := saveAll(opts.Out, res); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	prog.wait()
+	finish(res)
+	if ctx.Err() != nil {
+		res.Status = results.Interrupted
+	}
+	if err := saveAll(opts.Out, res); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr == nil && ctx.Err() != nil {
+		runErr = ctx.Err()
+	}
+	return res, runErr
+}
+
+func saveAll(dir string, res *results.Results) error {
+	if err := results.Save(dir, res); err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	if err := report.Render(dir); err != nil {
+		return fmt.Errorf("writing reports: %w", err)
+	}
+	return nil
+}
+
+// finish computes the summary and overall status.
+func finish(res *results.Results) {
+	res.Finished = time.Now().UTC()
+	sum := results.Summary{Runs: len(res.Runs)}
+	status := results.Pass
+	for _, r := range res.Runs {
+		for _, k := range r.KPIs {
+			sum.KPIs++
+			switch k.Verdict {
+			case results.Pass:
+				sum.Passed++
+			case results.Fail:
+				sum.Failed++
+			default:
+				sum.Errors++
+			}
+		}
+		sum.Anomalies += len(r.Anomalies)
+		switch r.Status {
+		case results.Error:
+			status = results.Error
+		case results.Interrupted, results.Skipped:
+			if status != results.Error {
+				status = results.Interrupted
+			}
+		}
+	}
+	if status == results.Pass && sum.Errors > 0 {
+		status = results.Error
+	}
+	if status == results.Pass && sum.Failed > 0 {
+		status = results.Fail
+	}
+	res.Summary, res.Status = sum, status
+}
+
+func runLine(r *results.Run) string {
+	pass, fail := 0, 0
+	for _, k := range r.KPIs {
+		if k.Verdict == results.Pass {
+			pass++
+		} else {
+			fail++
+		}
+	}
+	line := fmt.Sprintf("run %-24s %-11s %d/%d KPIs pass, %d anomalies, %.0f us simulated, %.1f s",
+		r.ID, r.Status, pass, pass+fail, len(r.Anomalies), r.SimEndUs, r.WallS)
+	if r.Error != "" {
+		line += ": " + r.Error
+	}
+	return line
+}
+
+// runPoint runs one matrix point. The returned Run is always usable; err is
+// an infrastructure error (or ctx's).
+func runPoint(ctx context.Context, opts Options, p *Point, influx *telemetry.InfluxConfig, prog *progress) (*results.Run, error) {
+	wall := time.Now()
+	rel := filepath.Join("runs", p.ID)
+	dir := filepath.Join(opts.Out, rel)
+	run := &results.Run{
+		ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Pass,
+		Fabric: p.Fabric.Summary(), Config: pointConfig(p),
+		Files: map[string]string{},
+	}
+	fail := func(err error) (*results.Run, error) {
+		run.Status, run.Error = results.Error, err.Error()
+		if ctx.Err() != nil {
+			run.Status = results.Interrupted
+		}
+		run.WallS = time.Since(wall).Seconds()
+		return run, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	w, err := BuildWorkload(p.Fabric, p.Jobs, p.Suite.Seed)
+	if err != nil {
+		return fail(&InputError{fmt.Errorf("jobs: %w", err)})
+	}
+	for _, ft := range p.Faults {
+		run.Faults = append(run.Faults, results.Fault{AtUs: float64(ft.At) / 1e6, Description: ft.Description})
+	}
+
+	b, err := newBackend(opts.Backend)
+	if err != nil {
+		return fail(err)
+	}
+	// Down always runs, with its own deadline, also after an interrupt.
+	downed := false
+	down := func() error {
+		if downed {
+			return nil
+		}
+		downed = true
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		return b.Down(dctx)
+	}
+	defer down()
+
+	if err := b.Up(ctx, p.Fabric); err != nil {
+		return fail(fmt.Errorf("up: %w", err))
+	}
+	if err := b.Configure(ctx, p.Features); err != nil {
+		var ce *CapabilityError
+		if errors.As(err, &ce) {
+			return fail(&InputError{err})
+		}
+		return fail(fmt.Errorf("configure: %w", err))
+	}
+	if err := b.DeployAgents(ctx, p.Transport); err != nil {
+		return fail(fmt.Errorf("deploy agents: %w", err))
+	}
+	targets, err := b.TelemetryTargets(ctx, p.Interval)
+	if err != nil {
+		return fail(fmt.Errorf("telemetry targets: %w", err))
+	}
+
+	// Sinks: the embedded store always, InfluxDB when configured.
+	storePath := filepath.Join(dir, "telemetry.csv")
+	store, err := telemetry.CreateStore(storePath)
+	if err != nil {
+		return fail(err)
+	}
+	run.Files["telemetry"] = filepath.ToSlash(filepath.Join(rel, "telemetry.csv"))
+	var sink telemetry.Sink = store
+	var ix *telemetry.InfluxSink
+	if influx != nil {
+		cfg := *influx
+		cfg.SpillPath = filepath.Join(dir, "influx-unsent.lp")
+		ix, err = telemetry.NewInfluxSink(cfg)
+		if err != nil {
+			store.Close(context.Background())
+			return fail(fmt.Errorf("influxdb: %w", err))
+		}
+		sink = telemetry.Multi(store, ix)
+		run.Telemetry.Influx = influx.URL + " bucket " + influx.Bucket
+	}
+	sinkClosed := false
+	closeSink := func() error {
+		if sinkClosed {
+			return nil
+		}
+		sinkClosed = true
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		return sink.Close(cctx)
+	}
+	defer closeSink()
+
+	cctx, cancelColl := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelColl()
+	coll := telemetry.NewCollector(targets,
+		telemetry.WithPaths(p.Paths...),
+		telemetry.WithSampleInterval(p.Interval),
+		telemetry.WithRun(p.ID),
+		telemetry.WithHandler(sink.Write),
+	)
+	if err := coll.Start(cctx); err != nil {
+		return fail(fmt.Errorf("telemetry subscribe: %w", err))
+	}
+	if err := b.InjectFaults(ctx, p.Faults); err != nil {
+		return fail(fmt.Errorf("faults: %w", err))
+	}
+	bar := prog.add(p.ID, len(w.Matrix.Flows))
+	rr, err := b.RunJobs(ctx, w, bar.update)
+	bar.done(rr != nil && !rr.Interrupted)
+	if err != nil {
+		return fail(fmt.Errorf("run jobs: %w", err))
+	}
+	// Down ends the telemetry streams; the collector then drains.
+	downErr := down()
+	stats, collErr := coll.Wait()
+	sinkErr := closeSink()
+	run.Telemetry.IntervalUs = float64(p.Interval.Microseconds())
+	run.Telemetry.Targets = len(targets)
+	run.Telemetry.Samples = stats.Samples
+	run.Telemetry.Store = run.Files["telemetry"]
+	run.Telemetry.EpochNs = rr.EpochNs
+	run.SimEndUs = float64(rr.End) / 1e6
+	run.Packets = rr.Packets
+	if err := writeFlows(filepath.Join(dir, "flows.csv"), w, rr); err != nil {
+		return fail(err)
+	}
+	run.Files["flows"] = filepath.ToSlash(filepath.Join(rel, "flows.csv"))
+	if err := errors.Join(downErr, collErr, sinkErr); err != nil {
+		return fail(fmt.Errorf("telemetry: %w", err))
+	}
+
+	// Analyse what arrived through gNMI, as stored.
+	samples, err := telemetry.ReadStore(storePath)
+	if err != nil {
+		return fail(err)
+	}
+	in := analysis.Input{
+		Fabric: p.Fabric, Samples: samples, EpochNs: rr.EpochNs, Ideal: rr.Ideal, Faults: run.Faults,
+		Opts: analysis.Options{
+			SymZ: p.Suite.Analysis.Symmetry.Z, SymMinDeviation: p.Suite.Analysis.Symmetry.MinDeviation,
+			StragLow: p.Suite.Analysis.Straggler.Low, StragHigh: p.Suite.Analysis.Straggler.High,
+			StragMinMiddle: p.Suite.Analysis.Straggler.MinMiddle,
+		},
+	}
+	for ji, j := range w.Jobs {
+		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps}
+		for fi, fl := range w.Matrix.Flows {
+			if w.FlowJob[fi] != ji {
+				continue
+			}
+			o := rr.Flows[fi]
+			jin.Flows = append(jin.Flows, analysis.FlowRecord{ID: fl.ID, Src: fl.Src, Dst: fl.Dst, Size: fl.Size,
+				Start: o.Start, FCT: o.FCT, Rep: w.FlowRep[fi], Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts})
+		}
+		in.Jobs = append(in.Jobs, jin)
+	}
+	out, err := analysis.Analyze(in)
+	if err != nil {
+		return fail(fmt.Errorf("analysis: %w", err))
+	}
+	run.Jobs = out.Jobs
+	run.Anomalies = out.Anomalies
+	if run.Anomalies == nil {
+		run.Anomalies = []results.Anomaly{}
+	}
+	extra := map[string]float64{
+		"retransmitted": float64(rr.Packets.Retransmitted), "trimmed": float64(rr.Packets.Trimmed),
+		"dropped": float64(rr.Packets.Dropped), "ecn_marked_packets": float64(rr.Packets.ECNMarked),
+		"incomplete_flows": float64(countIncomplete(rr)),
+	}
+	maps.Copy(extra, rr.Extra)
+	run.KPIs = kpis.Evaluate(p.KPIs, out, extra)
+	out.Plots.Run = p.ID
+	out.Plots.Faults = run.Faults
+	plotsRel := filepath.ToSlash(filepath.Join(rel, "plots.json"))
+	if err := results.SavePlots(filepath.Join(opts.Out, plotsRel), &out.Plots); err != nil {
+		return fail(err)
+	}
+	run.Files["plots"] = plotsRel
+	for _, k := range run.KPIs {
+		if k.Verdict == results.Fail && run.Status == results.Pass {
+			run.Status = results.Fail
+		}
+		if k.Verdict == results.Error {
+			run.Status = results.Error
+		}
+	}
+	if rr.Interrupted {
+		run.Status, run.Error = results.Interrupted, "interrupted: results cover the simulated time up to "+fmtPs(rr.End)
+	}
+	run.WallS = time.Since(wall).Seconds()
+	if rr.Interrupted {
+		return run, ctx.Err()
+	}
+	return run, nil
+}
+
+func countIncomplete(rr *RunResult) int {
+	n := 0
+	for _, f := range rr.Flows {
+		if f.FCT < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func pointConfig(p *Point) map[string]string {
+	c := map[string]string{
+		"cc": p.Transport.CC, "lb": p.Transport.LB, "mtu": strconv.Itoa(p.Transport.MTU),
+		"ecn": strconv.FormatBool(p.Features.ECN), "trimming": strconv.FormatBool(p.Features.Trimming),
+		"ecmp_hash": fmt.Sprint(p.Features.ECMPHash), "telemetry_interval": p.Interval.String(),
+		"seed": strconv.FormatUint(p.Suite.Seed, 10),
+	}
+	if p.Features.ECN {
+		c["ecn_kmin"] = strconv.FormatFloat(p.Features.KMin, 'g', -1, 64)
+		c["ecn_kmax"] = strconv.FormatFloat(p.Features.KMax, 'g', -1, 64)
+	}
+	if p.Features.QueueBytes > 0 {
+		c["queue_bytes"] = strconv.FormatInt(p.Features.QueueBytes, 10)
+	} else {
+		c["queue_bytes"] = "bdp"
+	}
+	return c
+}
+
+// writeFlows stores every flow's outcome as CSV.
+func writeFlows(path string, w *Workload, rr *RunResult) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(f)
+	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts"})
+	us := func(ps int64) string {
+		if ps < 0 {
+			return ""
+		}
+		return strconv.FormatFloat(float64(ps)/1e6, 'f', 3, 64)
+	}
+	for i, fl := range w.Matrix.Flows {
+		o := rr.Flows[i]
+		ideal := int64(-1)
+		if rr.Ideal != nil {
+			ideal = rr.Ideal(fl.Src, fl.Dst, fl.Size)
+		}
+		cw.Write([]string{strconv.Itoa(fl.ID), w.Jobs[w.FlowJob[i]].Name, strconv.Itoa(w.FlowRep[i]),
+			strconv.Itoa(fl.Src), strconv.Itoa(fl.Dst), strconv.FormatInt(fl.Size, 10),
+			us(o.Start), us(o.FCT), us(ideal),
+			strconv.FormatUint(o.Retx, 10), strconv.FormatUint(o.Nacks, 10), strconv.FormatUint(o.Timeouts, 10)})
+	}
+	cw.Flush()
+	if err := errors.Join(cw.Error(), f.Close()); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// influxConfig merges the command-line InfluxDB options over the suite's
+// sink and reads the token.
+func influxConfig(cli *InfluxOptions, fromSuite *suite.Influx) (*telemetry.InfluxConfig, error) {
+	var o InfluxOptions
+	switch {
+	case cli != nil && cli.URL != "":
+		o = *cli
+	case fromSuite != nil:
+		o = InfluxOptions{URL: fromSuite.URL, Bucket: fromSuite.Bucket, Org: fromSuite.Org, TokenFile: fromSuite.TokenFile}
+	}
+	if o.URL == "" {
+		return nil, nil
+	}
+	if o.Bucket == "" {
+		return nil, fmt.Errorf("--influx-bucket: required with --influx (InfluxDB 1.8: db/retention, e.g. fabricbench/autogen)")
+	}
+	tok, err := telemetry.ReadToken(o.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("influx token: %w", err)
+	}
+	return &telemetry.InfluxConfig{URL: o.URL, Bucket: o.Bucket, Org: o.Org, Token: tok}, nil
+}

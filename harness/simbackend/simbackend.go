@@ -1,0 +1,241 @@
+// Package simbackend runs suites on the reference simulator (package sim).
+// Its switches and host NICs are served as gNMI targets on loopback, one
+// target per device, streaming counters sampled in simulated time, so the
+// harness collects telemetry through the same gNMI path as on hardware.
+package simbackend
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/sim"
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+// Name is the backend's registry name.
+const Name = "sim"
+
+func init() { harness.Register(Name, func() harness.Backend { return New() }) }
+
+// Backend is the simulator backend.
+type Backend struct {
+	f       *inventory.Fabric
+	feat    harness.Features
+	tp      transport.Params
+	seed    uint64
+	links   []sim.LinkEvent
+	srv     *telemetry.Server
+	every   int64 // sample interval, ps
+	devices []telemetry.Device
+	ports   [][]int // device -> port IDs, in interface order
+	isHost  []bool
+	values  [][]int64
+	epoch   int64
+	pubErr  error
+}
+
+// New returns an idle simulator backend.
+func New() *Backend { return &Backend{} }
+
+// Name implements harness.Backend.
+func (b *Backend) Name() string { return Name }
+
+// Up prepares the fabric and lists the gNMI devices: every switch with its
+// ports and their data queues, and every host with its NIC.
+func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
+	b.f = f
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		d := telemetry.Device{Name: n.Name, Queues: n.IsSwitch()}
+		var ps []int
+		for _, p := range n.Ports {
+			d.Interfaces = append(d.Interfaces, f.Ports[p].Name)
+			ps = append(ps, p)
+		}
+		b.devices = append(b.devices, d)
+		b.ports = append(b.ports, ps)
+		b.isHost = append(b.isHost, !n.IsSwitch())
+		b.values = append(b.values, make([]int64, telemetry.ValuesPerDevice(d)))
+	}
+	return nil
+}
+
+// Configure checks and records the features. The simulator models ECMP
+// (5-tuple or address-only hashing), ECN marking, trimming and queue sizes;
+// PFC, SRv6 and VRFs are not modelled and are rejected.
+func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
+	if feat.PFC {
+		return &harness.CapabilityError{Backend: Name, Feature: "features.pfc", Reason: "the simulator models a lossy fabric (trimming or drops); it has no pause frames"}
+	}
+	if feat.SRv6 {
+		return &harness.CapabilityError{Backend: Name, Feature: "features.srv6", Reason: "the simulator routes by ECMP only; SRv6 path placement needs the FRR or hardware backend"}
+	}
+	if feat.VRFs > 0 {
+		return &harness.CapabilityError{Backend: Name, Feature: "features.vrfs", Reason: "the simulator has a single routing table"}
+	}
+	addrs := slices.Contains(feat.ECMPHash, "src-ip") && slices.Contains(feat.ECMPHash, "dst-ip")
+	if !addrs {
+		return &harness.CapabilityError{Backend: Name, Feature: "features.ecmp.hash", Reason: "the simulator always hashes on src-ip and dst-ip; it can add L4 ports (or the flow label) or not"}
+	}
+	feat.ECMPHash = slices.Clone(feat.ECMPHash)
+	b.feat = feat
+	return nil
+}
+
+// DeployAgents sets the transport the simulated hosts run: the same
+// agents/transport state machine as the UDP agent.
+func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
+	p := transport.DefaultParams()
+	var err error
+	if p.CC, err = transport.ParseCC(t.CC); err != nil {
+		return err
+	}
+	if p.LB, err = transport.ParseLB(t.LB); err != nil {
+		return err
+	}
+	if t.MTU > 0 {
+		p.MTU = t.MTU
+	}
+	if t.QuickAdapt != nil {
+		p.QuickAdapt = *t.QuickAdapt
+	}
+	if t.FastIncrease != nil {
+		p.FastIncrease = *t.FastIncrease
+	}
+	p.Trimming = b.feat.Trimming
+	b.tp, b.seed = p, t.Seed
+	return nil
+}
+
+// TelemetryTargets starts the gNMI server on loopback; it publishes a sample
+// every interval of simulated time.
+func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) ([]telemetry.TargetSpec, error) {
+	if interval <= 0 {
+		return nil, fmt.Errorf("telemetry interval must be positive")
+	}
+	srv, err := telemetry.NewServer(b.devices, telemetry.WithBaseInterval(interval))
+	if err != nil {
+		return nil, fmt.Errorf("gNMI server: %w", err)
+	}
+	b.srv = srv
+	b.every = interval.Nanoseconds() * 1000
+	b.epoch = time.Now().Truncate(time.Second).UnixNano()
+	user, pass := srv.Credentials()
+	specs := make([]telemetry.TargetSpec, len(b.devices))
+	for i, d := range b.devices {
+		specs[i] = telemetry.TargetSpec{Name: d.Name, Address: srv.Addr(), Username: user, Password: pass}
+	}
+	return specs, nil
+}
+
+// InjectFaults turns faults into link events of the run.
+func (b *Backend) InjectFaults(ctx context.Context, faults []harness.Fault) error {
+	for _, ft := range faults {
+		if ft.Link < 0 || ft.Link >= len(b.f.Links) {
+			return fmt.Errorf("fault %q: link %d out of range", ft.Description, ft.Link)
+		}
+		b.links = append(b.links, sim.LinkEvent{At: ft.At, Link: ft.Link, Up: ft.Up, RateFactor: ft.Fraction, Direction: ft.Direction})
+	}
+	return nil
+}
+
+// RunJobs simulates the workload. Telemetry is published from the
+// simulator's sampling hook; Publish blocks while a collector is behind, so
+// no sample is lost and the simulation stays deterministic.
+func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+	cfg := sim.Config{
+		Fabric: b.f, Matrix: w.Matrix, Transport: b.tp, Seed: b.seed,
+		QueueBytes: b.feat.QueueBytes, KMin: b.feat.KMin, KMax: b.feat.KMax, NoECN: !b.feat.ECN,
+		Links: b.links, End: b.feat.SimEnd, Reconverge: b.feat.Reconverge,
+		HashAddressesOnly: !hasL4(b.feat.ECMPHash),
+	}
+	if progress != nil {
+		cfg.Progress = func(p sim.Progress) { progress(harness.Progress{Done: p.Done, Flows: p.Flows, SimNow: p.SimNow}) }
+	}
+	if b.srv != nil {
+		if err := b.srv.WaitSubscribers(ctx, len(b.devices)); err != nil {
+			return nil, fmt.Errorf("waiting for gNMI subscribers: %w", err)
+		}
+		cfg.SampleEvery = b.every
+		cfg.OnSample = b.sample(ctx)
+	}
+	s, err := sim.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, s.Interrupt)
+	defer stop()
+	res := s.Run()
+	if b.pubErr != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("publishing telemetry: %w", b.pubErr)
+	}
+	out := &harness.RunResult{
+		Flows: make([]harness.FlowOutcome, len(res.Flows)),
+		Packets: results.Packets{Sent: res.Packets.Sent, Retransmitted: res.Packets.Retransmitted,
+			Trimmed: res.Packets.Trimmed, Dropped: res.Packets.Dropped, ECNMarked: res.Packets.ECNMarked},
+		End: res.SimEnd, Wall: res.Wall, EpochNs: b.epoch, Interrupted: res.Interrupted,
+		Ideal: s.IdealFCT,
+		Extra: map[string]float64{"sim_events": float64(res.Events), "reroutes": float64(res.Reroutes)},
+	}
+	for i, fr := range res.Flows {
+		out.Flows[i] = harness.FlowOutcome{ID: fr.ID, Start: fr.Start, FCT: fr.FCT, Retx: fr.Retx, Nacks: fr.Nacks, Timeouts: fr.Timeouts}
+	}
+	return out, nil
+}
+
+func hasL4(hash []string) bool {
+	return slices.Contains(hash, "src-port") || slices.Contains(hash, "dst-port") || slices.Contains(hash, "flow-label")
+}
+
+// sample reads every port's counters into the published values.
+func (b *Backend) sample(ctx context.Context) func(*sim.Sim, int64) {
+	return func(s *sim.Sim, now int64) {
+		if b.pubErr != nil {
+			return
+		}
+		for d := range b.devices {
+			v := b.values[d]
+			k := 0
+			for _, p := range b.ports[d] {
+				st := s.PortStats(p)
+				v[k+0] = int64(st.InOctets)
+				v[k+1] = int64(st.OutOctets)
+				v[k+2] = int64(st.InPkts)
+				v[k+3] = int64(st.OutPkts)
+				v[k+4] = int64(st.Drops)
+				k += len(telemetry.InterfaceFields)
+				if b.devices[d].Queues {
+					v[k+0] = int64(st.OutOctets)
+					v[k+1] = int64(st.Drops)
+					v[k+2] = int64(st.ECNMarked)
+					v[k+3] = int64(st.Trims)
+					v[k+4] = s.TakeQueueHighWater(p)
+					k += len(telemetry.QueueFields)
+				}
+			}
+		}
+		if err := b.srv.Publish(ctx, b.epoch+now/1000, b.values); err != nil {
+			b.pubErr = err
+			s.Interrupt()
+		}
+	}
+}
+
+// Down ends the telemetry streams (after every queued sample is sent) and
+// stops the gNMI server.
+func (b *Backend) Down(ctx context.Context) error {
+	if b.srv == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := b.srv.Close(cctx)
+	b.srv = nil
+	return err
+}
