@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+const suites = "../../examples/suites/"
+
+// junitCases parses junit.xml into testcase name -> "pass", "failure" or "error".
+func junitCases(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+				Error   *struct{} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("junit.xml: %v", err)
+	}
+	out := map[string]string{}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			v := "pass"
+			if c.Failure != nil {
+				v = "failure"
+			} else if c.Error != nil {
+				v = "error"
+			}
+			out[c.Name] = v
+		}
+	}
+	return out
+}
+
+func TestRunSmokeSuite(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", suites+"smoke.yaml", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"results.json", "junit.xml", "report.html"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s missing or empty: %v", f, err)
+		}
+	}
+	res, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != results.Pass || len(res.Runs) != 1 || res.Summary.KPIs == 0 || res.Summary.Passed != res.Summary.KPIs {
+		t.Fatalf("status %s, summary %+v", res.Status, res.Summary)
+	}
+	for name, v := range junitCases(t, dir) {
+		if v != "pass" {
+			t.Errorf("junit case %s: %s", name, v)
+		}
+	}
+	run := res.Runs[0]
+	samples, err := telemetry.ReadStore(filepath.Join(dir, run.Files["telemetry"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Everything in the store came through the gNMI collector.
+	if int64(len(samples)) != run.Telemetry.Samples || len(samples) == 0 {
+		t.Fatalf("store has %d samples, the collector received %d", len(samples), run.Telemetry.Samples)
+	}
+	// Every switch port has out-octets samples at every tick.
+	f, err := inventory.ParseSpec("fattree:hosts=16,tiers=3,gbps=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perPort := map[string]int{}
+	times := map[int64]bool{}
+	for _, s := range samples {
+		if s.Measurement == telemetry.MeasInterface && s.Field == telemetry.FieldOutOctets {
+			perPort[s.Target+":"+s.Interface]++
+			times[s.Time] = true
+		}
+	}
+	ports := 0
+	for _, n := range f.Nodes {
+		if !n.IsSwitch() {
+			continue
+		}
+		for _, p := range n.Ports {
+			ports++
+			if got := perPort[n.Name+":"+f.Ports[p].Name]; got != len(times) {
+				t.Errorf("%s:%s has %d samples, want one per tick (%d)", n.Name, f.Ports[p].Name, got, len(times))
+			}
+		}
+	}
+	if ports != 80 || len(times) < 10 {
+		t.Fatalf("%d switch ports, %d ticks", ports, len(times))
+	}
+}
+
+func TestRunDegradedUplinkIsASymmetryAnomaly(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", suites+"degraded-uplink.yaml", "--out", dir, "--quiet")
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	res, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := res.Runs[0].Anomalies
+	if len(an) != 1 || an[0].Kind != results.KindSymmetry || an[0].Member != "leaf1:Ethernet5" || an[0].Group != "leaf-uplinks:leaf1" {
+		t.Fatalf("anomalies %+v, want exactly leaf1:Ethernet5 in leaf-uplinks:leaf1", an)
+	}
+	cases := junitCases(t, dir)
+	if cases["fabric.symmetry_anomalies"] != "failure" || cases["perm.slowdown_p99"] != "pass" {
+		t.Fatalf("junit cases %v", cases)
+	}
+	if !strings.Contains(stdout, "leaf1:Ethernet5") {
+		t.Errorf("the summary does not name the port:\n%s", stdout)
+	}
+}
+
+func TestRunSlowNICIsAStraggler(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", suites+"slow-nic.yaml", "--out", dir, "--quiet")
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	res, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stragglers []string
+	for _, a := range res.Runs[0].Anomalies {
+		if a.Kind == results.KindStraggler {
+			stragglers = append(stragglers, a.Member)
+		}
+	}
+	if !slices.Equal(stragglers, []string{"host6"}) {
+		t.Fatalf("stragglers %v, want exactly [host6]; anomalies %+v", stragglers, res.Runs[0].Anomalies)
+	}
+	if junitCases(t, dir)["fabric.stragglers"] != "failure" {
+		t.Fatal("the stragglers KPI is not a failing JUnit case")
+	}
+}
+
+func TestRunBadSuitesExit2(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := "fabric: {spec: \"leafspine:leaves=2,spines=2,hosts_per_leaf=2\"}\njobs:\n  - {name: p, workload: permutation, size: 1MiB}\n"
+	cases := []struct{ name, body, want string }{
+		{"unknown-key.yaml", base + "telemetri: {interval: 1ms}\n", "unknown-key.yaml:4:1: telemetri"},
+		{"bad-size.yaml", "fabric: {spec: \"leafspine:leaves=2,spines=2,hosts_per_leaf=2\"}\njobs:\n  - {name: p, workload: permutation, size: 1Mib}\n", "bad-size.yaml:3:"},
+		{"bad-metric.yaml", base + "kpis:\n  - {metric: goodput, min: 1}\n", `unknown metric "goodput"`},
+		{"srv6.yaml", base + "features:\n  srv6: {locator: \"fcbb:bb00::/32\", usid: true}\n", "the sim backend cannot do features.srv6"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(t, "run", write(c.name, c.body), "--out", filepath.Join(dir, "out-"+c.name), "--quiet")
+		if code != exitBadInput || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", c.name, code, stderr, c.want)
+		}
+	}
+}
+
+func TestReportReRendersFromStoredResults(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := runCLI(t, "run", suites+"degraded-uplink.yaml", "--out", dir, "--quiet"); code != exitFail {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	html := filepath.Join(dir, "report.html")
+	before, _ := os.ReadFile(html)
+	if err := os.Remove(html); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "report", dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	after, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) || !strings.Contains(string(after), "leaf1:Ethernet5") {
+		t.Fatalf("re-rendered report differs from the original (%d vs %d bytes) or lacks the anomaly", len(after), len(before))
+	}
+	if code, _, stderr := runCLI(t, "report", filepath.Join(dir, "nope")); code != exitBadInput || !strings.Contains(stderr, "results.json") {
+		t.Fatalf("report of a missing dir: exit %d, %s", code, stderr)
+	}
+}
