@@ -21,8 +21,6 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-func inputErr(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
-
 // Point is one planned run: a matrix point resolved against its fabric.
 type Point struct {
 	ID        string
