@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +37,9 @@ type Options struct {
 	Bars bool
 	// Log receives one line per finished run; nil: none.
 	Log io.Writer
+	// InfluxCloseTimeout bounds the wait for InfluxDB to acknowledge every
+	// point at the end of a run (default 30s; Ctrl-C cuts it to 3s).
+	InfluxCloseTimeout time.Duration
 }
 
 // InfluxOptions select an InfluxDB sink.
@@ -69,13 +74,15 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		Started: time.Now().UTC(), Status: results.Pass,
 	}
 	prog := newProgress(ctx, opts.Progress, opts.Bars)
+	// The run tag keeps runs of different invocations apart in InfluxDB.
+	invocation := s.Name + "-" + res.Started.Format("20060102T150405.000Z")
 	var runErr error
 	for _, p := range points {
 		if ctx.Err() != nil {
 			res.Runs = append(res.Runs, results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: "not started: the suite was interrupted"})
 			continue
 		}
-		run, err := runPoint(ctx, opts, p, influx, prog)
+		run, err := runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
 		res.Runs = append(res.Runs, *run)
 		if opts.Log != nil {
 			fmt.Fprintf(opts.Log, "%s\n", runLine(run))
@@ -168,7 +175,7 @@ func runLine(r *results.Run) string {
 
 // runPoint runs one matrix point. The returned Run is always usable; err is
 // an infrastructure error (or ctx's).
-func runPoint(ctx context.Context, opts Options, p *Point, influx *telemetry.InfluxConfig, prog *progress) (*results.Run, error) {
+func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx *telemetry.InfluxConfig, prog *progress) (*results.Run, error) {
 	wall := time.Now()
 	rel := filepath.Join("runs", p.ID)
 	dir := filepath.Join(opts.Out, rel)
@@ -246,32 +253,62 @@ func runPoint(ctx context.Context, opts Options, p *Point, influx *telemetry.Inf
 	if influx != nil {
 		cfg := *influx
 		cfg.SpillPath = filepath.Join(dir, "influx-unsent.lp")
-		ix, err = telemetry.NewInfluxSink(cfg)
+		var iopts []telemetry.InfluxOption
+		if opts.Progress != nil {
+			iopts = append(iopts, telemetry.WithInfluxLogger(slog.New(slog.NewTextHandler(opts.Progress, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+		}
+		ix, err = telemetry.NewInfluxSink(cfg, iopts...)
 		if err != nil {
 			store.Close(context.Background())
 			return fail(fmt.Errorf("influxdb: %w", err))
 		}
 		sink = telemetry.Multi(store, ix)
-		run.Telemetry.Influx = influx.URL + " bucket " + influx.Bucket
+		run.Telemetry.Influx = redactURL(influx.URL) + " bucket " + influx.Bucket
 	}
-	sinkClosed := false
-	closeSink := func() error {
-		if sinkClosed {
+	storeClosed, influxClosed := false, false
+	closeStore := func() error {
+		if storeClosed {
 			return nil
 		}
-		sinkClosed = true
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		return sink.Close(cctx)
+		storeClosed = true
+		return store.Close(context.Background())
 	}
-	defer closeSink()
+	// closeInflux waits for InfluxDB to acknowledge everything: up to
+	// InfluxCloseTimeout, or a few seconds once the run is interrupted.
+	// What is still unwritten then goes to the spill file.
+	closeInflux := func() error {
+		if ix == nil || influxClosed {
+			return nil
+		}
+		influxClosed = true
+		wait := opts.InfluxCloseTimeout
+		if wait <= 0 {
+			wait = 30 * time.Second
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+		defer cancel()
+		stop := context.AfterFunc(ctx, func() {
+			time.AfterFunc(3*time.Second, cancel)
+		})
+		defer stop()
+		err := ix.Close(cctx)
+		st := ix.Stats()
+		run.Telemetry.InfluxStats = &results.InfluxStats{Points: st.Points, Written: st.Written, Retried: st.Retried,
+			Failed: st.Failed, Errors: st.Errors, LastError: st.LastError}
+		if st.Spilled > 0 {
+			run.Telemetry.InfluxStats.SpillFile = filepath.ToSlash(filepath.Join(rel, "influx-unsent.lp"))
+		}
+		return err
+	}
+	defer closeStore()
+	defer closeInflux()
 
 	cctx, cancelColl := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelColl()
 	coll := telemetry.NewCollector(targets,
 		telemetry.WithPaths(p.Paths...),
 		telemetry.WithSampleInterval(p.Interval),
-		telemetry.WithRun(p.ID),
+		telemetry.WithRun(runTag),
 		telemetry.WithHandler(sink.Write),
 	)
 	if err := coll.Start(cctx); err != nil {
@@ -289,11 +326,13 @@ func runPoint(ctx context.Context, opts Options, p *Point, influx *telemetry.Inf
 	// Down ends the telemetry streams; the collector then drains.
 	downErr := down()
 	stats, collErr := coll.Wait()
-	sinkErr := closeSink()
+	storeErr := closeStore()
+	influxErr := closeInflux()
 	run.Telemetry.IntervalUs = float64(p.Interval.Microseconds())
 	run.Telemetry.Targets = len(targets)
 	run.Telemetry.Samples = stats.Samples
 	run.Telemetry.Store = run.Files["telemetry"]
+	run.Telemetry.RunTag = runTag
 	run.Telemetry.EpochNs = rr.EpochNs
 	run.SimEndUs = float64(rr.End) / 1e6
 	run.Packets = rr.Packets
@@ -301,7 +340,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, influx *telemetry.Inf
 		return fail(err)
 	}
 	run.Files["flows"] = filepath.ToSlash(filepath.Join(rel, "flows.csv"))
-	if err := errors.Join(downErr, collErr, sinkErr); err != nil {
+	if err := errors.Join(downErr, collErr, storeErr); err != nil {
 		return fail(fmt.Errorf("telemetry: %w", err))
 	}
 
@@ -361,6 +400,10 @@ func runPoint(ctx context.Context, opts Options, p *Point, influx *telemetry.Inf
 			run.Status = results.Error
 		}
 	}
+	if influxErr != nil {
+		// The embedded store is complete and was analysed; InfluxDB is not.
+		run.Status, run.Error = results.Error, "influxdb: "+influxErr.Error()
+	}
 	if rr.Interrupted {
 		run.Status, run.Error = results.Interrupted, "interrupted: results cover the simulated time up to "+fmtPs(rr.End)
 	}
@@ -368,7 +411,19 @@ func runPoint(ctx context.Context, opts Options, p *Point, influx *telemetry.Inf
 	if rr.Interrupted {
 		return run, ctx.Err()
 	}
+	if influxErr != nil {
+		return run, fmt.Errorf("run %s: influxdb: %w", p.ID, influxErr)
+	}
 	return run, nil
+}
+
+// redactURL drops a password from a URL before it is stored or shown.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 func countIncomplete(rr *RunResult) int {

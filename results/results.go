@@ -92,9 +92,28 @@ type Telemetry struct {
 	Targets    int     `json:"targets"`
 	Samples    int64   `json:"samples"` // leaf values received over gNMI
 	Store      string  `json:"store"`   // path of the embedded store file
-	Influx     string  `json:"influx,omitempty"`
+	// RunTag is the value of the "run" column in the store and of the
+	// "run" tag in InfluxDB: <suite>-<start time>/<run id>, unique per
+	// invocation.
+	RunTag string `json:"run_tag"`
+	Influx string `json:"influx,omitempty"` // URL and bucket
+	// InfluxStats describe the InfluxDB sink: points written, retried
+	// (re-sent after a failure), failed (not written; saved to the spill
+	// file) and failed write requests.
+	InfluxStats *InfluxStats `json:"influx_stats,omitempty"`
 	// Epoch is the timestamp (ns since the Unix epoch) of simulated time 0.
 	EpochNs int64 `json:"epoch_ns"`
+}
+
+// InfluxStats summarise the InfluxDB sink of a run.
+type InfluxStats struct {
+	Points    int64  `json:"points"`
+	Written   int64  `json:"written"`
+	Retried   int64  `json:"retried"`
+	Failed    int64  `json:"failed"`
+	Errors    int64  `json:"errors"`
+	LastError string `json:"last_error,omitempty"`
+	SpillFile string `json:"spill_file,omitempty"`
 }
 
 // Job is one job of a run (with all its repetitions).

@@ -26,6 +26,7 @@ type runOpts struct {
 	out, backend                         string
 	influx, influxBucket, influxOrg, tok string
 	quiet                                bool
+	influxTimeout                        time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -55,6 +56,7 @@ infrastructure error, 130 interrupted (Ctrl-C; results so far are kept).`,
 	f.StringVar(&o.influxBucket, "influx-bucket", "", "InfluxDB bucket (InfluxDB 1.8: database/retention-policy)")
 	f.StringVar(&o.influxOrg, "influx-org", "", "InfluxDB organisation (ignored by InfluxDB 1.8)")
 	f.StringVar(&o.tok, "influx-token-file", "", "file holding the InfluxDB token (default: $FABRICBENCH_INFLUX_TOKEN)")
+	f.DurationVar(&o.influxTimeout, "influx-timeout", 30*time.Second, "at the end of each run, wait this long for InfluxDB to take every point; the rest is saved to runs/<id>/influx-unsent.lp")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress output")
 	return cmd
 }
@@ -69,7 +71,7 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		o.out = filepath.Join("runs", base+"-"+time.Now().Format("20060102-150405"))
 	}
-	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout}
+	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout, InfluxCloseTimeout: o.influxTimeout}
 	if o.influx != "" {
 		opts.Influx = &harness.InfluxOptions{URL: o.influx, Bucket: o.influxBucket, Org: o.influxOrg, TokenFile: o.tok}
 	} else if o.influxBucket != "" || o.tok != "" {

@@ -206,3 +206,33 @@ func TestReportReRendersFromStoredResults(t *testing.T) {
 		t.Fatalf("report of a missing dir: exit %d, %s", code, stderr)
 	}
 }
+
+// An unreachable InfluxDB does not lose the run: the embedded store is
+// analysed, the points go to the spill file and the exit status is 2.
+func TestRunUnreachableInfluxSpillsAndExits2(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", suites+"smoke.yaml", "--out", dir, "--quiet",
+		"--influx", "http://127.0.0.1:1", "--influx-bucket", "fb/autogen", "--influx-timeout", "500ms")
+	if code != exitBadInput {
+		t.Fatalf("exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	}
+	res, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := res.Runs[0]
+	st := run.Telemetry.InfluxStats
+	if run.Status != results.Error || !strings.Contains(run.Error, "influxdb") || len(run.KPIs) == 0 || st == nil || st.Failed == 0 || st.Written != 0 {
+		t.Fatalf("run: status %s, error %q, %d KPIs, influx stats %+v", run.Status, run.Error, len(run.KPIs), st)
+	}
+	spill, err := os.ReadFile(filepath.Join(dir, st.SpillFile))
+	points := 0
+	for _, line := range strings.Split(string(spill), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			points++
+		}
+	}
+	if err != nil || points != int(st.Failed) {
+		t.Fatalf("spill file %s: %v, %d points for %d failed", st.SpillFile, err, points, st.Failed)
+	}
+}

@@ -125,7 +125,7 @@ func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) 
 	}
 	b.srv = srv
 	b.every = interval.Nanoseconds() * 1000
-	b.epoch = time.Now().Truncate(time.Second).UnixNano()
+	b.epoch = time.Now().Truncate(time.Millisecond).UnixNano()
 	user, pass := srv.Credentials()
 	specs := make([]telemetry.TargetSpec, len(b.devices))
 	for i, d := range b.devices {
