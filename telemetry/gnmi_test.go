@@ -1097,3 +1097,11 @@ func TestFastDecoderMatchesProto(t *testing.T) {
 		t.Error("a truncated response decoded without error")
 	}
 }
+
+func TestServerRejectsNamesThatAreNotUTF8(t *testing.T) {
+	for _, d := range []Device{{Name: "sw\xff", Interfaces: []string{"e0"}}, {Name: "sw", Interfaces: []string{"e\xfe"}}} {
+		if _, err := NewServer([]Device{d}); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+			t.Errorf("%q: err %v, want a UTF-8 error", d.Name, err)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc"
@@ -176,10 +177,18 @@ func NewServer(devices []Device, opts ...ServerOption) (*Server, error) {
 		if _, dup := s.byName[d.Name]; dup {
 			return nil, fmt.Errorf("telemetry: duplicate device name %q", d.Name)
 		}
+		// gNMI strings are protobuf strings: valid UTF-8 (which also makes
+		// the path encodings below unable to fail).
+		if !utf8.ValidString(d.Name) {
+			return nil, fmt.Errorf("telemetry: device name %q is not valid UTF-8", d.Name)
+		}
 		seen := make(map[string]bool, len(d.Interfaces))
 		for _, ifn := range d.Interfaces {
 			if ifn == "" || seen[ifn] {
 				return nil, fmt.Errorf("telemetry: device %q: empty or duplicate interface name %q", d.Name, ifn)
+			}
+			if !utf8.ValidString(ifn) {
+				return nil, fmt.Errorf("telemetry: device %q: interface name %q is not valid UTF-8", d.Name, ifn)
 			}
 			seen[ifn] = true
 		}
@@ -464,7 +473,7 @@ func (s *Server) leafWire(d int) [][]byte {
 		for i, p := range paths {
 			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
 			if err != nil {
-				panic(fmt.Sprintf("telemetry: encoding path: %v", err)) // cannot happen for a valid Path
+				panic(fmt.Sprintf("telemetry: encoding path: %v", err)) // cannot happen: NewServer checks names are UTF-8
 			}
 			dp.wire[i] = b
 		}
