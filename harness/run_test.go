@@ -61,6 +61,7 @@ func TestRunsAreDeterministic(t *testing.T) {
 			}
 			for i := range s {
 				s[i].Time -= r.Telemetry.EpochNs
+				s[i].Run = r.ID // the run tag holds the start time
 			}
 			samples[r.ID] = s
 		}
