@@ -171,7 +171,7 @@ func TestRunBadSuitesExit2(t *testing.T) {
 	cases := []struct{ name, body, want string }{
 		{"unknown-key.yaml", base + "telemetri: {interval: 1ms}\n", "unknown-key.yaml:4:1: telemetri"},
 		{"bad-size.yaml", "fabric: {spec: \"leafspine:leaves=2,spines=2,hosts_per_leaf=2\"}\njobs:\n  - {name: p, workload: permutation, size: 1Mib}\n", "bad-size.yaml:3:"},
-		{"bad-metric.yaml", base + "kpis:\n  - {metric: goodput, min: 1}\n", `unknown metric "goodput"`},
+		{"bad-metric.yaml", base + "kpis:\n  - {metric: goodput, min: 1}\n", `bad-metric.yaml:5:14: kpis[0].metric: unknown metric "goodput"`},
 		{"srv6.yaml", base + "features:\n  srv6: {locator: \"fcbb:bb00::/32\", usid: true}\n", "the sim backend cannot do features.srv6"},
 	}
 	for _, c := range cases {

@@ -91,7 +91,7 @@ func TestLoadSmoke(t *testing.T) {
 	if k0.Name != "fct_p99_us" || k0.Scope != "perm" || k0.Max == nil || *k0.Max != 400 || k0.Min != nil {
 		t.Errorf("kpi 0: %+v", k0)
 	}
-	if k1.Name != "goodput" || k1.Scope != "fabric" || k1.Min == nil || *k1.Min != 40 {
+	if k1.Name != "coverage" || k1.Scope != "fabric" || k1.Min == nil || *k1.Min != 0.5 {
 		t.Errorf("kpi 1: %+v", k1)
 	}
 	want := Analysis{Symmetry: SymmetryOpts{Z: 3.5, MinDeviation: 0.2}, Straggler: StragglerOpts{Low: 0.1, High: 0.8, MinMiddle: 0.5}}

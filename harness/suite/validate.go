@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"github.com/fabricbench/fabricbench/kpis"
 	"math"
 	"net/netip"
 	"net/url"
@@ -903,6 +904,11 @@ func (c *checker) kpis() {
 				want += " or a job: " + strings.Join(jobs, ", ")
 			}
 			c.errf(p+".scope", "no job named %q (want %s)", k.Scope, want)
+		} else if strings.TrimSpace(k.Metric) != "" {
+			// The metric must exist and fit the scope (job or fabric).
+			if err := kpis.Check(kpis.Spec{Metric: k.Metric, Scope: k.Scope, Max: k.Max, Min: k.Min}, jobs); err != nil {
+				c.errf(p+".metric", "%v", err)
+			}
 		}
 	}
 }
