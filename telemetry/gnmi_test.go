@@ -976,7 +976,7 @@ func TestEncodeNotificationMatchesProto(t *testing.T) {
 	for _, in := range [][]bool{nil, incl} {
 		for _, ts := range []int64{0, 1, tickTime(7)} {
 			var got gnmi.SubscribeResponse
-			if err := proto.Unmarshal(encodeNotification(ts, encodePrefix(d.Name), wire, vals, in).b, &got); err != nil {
+			if err := proto.Unmarshal(encodeNotification(ts, mustPrefix(t, d.Name), wire, vals, in).b, &got); err != nil {
 				t.Fatal(err)
 			}
 			n := &gnmi.Notification{Timestamp: ts, Prefix: &gnmi.Path{Target: d.Name}}
@@ -1075,7 +1075,7 @@ func TestFastDecoderMatchesProto(t *testing.T) {
 	n = protowire.AppendTag(n, fieldNotificationUpdate, protowire.BytesType)
 	n = protowire.AppendBytes(n, u)
 	n = protowire.AppendTag(n, fieldNotificationPrefix, protowire.BytesType)
-	n = protowire.AppendBytes(n, encodePrefix("dev1"))
+	n = protowire.AppendBytes(n, mustPrefix(t, "dev1"))
 	n = protowire.AppendTag(n, fieldNotificationTimestamp, protowire.VarintType)
 	n = protowire.AppendVarint(n, 99)
 	var r []byte
@@ -1104,4 +1104,13 @@ func TestServerRejectsNamesThatAreNotUTF8(t *testing.T) {
 			t.Errorf("%q: err %v, want a UTF-8 error", d.Name, err)
 		}
 	}
+}
+
+func mustPrefix(t testing.TB, target string) []byte {
+	t.Helper()
+	b, err := encodePrefix(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

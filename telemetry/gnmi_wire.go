@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"fmt"
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -41,12 +42,12 @@ func (c wireCodec) Marshal(v any) ([]byte, error) {
 }
 
 // encodePrefix returns the encoding of gnmi.Path{Target: target}.
-func encodePrefix(target string) []byte {
+func encodePrefix(target string) ([]byte, error) {
 	b, err := proto.Marshal(&gnmi.Path{Target: target})
 	if err != nil {
-		panic("telemetry: encoding prefix: " + err.Error()) // cannot happen: NewServer checks names are UTF-8
+		return nil, fmt.Errorf("telemetry: encoding prefix of %q: %w", target, err)
 	}
-	return b
+	return b, nil
 }
 
 // encodeNotification encodes a SubscribeResponse holding one Notification

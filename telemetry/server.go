@@ -77,8 +77,8 @@ type Server struct {
 }
 
 type devicePaths struct {
-	once sync.Once
-	wire [][]byte // per leaf, the protobuf encoding of its gnmi.Path
+	prefix []byte   // the encoding of gnmi.Path{Target: device name}
+	wire   [][]byte // per leaf, the protobuf encoding of its gnmi.Path
 }
 
 // ErrServerClosed is returned by Publish and WaitSubscribers after Close.
@@ -196,6 +196,9 @@ func NewServer(devices []Device, opts ...ServerOption) (*Server, error) {
 		s.devices[i] = d
 		s.byName[d.Name] = i
 		s.latest[i] = make([]int64, ValuesPerDevice(d))
+		if err := s.encodePaths(i); err != nil {
+			return nil, err
+		}
 	}
 	lis, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -464,21 +467,24 @@ func (s *Server) unregister(sub *subscription) {
 }
 
 // leafWire returns the protobuf encodings of device d's leaf paths
-// (read-only), building them on first use.
-func (s *Server) leafWire(d int) [][]byte {
+// (read-only; built by NewServer).
+func (s *Server) leafWire(d int) [][]byte { return s.paths[d].wire }
+
+// encodePaths builds device d's prefix and leaf path encodings.
+func (s *Server) encodePaths(d int) error {
 	dp := &s.paths[d]
-	dp.once.Do(func() {
-		paths := gnmiLeafPaths(&s.devices[d])
-		dp.wire = make([][]byte, len(paths))
-		for i, p := range paths {
-			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
-			if err != nil {
-				panic(fmt.Sprintf("telemetry: encoding path: %v", err)) // cannot happen: NewServer checks names are UTF-8
-			}
-			dp.wire[i] = b
+	var err error
+	if dp.prefix, err = encodePrefix(s.devices[d].Name); err != nil {
+		return err
+	}
+	paths := gnmiLeafPaths(&s.devices[d])
+	dp.wire = make([][]byte, len(paths))
+	for i, p := range paths {
+		if dp.wire[i], err = (proto.MarshalOptions{Deterministic: true}).Marshal(p); err != nil {
+			return fmt.Errorf("telemetry: device %q: encoding path %d: %w", s.devices[d].Name, i, err)
 		}
-	})
-	return dp.wire
+	}
+	return nil
 }
 
 // subscription is one registered STREAM SubscribeRequest. Its entries
@@ -514,9 +520,9 @@ type tickBuf struct {
 	vals []int64 // per leaf
 }
 
-func newSubscription(dev int, name string, leaves []int, paths [][]byte, entries []subEntry, depth int) *subscription {
+func newSubscription(dev int, prefix []byte, leaves []int, paths [][]byte, entries []subEntry, depth int) *subscription {
 	sub := &subscription{
-		dev: dev, prefix: encodePrefix(name), leaves: leaves, paths: paths, entries: entries,
+		dev: dev, prefix: prefix, leaves: leaves, paths: paths, entries: entries,
 		free: make(chan *tickBuf, depth), ready: make(chan *tickBuf, depth),
 		closing: make(chan struct{}), gone: make(chan struct{}),
 		incl: make([]bool, len(leaves)),
@@ -659,7 +665,7 @@ func (g *gnmiService) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 	if !isStream {
 		return s.serveOnce(stream, dev, name, leaves, paths)
 	}
-	sub := newSubscription(dev, name, leaves, paths, entries, s.depth)
+	sub := newSubscription(dev, s.paths[dev].prefix, leaves, paths, entries, s.depth)
 	if !s.register(sub) {
 		return status.Error(codes.Unavailable, "the gNMI server is shutting down")
 	}
@@ -797,7 +803,7 @@ func (s *Server) serveOnce(stream gnmi.GNMI_SubscribeServer, dev int, name strin
 	}
 	s.latestMu.Unlock()
 	if published {
-		if err := stream.SendMsg(encodeNotification(ts, encodePrefix(name), paths, vals, nil)); err != nil {
+		if err := stream.SendMsg(encodeNotification(ts, s.paths[dev].prefix, paths, vals, nil)); err != nil {
 			return err
 		}
 	}
