@@ -160,14 +160,8 @@ func jobFlows(f *inventory.Fabric, j *Job, seed uint64) ([]workloads.Flow, error
 func derangement(n int, seed uint64) []int {
 	r := rand.New(rand.NewPCG(seed, 0x6a6f6273))
 	p := r.Perm(n)
-	for i := range p {
-		if p[i] == i {
-			k := (i + 1) % n
-			p[i], p[k] = p[k], p[i]
-		}
-	}
-	// One swap can create a new fixed point at k only if p[k] was i; retry
-	// deterministically until clean.
+	// Swap every fixed point with a random other position until none is
+	// left (a swap can only create a new one at i, which the loop revisits).
 	for changed := true; changed; {
 		changed = false
 		for i := range p {
