@@ -9,7 +9,7 @@ require (
 	github.com/openconfig/gnmic/pkg/api v0.1.9
 	github.com/spf13/cobra v1.10.1
 	github.com/vbauerster/mpb/v8 v8.9.3
-	golang.org/x/net v0.59.0
+	golang.org/x/net v0.60.0
 	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/grpc v1.63.2
@@ -38,11 +38,16 @@ require (
 	github.com/oapi-codegen/runtime v1.0.0 // indirect
 	github.com/openconfig/grpctunnel v0.1.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
+	github.com/scrapli/scrapligo v1.4.3 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/vishvananda/netlink v1.3.1 // indirect
+	github.com/vishvananda/netns v0.0.5 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240415180920-8c6c420018be // indirect
 )

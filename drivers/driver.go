@@ -1,0 +1,374 @@
+// Package drivers talks to fabric devices: FRR (vtysh over SSH, with
+// scrapligo), Linux hosts and routers (iproute2 and sysctl over SSH) and
+// SONiC (CONFIG_DB and CLI over SSH). Every platform implements Driver:
+// it reports its capabilities and facts, applies a desired feature set
+// idempotently (with a dry-run diff first), verifies it by reading state
+// back, and reads the operational state the bring-up validation checks.
+//
+// Platforms register a constructor with Register; Open picks one by the
+// inventory's platform name.
+package drivers
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Feature names a configurable feature.
+type Feature string
+
+const (
+	FeatECMPHash Feature = "ecmp-hash" // multipath hash fields
+	FeatVRF      Feature = "vrf"
+	FeatSRv6     Feature = "srv6-usid" // SRv6 micro-SID locators, SIDs and steering
+	FeatECN      Feature = "ecn-wred"
+	FeatPFC      Feature = "pfc"
+	FeatTrimming Feature = "trimming"
+	FeatBGP      Feature = "bgp"
+)
+
+// AllFeatures lists every feature in a stable order.
+var AllFeatures = []Feature{FeatBGP, FeatECMPHash, FeatVRF, FeatSRv6, FeatECN, FeatPFC, FeatTrimming}
+
+// Support says whether and how a platform does a feature.
+type Support struct {
+	Supported bool
+	// Mode names how the feature is realised when there are several ways,
+	// e.g. "netns" for VRFs backed by network namespaces.
+	Mode string
+	// Reason explains an unsupported feature.
+	Reason string
+}
+
+// Capabilities maps each feature to its support.
+type Capabilities map[Feature]Support
+
+// Features is the desired feature set of one device. A nil pointer or an
+// empty slice leaves that feature alone.
+type Features struct {
+	// ECMPHash lists the multipath hash fields: src-ip, dst-ip, ip-proto,
+	// src-port, dst-port, flow-label.
+	ECMPHash []string
+	VRFs     []VRF
+	SRv6     *SRv6
+	ECN      *ECN
+	PFC      *PFC
+	Trimming *Trimming
+}
+
+// Requested lists the features f asks for.
+func (f *Features) Requested() []Feature {
+	var out []Feature
+	if len(f.ECMPHash) > 0 {
+		out = append(out, FeatECMPHash)
+	}
+	if len(f.VRFs) > 0 {
+		out = append(out, FeatVRF)
+	}
+	if f.SRv6 != nil {
+		out = append(out, FeatSRv6)
+	}
+	if f.ECN != nil {
+		out = append(out, FeatECN)
+	}
+	if f.PFC != nil {
+		out = append(out, FeatPFC)
+	}
+	if f.Trimming != nil {
+		out = append(out, FeatTrimming)
+	}
+	return out
+}
+
+// VRF is one routing instance.
+type VRF struct {
+	Name       string
+	Table      int      // kernel routing table (Linux/SONiC); 0 picks one
+	Interfaces []string // member interfaces
+}
+
+// SRv6 configures a micro-SID locator, local SIDs and steered routes.
+type SRv6 struct {
+	Locator string       // locator name
+	Prefix  netip.Prefix // the node's uN prefix, e.g. fd00:bbbb:0100::/48
+	// BlockLen and NodeLen are the uSID block and node ID lengths in bits
+	// (32 and 16 for the usual F3216 format).
+	BlockLen, NodeLen int
+	SIDs              []SID
+	Steer             []Steer
+}
+
+// SID is one local SID.
+type SID struct {
+	Addr netip.Prefix
+	// Behavior: uN (End with next-csid), uA (End.X with next-csid), uDT46,
+	// End, End.DT46.
+	Behavior string
+	VRF      string     // uDT46: the VRF to decapsulate into
+	Nexthop  netip.Addr // uA: adjacency next hop
+	Dev      string     // uA: adjacency interface
+}
+
+// Steer is a route whose traffic is encapsulated with a SID list.
+type Steer struct {
+	Prefix   netip.Prefix
+	Segments []netip.Addr
+	Dev      string
+	VRF      string
+}
+
+// ECN configures WRED with ECN marking on the lossless/data queues.
+type ECN struct {
+	MinBytes, MaxBytes int64
+	MaxProbPercent     int
+	Queues             []int // 0: queue 3 (RoCE) and 4
+}
+
+// PFC enables priority flow control on priorities.
+type PFC struct {
+	Priorities []int
+}
+
+// Trimming configures packet trimming: packets that would be dropped are
+// cut to Size bytes and sent with DSCP on Queue.
+type Trimming struct {
+	Size  int
+	DSCP  int
+	Queue int
+}
+
+// Change is one difference between the desired and the running state.
+type Change struct {
+	Feature Feature
+	Key     string // what changes, e.g. "SWITCH_HASH|GLOBAL ecmp_hash" or "sysctl net.ipv4.fib_multipath_hash_policy"
+	Old     string // "" when absent
+	New     string // "" when removed
+}
+
+func (c Change) String() string {
+	switch {
+	case c.Old == "":
+		return fmt.Sprintf("+ %s = %s", c.Key, c.New)
+	case c.New == "":
+		return fmt.Sprintf("- %s (was %s)", c.Key, c.Old)
+	}
+	return fmt.Sprintf("~ %s: %s -> %s", c.Key, c.Old, c.New)
+}
+
+// Diff is an ordered list of changes; empty means nothing to do.
+type Diff []Change
+
+func (d Diff) String() string {
+	if len(d) == 0 {
+		return "no changes"
+	}
+	lines := make([]string, len(d))
+	for i, c := range d {
+		lines[i] = c.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Check is one verified fact, with the evidence read from the device.
+type Check struct {
+	Device   string
+	Feature  Feature
+	Name     string
+	OK       bool
+	Evidence string
+}
+
+// Facts describe a device.
+type Facts struct {
+	Hostname   string
+	Platform   string
+	OSVersion  string
+	Interfaces []string
+	// VRFMode is how VRFs are realised ("vrf-device", "netns", "" when the
+	// platform has none).
+	VRFMode string
+}
+
+// LinkState is one interface's state.
+type LinkState struct {
+	Name  string
+	Up    bool // operationally up
+	Admin bool // administratively up
+	Addrs []netip.Prefix
+}
+
+// BGPSession is one BGP neighbor.
+type BGPSession struct {
+	VRF         string
+	Peer        string // neighbor address or interface
+	Interface   string
+	LocalAS     uint32
+	RemoteAS    uint32
+	State       string // Established, Active, Idle, ...
+	PfxReceived int
+}
+
+// Established reports whether the session is up.
+func (s BGPSession) Established() bool { return strings.EqualFold(s.State, "Established") }
+
+// Nexthop is one path of a route.
+type Nexthop struct {
+	Via netip.Addr
+	Dev string
+}
+
+// Route is one installed route.
+type Route struct {
+	VRF      string
+	Prefix   netip.Prefix
+	Protocol string
+	Nexthops []Nexthop
+}
+
+// SIDState is one installed SRv6 local SID.
+type SIDState struct {
+	Addr     netip.Prefix
+	Behavior string
+	Flavors  string
+}
+
+// State is a device's operational state, as read back for validation.
+type State struct {
+	Links  []LinkState
+	BGP    []BGPSession
+	Routes []Route // IPv4 and IPv6 routes of the default VRF (and VRFs)
+	SIDs   []SIDState
+}
+
+// Route returns the route for p in vrf ("" = default), if installed.
+func (s *State) Route(vrf string, p netip.Prefix) (Route, bool) {
+	for _, r := range s.Routes {
+		if r.VRF == vrf && r.Prefix == p {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
+
+// Driver manages one device.
+type Driver interface {
+	// Platform is the registry name, e.g. "frr", "linux", "sonic".
+	Platform() string
+	Capabilities(ctx context.Context) (Capabilities, error)
+	Facts(ctx context.Context) (*Facts, error)
+	// Diff returns what Apply would change, changing nothing (dry run).
+	// A requested feature the platform lacks is a *CapabilityError.
+	Diff(ctx context.Context, want *Features) (Diff, error)
+	// Apply makes the running state match want and returns what it
+	// changed; applying the same features twice changes nothing.
+	Apply(ctx context.Context, want *Features) (Diff, error)
+	// Verify reads the state back and checks every requested feature.
+	Verify(ctx context.Context, want *Features) ([]Check, error)
+	// State reads links, BGP sessions, routes and SIDs.
+	State(ctx context.Context) (*State, error)
+	// Exec runs a shell command on the device (hosts: ping, ...). Platforms
+	// without a shell return a *CapabilityError.
+	Exec(ctx context.Context, cmd string) (string, error)
+	Close() error
+}
+
+// CapabilityError reports a feature a platform lacks.
+type CapabilityError struct {
+	Platform, Device string
+	Feature          Feature
+	Reason           string
+}
+
+func (e *CapabilityError) Error() string {
+	if e.Device != "" {
+		return fmt.Sprintf("%s (%s) cannot do %s: %s", e.Device, e.Platform, e.Feature, e.Reason)
+	}
+	return fmt.Sprintf("platform %s cannot do %s: %s", e.Platform, e.Feature, e.Reason)
+}
+
+// CheckCapabilities returns a *CapabilityError for the first requested
+// feature caps does not support.
+func CheckCapabilities(platform, device string, caps Capabilities, want *Features) error {
+	for _, f := range want.Requested() {
+		s, ok := caps[f]
+		if !ok || !s.Supported {
+			reason := s.Reason
+			if reason == "" {
+				reason = "not supported"
+			}
+			return &CapabilityError{Platform: platform, Device: device, Feature: f, Reason: reason}
+		}
+	}
+	return nil
+}
+
+// Config tells a driver how to reach its device.
+type Config struct {
+	Device  string // name in the inventory or lab
+	Address string // management address (host or host:port)
+	Port    int    // SSH port, 0 = 22
+	Auth    Auth
+	// KnownHosts is the known_hosts file host keys are checked against.
+	// Required for SSH: host keys are always verified.
+	KnownHosts string
+	Timeout    time.Duration // per operation; 0 = 30s
+	// Options are platform-specific extras (e.g. scrapligo options for
+	// the file transport in tests).
+	Options []any
+}
+
+// Auth holds resolved credentials. It is never logged.
+type Auth struct {
+	User       string
+	Password   string
+	PrivateKey []byte
+	Passphrase string
+	// Agent uses the keys of the ssh-agent at $SSH_AUTH_SOCK.
+	Agent bool
+}
+
+// String hides the secrets.
+func (a Auth) String() string { return fmt.Sprintf("Auth{User:%q}", a.User) }
+
+// GoString hides the secrets from %#v.
+func (a Auth) GoString() string { return a.String() }
+
+var (
+	regMu    sync.Mutex
+	registry = map[string]func(Config) (Driver, error){}
+)
+
+// Register makes a platform available to Open.
+func Register(platform string, open func(Config) (Driver, error)) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	registry[platform] = open
+}
+
+// Platforms lists the registered platforms.
+func Platforms() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := make([]string, 0, len(registry))
+	for p := range registry {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Open connects to a device with the driver of its platform.
+func Open(platform string, cfg Config) (Driver, error) {
+	regMu.Lock()
+	open, ok := registry[platform]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown platform %q (have %s)", platform, strings.Join(Platforms(), ", "))
+	}
+	return open(cfg)
+}
