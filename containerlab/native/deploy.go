@@ -1,0 +1,673 @@
+// Package native deploys a containerlab topology without Docker: each node
+// is a network namespace (with its own UTS namespace and hostname), each
+// link a veth pair (optionally shaped with tbf), FRR nodes run one FRR
+// instance (zebra, bgpd, staticd, ... from the node's daemons file) with
+// the node's frr.conf, and every node runs an OpenSSH server on a
+// management network reachable from this machine.
+//
+// Layout, for lab L:
+//   - namespace clab-L-NODE per node (as containerlab names containers);
+//   - namespace fbmgmt-L holding the management bridge br0; one veth into
+//     it from the root namespace (fbm + 8 hex digits) with the subnet's
+//     first address, and one per node (mgmt0 in the node);
+//   - /run/fabricbench/labs/L: state.json, known_hosts, the lab's SSH
+//     client key (id_ed25519), and one directory per node (etc and run
+//     directories bind-mounted onto /etc/frr and /run/frr inside the node,
+//     host key, sshd_config, logs).
+//
+// Everything Deploy makes is found again by lab name and removed by
+// Destroy, also after a crash (the state directory lives on tmpfs, like
+// the namespaces).
+package native
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/fabricbench/fabricbench/containerlab"
+)
+
+// DefaultStateRoot is where lab state directories live.
+const DefaultStateRoot = "/run/fabricbench/labs"
+
+// Deployer deploys labs natively.
+type Deployer struct {
+	stateRoot    string
+	frrDir       string
+	sshd         string
+	readyTimeout time.Duration
+	logf         func(format string, args ...any)
+}
+
+// Option configures a Deployer.
+type Option func(*Deployer)
+
+// WithStateRoot sets the directory holding lab state (default
+// /run/fabricbench/labs).
+func WithStateRoot(dir string) Option { return func(d *Deployer) { d.stateRoot = dir } }
+
+// WithReadyTimeout bounds the wait for readiness (default 90s).
+func WithReadyTimeout(t time.Duration) Option { return func(d *Deployer) { d.readyTimeout = t } }
+
+// WithLogf sets a progress logger.
+func WithLogf(f func(format string, args ...any)) Option { return func(d *Deployer) { d.logf = f } }
+
+// WithFRRDir sets the directory of the FRR daemons (default /usr/lib/frr).
+func WithFRRDir(dir string) Option { return func(d *Deployer) { d.frrDir = dir } }
+
+// New returns a Deployer.
+func New(opts ...Option) *Deployer {
+	d := &Deployer{
+		stateRoot:    DefaultStateRoot,
+		frrDir:       "/usr/lib/frr",
+		sshd:         "/usr/sbin/sshd",
+		readyTimeout: 90 * time.Second,
+		logf:         func(string, ...any) {},
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
+}
+
+// State is what a deployed lab looks like; it is saved as state.json.
+type State struct {
+	Lab      string    `json:"lab"`
+	Topology string    `json:"topology,omitempty"`
+	Runtime  string    `json:"runtime"`
+	Created  time.Time `json:"created"`
+	Dir      string    `json:"dir"`
+	// Mgmt is the management subnet and Gateway this machine's address in
+	// it (on RootIf).
+	Mgmt       string      `json:"mgmt"`
+	Gateway    string      `json:"gateway"`
+	RootIf     string      `json:"root_if"`
+	MgmtNS     string      `json:"mgmt_ns"`
+	Nodes      []NodeState `json:"nodes"`
+	KnownHosts string      `json:"known_hosts"`
+	Key        string      `json:"key"`
+	User       string      `json:"user"`
+}
+
+// NodeState is one deployed node.
+type NodeState struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	OS        string `json:"os"`
+	Role      string `json:"role,omitempty"`
+	Mgmt      string `json:"mgmt"`
+	Dir       string `json:"dir"`
+	// Init is the node's init process (its namespaces' anchor).
+	Init int `json:"init"`
+}
+
+// Node returns the deployed node called name.
+func (s *State) Node(name string) (NodeState, bool) {
+	for _, n := range s.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return NodeState{}, false
+}
+
+// NamespaceName is the namespace of a lab node.
+func NamespaceName(lab, node string) string { return "clab-" + lab + "-" + node }
+
+// MgmtNamespace is the namespace holding a lab's management bridge.
+func MgmtNamespace(lab string) string { return "fbmgmt-" + lab }
+
+// RootInterface is the root-namespace end of a lab's management network.
+func RootInterface(lab string) string {
+	h := fnv.New32a()
+	h.Write([]byte(lab))
+	return fmt.Sprintf("fbm%08x", h.Sum32())
+}
+
+// StateDir is a lab's state directory.
+func (d *Deployer) StateDir(lab string) string { return filepath.Join(d.stateRoot, lab) }
+
+// LoadState reads a deployed lab's state.
+func (d *Deployer) LoadState(lab string) (*State, error) {
+	b, err := os.ReadFile(filepath.Join(d.StateDir(lab), "state.json"))
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(d.StateDir(lab), "state.json"), err)
+	}
+	return &s, nil
+}
+
+// NotReadyError is returned by Deploy when the lab came up but did not
+// become ready in time; the lab is left running for inspection.
+type NotReadyError struct {
+	Lab     string
+	Pending []string // what was not ready, e.g. "leaf0: BGP 198.18.0.5 Active"
+}
+
+func (e *NotReadyError) Error() string {
+	return fmt.Sprintf("lab %s is up but not ready: %s", e.Lab, strings.Join(e.Pending, "; "))
+}
+
+// Preflight checks that this machine can deploy lab natively.
+func (d *Deployer) Preflight(lab *containerlab.Lab) error {
+	var errs []string
+	if os.Geteuid() != 0 {
+		errs = append(errs, "the native deployer needs root (network namespaces, veth, mounts)")
+	}
+	needFRR := false
+	for _, n := range lab.Nodes {
+		switch n.OS {
+		case "sonic":
+			errs = append(errs, fmt.Sprintf("node %s: kind %s cannot run natively (SONiC needs its container image); deploy this file with containerlab and Docker", n.Name, n.Kind))
+		case "frr":
+			needFRR = true
+		}
+	}
+	if needFRR {
+		for _, bin := range []string{"zebra", "bgpd", "staticd"} {
+			if _, err := os.Stat(filepath.Join(d.frrDir, bin)); err != nil {
+				errs = append(errs, fmt.Sprintf("FRR is not installed (%s missing; apt-get install frr)", filepath.Join(d.frrDir, bin)))
+				break
+			}
+		}
+		if _, err := exec.LookPath("vtysh"); err != nil {
+			errs = append(errs, "vtysh not found (apt-get install frr)")
+		}
+		if _, err := user.Lookup("frr"); err != nil {
+			errs = append(errs, "user frr missing (apt-get install frr)")
+		}
+	}
+	if _, err := os.Stat(d.sshd); err != nil {
+		errs = append(errs, fmt.Sprintf("OpenSSH server missing (%s; apt-get install openssh-server)", d.sshd))
+	}
+	for _, bin := range []string{"ip", "unshare", "mount"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			errs = append(errs, bin+" not found (iproute2/util-linux)")
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Deploy brings lab up. Leftovers of an earlier deployment of the same lab
+// name are removed first. On failure everything made so far is removed,
+// except when the lab is up but not ready (*NotReadyError).
+func (d *Deployer) Deploy(ctx context.Context, lab *containerlab.Lab, topologyFile string) (*State, error) {
+	if err := d.Preflight(lab); err != nil {
+		return nil, err
+	}
+	if rep, err := d.Destroy(ctx, lab.Name, nodeNames(lab)); err != nil {
+		return nil, fmt.Errorf("remove leftovers of lab %s: %w", lab.Name, err)
+	} else if !rep.Empty() {
+		d.logf("removed leftovers of lab %s: %s", lab.Name, rep)
+	}
+	if err := checkMgmtFree(lab.Mgmt); err != nil {
+		return nil, err
+	}
+	st, err := d.deploy(ctx, lab, topologyFile)
+	if err != nil {
+		var nr *NotReadyError
+		if errors.As(err, &nr) {
+			return st, err
+		}
+		if _, derr := d.Destroy(context.Background(), lab.Name, nodeNames(lab)); derr != nil {
+			err = fmt.Errorf("%w (and cleaning up failed: %v)", err, derr)
+		}
+		return nil, err
+	}
+	return st, nil
+}
+
+func nodeNames(lab *containerlab.Lab) []string {
+	out := make([]string, len(lab.Nodes))
+	for i, n := range lab.Nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// checkMgmtFree fails when the management subnet overlaps a route of this
+// machine (another lab or a real network).
+func checkMgmtFree(p netip.Prefix) error {
+	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		return fmt.Errorf("list routes: %w", err)
+	}
+	for _, r := range routes {
+		if r.Dst == nil {
+			continue
+		}
+		rp, ok := netip.AddrFromSlice(r.Dst.IP)
+		if !ok {
+			continue
+		}
+		ones, _ := r.Dst.Mask.Size()
+		other := netip.PrefixFrom(rp.Unmap(), ones)
+		if other.Overlaps(p) && ones > 0 {
+			return fmt.Errorf("management subnet %s overlaps route %s on this machine; set mgmt.ipv4-subnet to a free subnet", p, other)
+		}
+	}
+	return nil
+}
+
+func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab, topologyFile string) (*State, error) {
+	dir := d.StateDir(lab.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	gw := lab.Mgmt.Addr().Next()
+	st := &State{
+		Lab: lab.Name, Topology: topologyFile, Runtime: "native", Created: time.Now().UTC(), Dir: dir,
+		Mgmt: lab.Mgmt.String(), Gateway: gw.String(), RootIf: RootInterface(lab.Name), MgmtNS: MgmtNamespace(lab.Name),
+		KnownHosts: filepath.Join(dir, "known_hosts"), Key: filepath.Join(dir, "id_ed25519"), User: "root",
+	}
+	for _, n := range lab.Nodes {
+		if n.Mgmt == gw {
+			return nil, fmt.Errorf("node %s: mgmt-ipv4 %s is the lab gateway (the first address of %s)", n.Name, n.Mgmt, lab.Mgmt)
+		}
+		st.Nodes = append(st.Nodes, NodeState{Name: n.Name, Namespace: NamespaceName(lab.Name, n.Name), OS: n.OS, Role: n.Role,
+			Mgmt: n.Mgmt.String(), Dir: filepath.Join(dir, "nodes", n.Name)})
+	}
+	// Save the state first: a crash from here on leaves enough to clean up.
+	if err := saveState(st); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := d.mgmtNetwork(lab, st); err != nil {
+		return nil, err
+	}
+	for i, n := range lab.Nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := d.createNode(lab, n, &st.Nodes[i], i); err != nil {
+			return nil, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	}
+	for i, l := range lab.Links {
+		if err := createLink(lab, l); err != nil {
+			return nil, fmt.Errorf("link %d (%s:%s -- %s:%s): %w", i, l.A.Node, l.A.Interface, l.B.Node, l.B.Interface, err)
+		}
+	}
+	d.logf("lab %s: %d namespaces, %d links in %s", lab.Name, len(lab.Nodes), len(lab.Links), time.Since(start).Round(time.Millisecond))
+
+	// sshd's privilege separation directory (systemd-tmpfiles makes it on
+	// a booted system).
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		return nil, err
+	}
+	// SSH: one client key for the lab, one host key per node.
+	clientPub, err := writeKey(st.Key, "fabricbench-lab-"+lab.Name)
+	if err != nil {
+		return nil, err
+	}
+	authorized := filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(authorized, ssh.MarshalAuthorizedKey(clientPub), 0o644); err != nil {
+		return nil, err
+	}
+	var known []string
+	for i, n := range lab.Nodes {
+		ns := st.Nodes[i]
+		if n.OS == "frr" {
+			if err := d.startFRR(ctx, lab, n, ns); err != nil {
+				return nil, fmt.Errorf("node %s: FRR: %w", n.Name, err)
+			}
+		}
+		hostPub, err := writeKey(filepath.Join(ns.Dir, "ssh_host_ed25519_key"), n.Name)
+		if err != nil {
+			return nil, err
+		}
+		known = append(known, knownHostsLine([]string{n.Name, n.Mgmt.String()}, hostPub))
+		cfg := filepath.Join(ns.Dir, "sshd_config")
+		if err := os.WriteFile(cfg, []byte(sshdConfig(ns.Dir, n.Mgmt.String(), authorized)), 0o600); err != nil {
+			return nil, err
+		}
+		if out, err := d.nodeExec(ctx, ns, d.sshd+" -f "+cfg+" -E "+filepath.Join(ns.Dir, "sshd.log")); err != nil {
+			return nil, fmt.Errorf("node %s: start sshd: %v: %s", n.Name, err, out)
+		}
+	}
+	if err := writeKnownHosts(st.KnownHosts, known); err != nil {
+		return nil, err
+	}
+	for i, n := range lab.Nodes {
+		for _, c := range n.Exec {
+			if out, err := d.nodeExec(ctx, st.Nodes[i], c); err != nil {
+				return nil, fmt.Errorf("node %s: exec %q: %v: %s", n.Name, c, err, strings.TrimSpace(out))
+			}
+		}
+	}
+	if err := saveState(st); err != nil {
+		return nil, err
+	}
+	d.logf("lab %s: daemons started in %s; waiting for readiness", lab.Name, time.Since(start).Round(time.Millisecond))
+	if err := d.waitReady(ctx, lab, st); err != nil {
+		return st, err
+	}
+	d.logf("lab %s: ready in %s", lab.Name, time.Since(start).Round(time.Millisecond))
+	return st, nil
+}
+
+func saveState(st *State) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(st.Dir, "state.json.tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(st.Dir, "state.json"))
+}
+
+// mgmtNetwork makes the management namespace with its bridge and the
+// root-namespace veth holding the gateway address.
+func (d *Deployer) mgmtNetwork(lab *containerlab.Lab, st *State) error {
+	if err := createNamedNS(st.MgmtNS); err != nil {
+		return err
+	}
+	h, err := handleAt(st.MgmtNS)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
+	if err := h.LinkAdd(br); err != nil {
+		return fmt.Errorf("management bridge: %w", err)
+	}
+	if err := h.LinkSetUp(br); err != nil {
+		return err
+	}
+	root, err := handleAt("")
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: st.RootIf}, PeerName: "uplink", PeerNamespace: netlink.NsFd(int(h.ns))}
+	if err := root.LinkAdd(veth); err != nil {
+		return fmt.Errorf("management veth %s: %w", st.RootIf, err)
+	}
+	l, err := root.LinkByName(st.RootIf)
+	if err != nil {
+		return err
+	}
+	gw := netip.PrefixFrom(netip.MustParseAddr(st.Gateway), lab.Mgmt.Bits())
+	if err := root.AddrAdd(l, &netlink.Addr{IPNet: ipnet(gw)}); err != nil {
+		return fmt.Errorf("management gateway %s: %w", gw, err)
+	}
+	if err := root.LinkSetUp(l); err != nil {
+		return err
+	}
+	up, err := h.LinkByName("uplink")
+	if err != nil {
+		return err
+	}
+	if err := h.LinkSetMaster(up, br); err != nil {
+		return err
+	}
+	return h.LinkSetUp(up)
+}
+
+// createNode makes a node's namespace, its management interface and
+// directory, and applies its sysctls.
+func (d *Deployer) createNode(lab *containerlab.Lab, n *containerlab.Node, ns *NodeState, idx int) error {
+	if err := os.MkdirAll(ns.Dir, 0o755); err != nil {
+		return err
+	}
+	if err := createNamedNS(ns.Namespace); err != nil {
+		return err
+	}
+	mh, err := handleAt(MgmtNamespace(lab.Name))
+	if err != nil {
+		return err
+	}
+	defer mh.Close()
+	nh, err := handleAt(ns.Namespace)
+	if err != nil {
+		return err
+	}
+	defer nh.Close()
+	port := "n" + strconv.Itoa(idx)
+	if err := mh.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: port}, PeerName: "mgmt0", PeerNamespace: netlink.NsFd(int(nh.ns))}); err != nil {
+		return fmt.Errorf("management veth: %w", err)
+	}
+	pl, err := mh.LinkByName(port)
+	if err != nil {
+		return err
+	}
+	br, err := mh.LinkByName("br0")
+	if err != nil {
+		return err
+	}
+	if err := mh.LinkSetMaster(pl, br); err != nil {
+		return err
+	}
+	if err := mh.LinkSetUp(pl); err != nil {
+		return err
+	}
+	m, err := nh.LinkByName("mgmt0")
+	if err != nil {
+		return err
+	}
+	addr := netip.PrefixFrom(n.Mgmt, lab.Mgmt.Bits())
+	if err := nh.AddrAdd(m, &netlink.Addr{IPNet: ipnet(addr)}); err != nil {
+		return fmt.Errorf("mgmt0 %s: %w", addr, err)
+	}
+	if err := nh.LinkSetUp(m); err != nil {
+		return err
+	}
+	// Sysctls: the file's, and what every lab node needs.
+	sys := map[string]string{"net.ipv6.conf.all.keep_addr_on_down": "1", "net.ipv4.conf.all.rp_filter": "0", "net.ipv4.conf.default.rp_filter": "0"}
+	if n.SRv6Locator.IsValid() {
+		sys["net.ipv6.conf.all.seg6_enabled"] = "1"
+		sys["net.ipv6.conf.default.seg6_enabled"] = "1"
+	}
+	for k, v := range n.Sysctls {
+		sys[k] = v
+	}
+	if err := setSysctls(ns.Namespace, sys); err != nil {
+		return err
+	}
+	if n.OS == "frr" {
+		for _, dir := range []string{filepath.Join(ns.Dir, "etc"), filepath.Join(ns.Dir, "run")} {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return d.startInit(ns, n.OS == "frr")
+}
+
+// setSysctls writes sysctls inside a namespace (one sysctl call).
+func setSysctls(nsName string, sys map[string]string) error {
+	keys := make([]string, 0, len(sys))
+	for k := range sys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	args := []string{"netns", "exec", nsName, "sysctl", "-q", "-w"}
+	for _, k := range keys {
+		args = append(args, k+"="+sys[k])
+	}
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("sysctl: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// createLink makes a veth pair between two nodes, addresses and (when the
+// link has a rate) tbf shaping on both ends.
+func createLink(lab *containerlab.Lab, l *containerlab.Link) error {
+	ah, err := handleAt(NamespaceName(lab.Name, l.A.Node))
+	if err != nil {
+		return err
+	}
+	defer ah.Close()
+	bh, err := handleAt(NamespaceName(lab.Name, l.B.Node))
+	if err != nil {
+		return err
+	}
+	defer bh.Close()
+	attrs := netlink.LinkAttrs{Name: l.A.Interface}
+	if l.MTU > 0 {
+		attrs.MTU = l.MTU
+	}
+	v := &netlink.Veth{LinkAttrs: attrs, PeerName: l.B.Interface, PeerNamespace: netlink.NsFd(int(bh.ns))}
+	if err := ah.LinkAdd(v); err != nil {
+		return fmt.Errorf("veth: %w", err)
+	}
+	for _, side := range []struct {
+		h  *nsHandle
+		ep containerlab.Endpoint
+	}{{ah, l.A}, {bh, l.B}} {
+		link, err := side.h.LinkByName(side.ep.Interface)
+		if err != nil {
+			return err
+		}
+		if l.MTU > 0 {
+			if err := side.h.LinkSetMTU(link, l.MTU); err != nil {
+				return fmt.Errorf("%s:%s mtu %d: %w", side.ep.Node, side.ep.Interface, l.MTU, err)
+			}
+		}
+		for _, p := range []netip.Prefix{side.ep.IPv4, side.ep.IPv6} {
+			if !p.IsValid() {
+				continue
+			}
+			a := &netlink.Addr{IPNet: ipnet(p)}
+			if p.Addr().Is6() {
+				a.Flags = 0x02 // IFA_F_NODAD: usable at once
+			}
+			if err := side.h.AddrAdd(link, a); err != nil {
+				return fmt.Errorf("%s:%s address %s: %w", side.ep.Node, side.ep.Interface, p, err)
+			}
+		}
+		if l.RateBps > 0 {
+			if err := side.h.QdiscAdd(tbfFor(link.Attrs().Index, l.RateBps, l.MTU)); err != nil {
+				return fmt.Errorf("%s:%s tbf %d bit/s: %w", side.ep.Node, side.ep.Interface, l.RateBps, err)
+			}
+		}
+		if err := side.h.LinkSetUp(link); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tbfFor shapes an interface to rate bits/s: a 1 ms burst (at least a few
+// full-size packets) and up to 5 ms of queue.
+func tbfFor(ifindex int, rateBps int64, mtu int) *netlink.Tbf {
+	if mtu <= 0 {
+		mtu = 1500
+	}
+	rate := uint64(rateBps / 8)
+	burst := rate / 1000
+	if min := uint64(4 * (mtu + 14)); burst < min {
+		burst = min
+	}
+	limit := rate*5/1000 + burst
+	return &netlink.Tbf{
+		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: ifindex, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
+		Rate:       rate,
+		Buffer:     uint32(burst),
+		Limit:      uint32(limit),
+	}
+}
+
+func ipnet(p netip.Prefix) *net.IPNet {
+	bits := 32
+	if p.Addr().Is6() {
+		bits = 128
+	}
+	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), bits)}
+}
+
+// startInit starts a node's init process: it owns the node's UTS and
+// mount namespaces (hostname; for FRR nodes the node's FRR directories on
+// /etc/frr and /run/frr; a private /run/netns for VRF namespaces) and
+// sleeps. Every later command enters its namespaces, as a container's
+// processes share its namespaces.
+func (d *Deployer) startInit(ns *NodeState, frr bool) error {
+	var pre strings.Builder
+	fmt.Fprintf(&pre, "hostname %s && ", shellQuote(ns.Name))
+	if frr {
+		fmt.Fprintf(&pre, "mount --bind %s /etc/frr && mount --bind %s /run/frr && ",
+			shellQuote(filepath.Join(ns.Dir, "etc")), shellQuote(filepath.Join(ns.Dir, "run")))
+	}
+	netnsDir := filepath.Join(ns.Dir, "netns")
+	if err := os.MkdirAll(netnsDir, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(&pre, "mkdir -p /run/netns && mount --bind %s /run/netns && exec sleep infinity", shellQuote(netnsDir))
+	cmd := exec.Command("ip", "netns", "exec", ns.Namespace, "unshare", "--uts", "--mount", "--propagation", "private", "--", "sh", "-c", pre.String())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start init: %w", err)
+	}
+	ns.Init = cmd.Process.Pid
+	// Reap it if it exits while we run; otherwise it outlives us.
+	go func() { _ = cmd.Wait() }()
+	// Ready when it sleeps with its hostname set (its mounts are done).
+	for i := 0; i < 200; i++ {
+		if comm := procComm(ns.Init); comm == "sleep" {
+			return nil
+		} else if comm == "?" {
+			return fmt.Errorf("init process exited (mount or hostname failed)")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("init process did not start")
+}
+
+// nodeExec runs a shell command inside a node's namespaces.
+func (d *Deployer) nodeExec(ctx context.Context, ns NodeState, script string) (string, error) {
+	if ns.Init <= 0 {
+		return "", fmt.Errorf("node %s has no init process", ns.Name)
+	}
+	cmd := exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(ns.Init), "-n", "-m", "-u", "--", "sh", "-c", script)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// Exec runs a shell command inside a deployed node, as the lab's own
+// processes see it.
+func (d *Deployer) Exec(ctx context.Context, st *State, node, script string) (string, error) {
+	ns, ok := st.Node(node)
+	if !ok {
+		return "", fmt.Errorf("lab %s has no node %s", st.Lab, node)
+	}
+	return d.nodeExec(ctx, ns, script)
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == ',' || r == '=' ||
+			(r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,105 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vishvananda/netlink"
+)
+
+// Report lists what Destroy removed.
+type Report struct {
+	Namespaces []string
+	Processes  []string
+	Interfaces []string
+	StateDir   string
+}
+
+// Empty reports whether nothing was found.
+func (r *Report) Empty() bool {
+	return len(r.Namespaces) == 0 && len(r.Processes) == 0 && len(r.Interfaces) == 0 && r.StateDir == ""
+}
+
+func (r *Report) String() string {
+	var parts []string
+	if n := len(r.Processes); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d processes", n))
+	}
+	if n := len(r.Namespaces); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d namespaces", n))
+	}
+	if n := len(r.Interfaces); n > 0 {
+		parts = append(parts, "interfaces "+strings.Join(r.Interfaces, ", "))
+	}
+	if r.StateDir != "" {
+		parts = append(parts, "state "+r.StateDir)
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Destroy removes everything of lab: the processes in its namespaces, the
+// namespaces (with their interfaces), the management veth and the state
+// directory. It finds them by lab name (and the node names of the
+// topology, also when the state file is gone), so it also cleans up after
+// a crash. Destroying a lab that does not exist is not an error.
+func (d *Deployer) Destroy(ctx context.Context, lab string, nodes []string) (*Report, error) {
+	rep := &Report{}
+	names := map[string]bool{MgmtNamespace(lab): true}
+	for _, n := range nodes {
+		names[NamespaceName(lab, n)] = true
+	}
+	if st, err := d.LoadState(lab); err == nil {
+		for _, n := range st.Nodes {
+			names[n.Namespace] = true
+		}
+	}
+	var existing []string
+	for n := range names {
+		if nsExists(n) {
+			existing = append(existing, n)
+		}
+	}
+	rep.Processes = killNamespaces(existing, 3*time.Second)
+	var errs []error
+	for _, n := range existing {
+		if err := deleteNS(n); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rep.Namespaces = append(rep.Namespaces, n)
+	}
+	// The root end of the management veth goes with its peer; remove it
+	// explicitly when the management namespace was already gone.
+	rootIf := RootInterface(lab)
+	for i := 0; i < 20; i++ {
+		l, err := netlink.LinkByName(rootIf)
+		if err != nil {
+			break
+		}
+		if i == 19 {
+			if err := netlink.LinkDel(l); err != nil {
+				errs = append(errs, fmt.Errorf("delete %s: %w", rootIf, err))
+			} else {
+				rep.Interfaces = append(rep.Interfaces, rootIf)
+			}
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	dir := d.StateDir(lab)
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+		} else {
+			rep.StateDir = dir
+		}
+	}
+	return rep, errors.Join(errs...)
+}

@@ -1,0 +1,75 @@
+package native
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// writeKey generates an ed25519 key pair, writes the private key in
+// OpenSSH format to path (0600) and returns the public key.
+func writeKey(path, comment string) (ssh.PublicKey, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	blk, err := ssh.MarshalPrivateKey(priv, comment)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(blk), 0o600); err != nil {
+		return nil, err
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path+".pub", ssh.MarshalAuthorizedKey(sp), 0o644); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// knownHostsLine renders one known_hosts entry for a node reachable by its
+// name and management address.
+func knownHostsLine(hosts []string, key ssh.PublicKey) string {
+	return strings.Join(hosts, ",") + " " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))
+}
+
+// writeKnownHosts writes the lab's known_hosts file (sorted, stable).
+func writeKnownHosts(path string, lines []string) error {
+	sort.Strings(lines)
+	return os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// sshdConfig renders the sshd_config of one node. Only key authentication
+// for the lab's client key; root may log in (the lab's nodes are
+// namespaces of this machine, managed as root).
+func sshdConfig(nodeDir, listen, authorizedKeys string) string {
+	return fmt.Sprintf(`# fabricbench native lab node; generated, do not edit
+ListenAddress %s
+Port 22
+HostKey %s
+PidFile %s
+AuthorizedKeysFile %s
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+PrintLastLog no
+UseDNS no
+MaxStartups 100:30:200
+MaxSessions 50
+Subsystem sftp internal-sftp
+`, listen, filepath.Join(nodeDir, "ssh_host_ed25519_key"), filepath.Join(nodeDir, "sshd.pid"), authorizedKeys)
+}
