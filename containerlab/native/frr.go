@@ -110,9 +110,9 @@ func (d *Deployer) startFRR(ctx context.Context, lab *containerlab.Lab, n *conta
 			return err
 		}
 	}
-	if daemons.netnsVRF {
-		return fmt.Errorf("zebra -n (VRFs as network namespaces) is not supported inside a native lab node: every node is itself a network namespace; configure VRFs through the driver instead")
-	}
+	// zebra -n (VRFs backed by network namespaces) is safe here: a node's
+	// /run/netns is private to it, so zebra sees only the node's own VRF
+	// namespaces, not the other nodes of the lab.
 	conf := filepath.Join(etc, "frr.conf")
 	if n.FRRConfig != "" {
 		if err := copyFile(n.FRRConfig, conf); err != nil {
@@ -140,7 +140,9 @@ func (d *Deployer) startFRR(ctx context.Context, lab *containerlab.Lab, n *conta
 		if opts == "" {
 			opts = "-A 127.0.0.1"
 			if name == "zebra" {
-				opts += " -s 90000000"
+				// -n: VRFs are network namespaces (this kernel has no VRF
+				// device); see startFRR.
+				opts += " -s 90000000 -n"
 			}
 		}
 		fmt.Fprintf(&script, "%s -d -F %s %s -i /run/frr/%s.pid --log file:/run/frr/frr.log && ",
