@@ -46,6 +46,9 @@ type Summary struct {
 	Failed    int `json:"failed"`
 	Errors    int `json:"errors"`
 	Anomalies int `json:"anomalies"`
+	// Checks and ChecksFailed count bring-up checks.
+	Checks       int `json:"checks,omitempty"`
+	ChecksFailed int `json:"checks_failed,omitempty"`
 }
 
 // Run is one point of the suite's matrix.
@@ -69,6 +72,37 @@ type Run struct {
 	Telemetry Telemetry         `json:"telemetry"`
 	// Files are paths relative to the results directory.
 	Files map[string]string `json:"files,omitempty"` // e.g. "telemetry": "runs/r1/telemetry.csv"
+	// Bringup holds the checks of a bring-up validation run.
+	Bringup *Bringup `json:"bringup,omitempty"`
+}
+
+// Bringup is the outcome of a bring-up validation: every check with the
+// device it ran on and the evidence read back.
+type Bringup struct {
+	Lab      string  `json:"lab"`
+	Topology string  `json:"topology,omitempty"`
+	Runtime  string  `json:"runtime,omitempty"` // native, containerlab, hardware
+	Checks   []Check `json:"checks"`
+}
+
+// Check categories.
+const (
+	CheckDevice       = "device"       // the device answered
+	CheckLinks        = "links"        // every link up at both ends
+	CheckBGP          = "bgp"          // every BGP session established
+	CheckECMP         = "ecmp"         // leaf ECMP width to remote host prefixes
+	CheckSRv6         = "srv6"         // SRv6 SIDs installed
+	CheckReachability = "reachability" // host-to-host pings
+	CheckConfig       = "config"       // a configured feature read back
+)
+
+// Check is one bring-up check.
+type Check struct {
+	Category string `json:"category"`
+	Name     string `json:"name"`
+	Device   string `json:"device"`
+	Verdict  string `json:"verdict"` // pass, fail, error
+	Evidence string `json:"evidence"`
 }
 
 // Packets are fabric-wide packet counters of a run.
