@@ -63,6 +63,35 @@ type runView struct {
 	Faults              []faultRow
 	Sections            []plotSection
 	Notes               []string
+	Bringup             *bringupView
+}
+
+type bringupView struct {
+	Lab, Topology, Runtime string
+	Counts                 string
+	Checks                 []checkRow // failed first, then in check order
+}
+
+type checkRow struct {
+	Name, Category, Device string
+	Verdict, Class         string
+	Evidence               string
+}
+
+func buildBringup(b *results.Bringup) *bringupView {
+	v := &bringupView{Lab: b.Lab, Topology: b.Topology, Runtime: b.Runtime}
+	var bad, good []checkRow
+	for _, c := range b.Checks {
+		row := checkRow{Name: c.Name, Category: c.Category, Device: c.Device, Verdict: c.Verdict, Class: statusClass(c.Verdict), Evidence: c.Evidence}
+		if c.Verdict == results.Pass {
+			good = append(good, row)
+		} else {
+			bad = append(bad, row)
+		}
+	}
+	v.Checks = append(bad, good...)
+	v.Counts = fmt.Sprintf("%s, %d passed, %d failed", plural(len(b.Checks), "check"), len(good), len(bad))
+	return v
 }
 
 type kpiRow struct {
@@ -146,6 +175,9 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 		Fabric:      run.Fabric,
 		Anomalies:   run.Anomalies,
 		Notes:       notes,
+	}
+	if run.Bringup != nil {
+		v.Bringup = buildBringup(run.Bringup)
 	}
 	v.Facts = []kv{
 		{"seed", fmt.Sprint(run.Seed)},
@@ -311,6 +343,14 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin:20px 0}
 {{if .Config}}<dt>settings</dt><dd class="chips">{{range .Config}}<span>{{.K}} = {{.V}}</span>{{end}}</dd>{{end}}
 </dl>
 
+{{if .Bringup}}{{with .Bringup}}
+<h3>Bring-up checks</h3>
+<p class="meta">lab <b>{{.Lab}}</b>{{if .Runtime}} · runtime <b>{{.Runtime}}</b>{{end}}{{if .Topology}} · topology <b>{{.Topology}}</b>{{end}} · {{.Counts}}</p>
+{{if .Checks}}<div class="scroll"><table class="checks">
+<thead><tr><th>check</th><th>category</th><th>device</th><th>verdict</th><th>evidence</th></tr></thead>
+<tbody>{{range .Checks}}<tr class="{{.Class}}"><td><code>{{.Name}}</code></td><td>{{.Category}}</td><td>{{.Device}}</td><td class="verdict">{{.Verdict}}</td><td>{{.Evidence}}</td></tr>
+{{end}}</tbody></table></div>{{else}}<p class="note">No checks ran.</p>{{end}}
+{{end}}{{else}}
 <h3>KPIs</h3>
 {{if .KPIs}}<div class="scroll"><table class="kpis">
 <thead><tr><th>KPI</th><th>scope</th><th>metric</th><th class="num">value</th><th class="num">requirement</th><th>verdict</th><th>message</th></tr></thead>
@@ -344,6 +384,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin:20px 0}
 <div class="figs">{{range .Figures}}
 <figure>{{if .SVG}}{{.SVG}}{{else}}<p class="note"><b>{{.Title}}</b>: {{.Note}}</p>{{end}}{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>{{end}}
 </div>{{else}}<p class="note">{{.Empty}}</p>{{end}}
+{{end}}
 {{end}}
 </section>
 {{end}}

@@ -156,6 +156,20 @@ func junitRun(suiteName string, r *results.Results, run *results.Run) junitSuite
 		}
 		s.Cases = append(s.Cases, c)
 	}
+	if b := run.Bringup; b != nil {
+		for _, ch := range b.Checks {
+			c := junitCase{ClassName: class + "." + ch.Category, Name: ch.Name, Time: "0"}
+			msg := ch.Device + ": " + firstLine(ch.Evidence)
+			switch ch.Verdict {
+			case results.Pass:
+			case results.Fail:
+				c.Failure = &junitProblem{Message: msg, Type: "bringup", Text: ch.Evidence}
+			default:
+				c.Error = &junitProblem{Message: msg, Type: "bringup", Text: ch.Evidence}
+			}
+			s.Cases = append(s.Cases, c)
+		}
+	}
 	for _, c := range s.Cases {
 		s.Tests++
 		switch {
