@@ -1,0 +1,2106 @@
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+
+	"github.com/fabricbench/fabricbench/internal/secret"
+)
+
+// This file reads hardware inventories: the YAML files lab engineers write
+// to describe real devices, how to reach them and how they are cabled. The
+// format is documented in docs/inventory.md.
+
+// DefaultPlatforms are the platforms a device may name when LoadHardware or
+// ParseHardware is given no list (the drivers package registers these).
+var DefaultPlatforms = []string{"frr", "linux", "sonic"}
+
+// Limits on inventory files, so that no input can exhaust memory.
+const (
+	maxHardwareBytes  = 4 << 20
+	maxHardwareNodes  = 500_000 // YAML values, aliases expanded
+	maxHardwareDepth  = 64
+	maxHardwareErrors = 20
+	// MaxSpeedBps is the largest link speed accepted (100T).
+	MaxSpeedBps = 100_000_000_000_000
+)
+
+// DeviceRole is the function of a device, as written in the inventory.
+type DeviceRole string
+
+const (
+	DeviceLeaf       DeviceRole = "leaf"
+	DeviceSpine      DeviceRole = "spine"
+	DeviceSuperSpine DeviceRole = "super-spine"
+	DeviceHost       DeviceRole = "host"
+)
+
+var deviceRoles = []string{string(DeviceLeaf), string(DeviceSpine), string(DeviceSuperSpine), string(DeviceHost)}
+
+// Role returns the fabric role: leaf -> RoleLeaf, spine -> RoleSpine,
+// super-spine -> RoleCore, host -> RoleHost.
+func (r DeviceRole) Role() Role {
+	switch r {
+	case DeviceLeaf:
+		return RoleLeaf
+	case DeviceSpine:
+		return RoleSpine
+	case DeviceSuperSpine:
+		return RoleCore
+	}
+	return RoleHost
+}
+
+// Tier returns the switching tier (0 leaf, 1 spine, 2 super-spine), -1 for
+// hosts.
+func (r DeviceRole) Tier() int {
+	switch r {
+	case DeviceLeaf:
+		return 0
+	case DeviceSpine:
+		return 1
+	case DeviceSuperSpine:
+		return 2
+	}
+	return -1
+}
+
+// IsSwitch reports whether the role is a switch role.
+func (r DeviceRole) IsSwitch() bool {
+	return r == DeviceLeaf || r == DeviceSpine || r == DeviceSuperSpine
+}
+
+// Hardware is a parsed and validated inventory file.
+type Hardware struct {
+	Name string
+	// File is the name the inventory was loaded from (used in errors);
+	// Dir is the absolute directory relative paths are resolved against.
+	File string
+	Dir  string
+	// KnownHosts is the absolute path of the known_hosts file (relative
+	// paths and ~/ resolved). Load does not require it to exist.
+	KnownHosts string
+	// DefaultSpeed (as written, "" if not set) and its rate apply to
+	// links whose speed is given neither on the link nor on its ports.
+	DefaultSpeed   string
+	DefaultRateBps int64
+	// Timeout is the per-operation timeout for every device (0: not set).
+	Timeout time.Duration
+	// Credentials maps a credential set's name to it.
+	Credentials map[string]*Credential
+	// Devices are in file order.
+	Devices []Device
+	// Links are in file order.
+	Links []Cable
+	// Planes and Rails are in file order (rails sorted by index).
+	Planes []Plane
+	Rails  []Rail
+
+	index map[string]int // device name -> index in Devices
+}
+
+// Credential is a named credential set. Password, Key and Passphrase are
+// secret references (env:NAME or file:PATH, see internal/secret), never the
+// secrets themselves; file: paths may start with ~/ or be relative to the
+// inventory file (resolve them with Hardware.Path).
+type Credential struct {
+	Name       string
+	User       string
+	Password   string
+	Key        string // private key (the file or variable holds the PEM text)
+	Passphrase string // of Key
+	SSHAgent   bool   // use the keys of the ssh-agent at $SSH_AUTH_SOCK
+}
+
+// Device is a switch or host.
+type Device struct {
+	Name     string
+	Platform string
+	Role     DeviceRole
+	// Mgmt is the management address as written; MgmtHost is its host
+	// part (an IP address without brackets, or a DNS name) and MgmtPort
+	// its port, 0 when the address has none.
+	Mgmt        string
+	MgmtHost    string
+	MgmtPort    int
+	Credentials string        // name of a credential set
+	ASN         uint32        // 0: not set
+	Loopback    netip.Prefix  // invalid (zero) when not set
+	Pod         int           // -1 when not set
+	Timeout     time.Duration // 0: not set (the inventory's timeout applies)
+	// Ports are a switch's declared ports. When DeclaresPorts is set,
+	// links may only use these ports.
+	Ports         []DevicePort
+	DeclaresPorts bool
+	// NICs are a host's declared NICs. When DeclaresNICs is set, links may
+	// only use these NICs and every NIC must be on a link.
+	NICs         []NIC
+	DeclaresNICs bool
+}
+
+// DevicePort is a declared switch port.
+type DevicePort struct {
+	Name    string
+	Speed   string // as written, "" if not set
+	RateBps int64  // 0 if not set
+}
+
+// NIC is a declared host NIC.
+type NIC struct {
+	Name    string
+	Rail    int          // the NIC's index across the cluster; -1 when not set
+	Address netip.Prefix // invalid (zero) when not set
+	Speed   string
+	RateBps int64
+}
+
+// Endpoint is one end of a link: a device and one of its ports or NICs.
+type Endpoint struct {
+	Device, Port string
+}
+
+func (e Endpoint) String() string { return e.Device + ":" + e.Port }
+
+// Cable is a link between two devices (named Cable to keep it apart from
+// the fabric model's Link).
+type Cable struct {
+	A, B Endpoint
+	// Speed is the speed written on the link ("" if none); RateBps is the
+	// resolved rate: the link's speed, else its ports' declared speed,
+	// else the inventory's default_speed.
+	Speed   string
+	RateBps int64
+}
+
+// Plane is a named group of switches that should carry equal load.
+type Plane struct {
+	Name     string
+	Switches []string
+}
+
+// Rail lists the leaves serving one rail (host NIC index).
+type Rail struct {
+	Index  int
+	Leaves []string
+}
+
+// Device returns the device with the given name, or nil.
+func (h *Hardware) Device(name string) *Device {
+	if h.index != nil {
+		if i, ok := h.index[name]; ok && i < len(h.Devices) && h.Devices[i].Name == name {
+			return &h.Devices[i]
+		}
+	}
+	for i := range h.Devices {
+		if h.Devices[i].Name == name {
+			return &h.Devices[i]
+		}
+	}
+	return nil
+}
+
+// Path resolves a path written in the inventory: "~/" is the user's home
+// directory and a relative path is relative to the inventory's directory.
+func (h *Hardware) Path(p string) (string, error) {
+	return resolveHWPath(h.Dir, p)
+}
+
+func resolveHWPath(dir, p string) (string, error) {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot expand ~: %v", err)
+		}
+		p = filepath.Join(home, p[1:])
+	case strings.HasPrefix(p, "~"):
+		return "", fmt.Errorf("%s: ~user paths are not supported (use ~/ or an absolute path)", p)
+	case !filepath.IsAbs(p):
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// HardwareError is one problem in an inventory file. Its text is
+//
+//	FILE:LINE:COLUMN: PATH: MESSAGE
+//
+// e.g. `lab.yaml:14:15: devices[2].platform: unknown platform "eos" (want
+// frr, linux or sonic)`. Line, column and path are left out when unknown.
+type HardwareError struct {
+	File   string
+	Line   int // 1-based; 0 if unknown
+	Column int // 1-based; 0 if unknown
+	// Path is the field path, e.g. devices[2].ports[0].speed or
+	// credentials.switches.password; empty for problems with the file as a
+	// whole.
+	Path string
+	Msg  string
+}
+
+func (e *HardwareError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+		if e.Column > 0 {
+			b.WriteString(":" + strconv.Itoa(e.Column))
+		}
+	}
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// HardwareErrors is every problem found in an inventory file, sorted by
+// position (at most 20, then an entry saying how many more there are). Its
+// text is one error per line. Use errors.As to get at the entries.
+type HardwareErrors []*HardwareError
+
+func (l HardwareErrors) Error() string {
+	s := make([]string, len(l))
+	for i, e := range l {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// Unwrap lets errors.As find the individual *HardwareError values.
+func (l HardwareErrors) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
+// finish sorts, deduplicates and truncates the list; nil when empty.
+func (l HardwareErrors) finish(file string) error {
+	if len(l) == 0 {
+		return nil
+	}
+	sort.SliceStable(l, func(i, j int) bool {
+		a, b := l[i], l[j]
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return a.Path < b.Path
+	})
+	out := l[:0]
+	seen := make(map[string]bool, len(l))
+	for _, e := range l {
+		if s := e.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, e)
+		}
+	}
+	if n := len(out) - maxHardwareErrors; n > 0 {
+		out = append(out[:maxHardwareErrors], &HardwareError{File: file, Msg: fmt.Sprintf("too many errors (%d more not shown)", n)})
+	}
+	return out
+}
+
+// LoadHardware reads and validates the inventory file at path; see
+// ParseHardware.
+func LoadHardware(path string, platforms ...string) (*Hardware, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if st.Size() > maxHardwareBytes {
+		return nil, &HardwareError{File: path, Msg: fmt.Sprintf("file too large (%d bytes, at most %d)", st.Size(), maxHardwareBytes)}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHardware(path, b, platforms...)
+}
+
+// ParseHardware decodes and validates an inventory document. name is the
+// file name used in errors; relative paths in the document are resolved
+// against its directory. Devices may name one of platforms, or of
+// DefaultPlatforms when none are given.
+//
+// All problems are returned at once as HardwareErrors, each naming the
+// file, line, column and field path:
+//
+//	lab.yaml:12:15: devices[1].credentials: unknown credential set "switch" (have hosts or switches)
+//
+// Secret values never appear in errors: a password, key or passphrase that
+// is not a reference is reported without its text.
+func ParseHardware(name string, b []byte, platforms ...string) (*Hardware, error) {
+	if len(platforms) == 0 {
+		platforms = DefaultPlatforms
+	}
+	p := &hwParser{file: name, platforms: platforms, anchors: map[string][]hwAnchor{}, budget: maxHardwareNodes, bad: map[string]bool{}}
+	dir, err := filepath.Abs(filepath.Dir(name))
+	if err != nil {
+		dir = filepath.Dir(name)
+	}
+	p.hw = &Hardware{File: name, Dir: dir, Credentials: map[string]*Credential{}, index: map[string]int{}}
+	if len(b) > maxHardwareBytes {
+		p.errAt(ypos{}, "", "file too large (%d bytes, at most %d)", len(b), maxHardwareBytes)
+		return nil, p.errs.finish(name)
+	}
+	root := p.parseYAML(b)
+	if p.stop || len(p.errs) > 0 && root == nil {
+		return nil, p.errs.finish(name)
+	}
+	p.document(root)
+	if err := p.errs.finish(name); err != nil {
+		return nil, err
+	}
+	return p.hw, nil
+}
+
+// ---------------------------------------------------------------------------
+// YAML: the document is converted into a small tree of mappings, lists and
+// scalars with positions, anchors, aliases, tags and merge keys resolved.
+
+type ypos struct{ line, col int }
+
+type ykind uint8
+
+const (
+	yScalar ykind = iota + 1
+	yMap
+	ySeq
+)
+
+type ynode struct {
+	kind ykind
+	pos  ypos
+	text string // scalar text
+	val  any    // scalar value: string, int64, uint64, float64 or bool
+	ents []yentry
+	seq  []*ynode // nil elements are nulls
+}
+
+type yentry struct {
+	key    string
+	pos    ypos   // of the key
+	val    *ynode // nil: null
+	merged bool   // from a << merge key
+}
+
+type hwAnchor struct {
+	offset int
+	value  ast.Node
+}
+
+type hwParser struct {
+	file      string
+	platforms []string
+	// badDefaultSpeed is set when default_speed is invalid (and reported),
+	// so that links relying on it are not reported again.
+	badDefaultSpeed bool
+	hw              *Hardware
+	errs            HardwareErrors
+	anchors         map[string][]hwAnchor
+	budget          int
+	stop            bool
+	// Paths at which the YAML conversion reported a problem: later
+	// problems at or below them are its consequences and not reported.
+	converting bool
+	bad        map[string]bool
+}
+
+func (p *hwParser) errAt(pos ypos, path, format string, args ...any) {
+	if p.converting {
+		p.bad[path] = true
+	} else {
+		for b := range p.bad {
+			if under(path, b) {
+				return
+			}
+		}
+	}
+	p.errs = append(p.errs, &HardwareError{File: p.file, Line: pos.line, Column: pos.col, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func tokPos(n ast.Node) ypos {
+	tk := astToken(n)
+	if tk == nil || tk.Position == nil {
+		return ypos{}
+	}
+	return ypos{tk.Position.Line, tk.Position.Column}
+}
+
+func astIsNil(n ast.Node) bool {
+	return n == nil || reflect.ValueOf(n).Kind() == reflect.Pointer && reflect.ValueOf(n).IsNil()
+}
+
+// astToken returns the token to report a node at: a block mapping at its
+// first key, anything else at its own token.
+func astToken(n ast.Node) *token.Token {
+	if astIsNil(n) {
+		return nil
+	}
+	switch n := n.(type) {
+	case *ast.MappingNode:
+		if !n.IsFlowStyle && len(n.Values) > 0 && n.Values[0] != nil && !astIsNil(n.Values[0].Key) {
+			return n.Values[0].Key.GetToken()
+		}
+		return n.Start
+	case *ast.MappingValueNode:
+		if astIsNil(n.Key) {
+			return nil
+		}
+		return n.Key.GetToken()
+	}
+	return n.GetToken()
+}
+
+func (p *hwParser) parseYAML(b []byte) *ynode {
+	f, err := parser.ParseBytes(b, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			var pos ypos
+			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+				pos = ypos{tk.Position.Line, tk.Position.Column}
+			}
+			p.errAt(pos, "", "%s", ye.GetMessage())
+		} else {
+			p.errAt(ypos{}, "", "%v", err)
+		}
+		return nil
+	}
+	var body ast.Node
+	for _, doc := range f.Docs {
+		if doc == nil || astIsNil(doc.Body) {
+			continue
+		}
+		if body != nil {
+			p.errAt(tokPos(doc.Body), "", "an inventory file holds one YAML document")
+			return nil
+		}
+		body = doc.Body
+	}
+	if body == nil {
+		p.errAt(ypos{1, 1}, "", "empty inventory (want name, known_hosts, credentials and devices)")
+		return nil
+	}
+	for _, n := range ast.Filter(ast.AnchorType, body) {
+		a := n.(*ast.AnchorNode)
+		if !astIsNil(a.Name) {
+			if tk := a.Name.GetToken(); tk != nil && tk.Position != nil {
+				p.anchors[tk.Value] = append(p.anchors[tk.Value], hwAnchor{offset: tk.Position.Offset, value: a.Value})
+			}
+		}
+	}
+	p.converting = true
+	defer func() { p.converting = false }()
+	return p.conv("", body, 0)
+}
+
+// resolve strips anchors and tags and follows aliases; nil for nulls. at is
+// the position to report the value at (an alias's, when there is one).
+func (p *hwParser) resolve(path string, n ast.Node) (ast.Node, ypos) {
+	at := tokPos(n)
+	aliased := false
+	for i := 0; ; i++ {
+		if i > maxHardwareDepth {
+			p.errAt(at, path, "aliases nested too deeply")
+			p.stop = true
+			return nil, at
+		}
+		if astIsNil(n) {
+			return nil, at
+		}
+		switch v := n.(type) {
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.MappingKeyNode:
+			n = v.Value
+		case *ast.AliasNode:
+			name := ""
+			if !astIsNil(v.Value) {
+				name = v.Value.GetToken().Value
+			}
+			off := 0
+			if tk := v.GetToken(); tk != nil && tk.Position != nil {
+				off = tk.Position.Offset
+			}
+			var target ast.Node
+			for _, a := range p.anchors[name] {
+				if a.offset < off {
+					target = a.value
+				}
+			}
+			if target == nil {
+				if len(p.anchors[name]) == 0 {
+					p.errAt(tokPos(v), path, "unknown alias *%s", name)
+				} else {
+					p.errAt(tokPos(v), path, "alias *%s is used before its anchor &%s", name, name)
+				}
+				return nil, at
+			}
+			if !aliased {
+				at = tokPos(v)
+				aliased = true
+			}
+			n = target
+		case *ast.NullNode:
+			return nil, at
+		default:
+			if !aliased {
+				at = tokPos(n)
+			}
+			return n, at
+		}
+	}
+}
+
+// conv converts a node; nil for nulls and for values that are reported.
+func (p *hwParser) conv(path string, n ast.Node, depth int) *ynode {
+	if p.stop {
+		return nil
+	}
+	p.budget--
+	if p.budget <= 0 {
+		p.errAt(tokPos(n), path, "document too large (more than %d values, aliases expanded)", maxHardwareNodes)
+		p.stop = true
+		return nil
+	}
+	if depth > maxHardwareDepth {
+		p.errAt(tokPos(n), path, "nested too deeply")
+		p.stop = true
+		return nil
+	}
+	v, at := p.resolve(path, n)
+	if v == nil {
+		return nil
+	}
+	switch v := v.(type) {
+	case *ast.MappingNode:
+		y := &ynode{kind: yMap, pos: at}
+		p.mapping(y, path, v, depth, 0)
+		return y
+	case *ast.MappingValueNode:
+		// A single-entry mapping in some positions.
+		y := &ynode{kind: yMap, pos: at}
+		p.mapping(y, path, &ast.MappingNode{BaseNode: &ast.BaseNode{}, Values: []*ast.MappingValueNode{v}}, depth, 0)
+		return y
+	case *ast.SequenceNode:
+		y := &ynode{kind: ySeq, pos: at}
+		for i, e := range v.Values {
+			y.seq = append(y.seq, p.conv(hwIndex(path, i), e, depth+1))
+			if p.stop {
+				return nil
+			}
+		}
+		return y
+	case *ast.LiteralNode:
+		s := ""
+		if v.Value != nil {
+			s = v.Value.Value
+		}
+		return &ynode{kind: yScalar, pos: at, text: s, val: s}
+	case *ast.StringNode:
+		return &ynode{kind: yScalar, pos: at, text: v.Value, val: v.Value}
+	case ast.ScalarNode:
+		text := ""
+		if tk := v.GetToken(); tk != nil {
+			text = tk.Value
+		}
+		return &ynode{kind: yScalar, pos: at, text: text, val: v.GetValue()}
+	}
+	p.errAt(at, path, "unsupported YAML value (%s)", v.Type().YAMLName())
+	return nil
+}
+
+// mapping fills y with the entries of m; merged entries (<<) come after the
+// explicit ones and never override them.
+func (p *hwParser) mapping(y *ynode, path string, m *ast.MappingNode, depth, merges int) {
+	var merged []yentry
+	for _, mv := range m.Values {
+		if mv == nil {
+			continue
+		}
+		if !astIsNil(mv.Key) && mv.Key.IsMergeKey() {
+			if merges > 8 {
+				p.errAt(tokPos(mv), path, "merge keys nested too deeply")
+				continue
+			}
+			merged = append(merged, p.merge(path, mv.Value, depth+1, merges+1)...)
+			if p.stop {
+				return
+			}
+			continue
+		}
+		key, kpos, ok := p.key(path, mv)
+		if !ok {
+			continue
+		}
+		val := p.conv(hwField(path, key), mv.Value, depth+1)
+		if p.stop {
+			return
+		}
+		y.ents = append(y.ents, yentry{key: key, pos: kpos, val: val})
+	}
+	seen := map[string]bool{}
+	for _, e := range y.ents {
+		seen[e.key] = true
+	}
+	for _, e := range merged {
+		if !seen[e.key] {
+			seen[e.key] = true
+			e.merged = true
+			y.ents = append(y.ents, e)
+		}
+	}
+}
+
+func (p *hwParser) merge(path string, n ast.Node, depth, merges int) []yentry {
+	if depth > maxHardwareDepth {
+		p.errAt(tokPos(n), path, "nested too deeply")
+		p.stop = true
+		return nil
+	}
+	v, at := p.resolve(path, n)
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case *ast.MappingNode:
+		y := &ynode{kind: yMap, pos: at}
+		p.mapping(y, path, v, depth, merges)
+		return y.ents
+	case *ast.SequenceNode:
+		var out []yentry
+		for _, e := range v.Values {
+			out = append(out, p.merge(path, e, depth+1, merges)...)
+			if p.stop {
+				return nil
+			}
+		}
+		return out
+	}
+	p.errAt(at, path, "merge key << wants a mapping or a list of mappings")
+	return nil
+}
+
+func (p *hwParser) key(path string, mv *ast.MappingValueNode) (string, ypos, bool) {
+	if astIsNil(mv.Key) {
+		return "", ypos{}, false
+	}
+	k, at := p.resolve(path, mv.Key)
+	switch k := k.(type) {
+	case *ast.StringNode:
+		return k.Value, at, true
+	case *ast.MappingNode, *ast.SequenceNode, nil:
+	case ast.ScalarNode:
+		if tk := k.GetToken(); tk != nil {
+			return tk.Value, at, true
+		}
+	}
+	p.errAt(at, path, "a key must be a string")
+	return "", at, false
+}
+
+// ---------------------------------------------------------------------------
+// Paths and value helpers.
+
+func hwField(parent, key string) string {
+	if !hwIdent(key) {
+		return parent + "[" + strconv.Quote(key) + "]"
+	}
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// under reports whether path is base or lies below it.
+func under(path, base string) bool {
+	if base == "" || !strings.HasPrefix(path, base) {
+		return path == base
+	}
+	rest := path[len(base):]
+	return rest == "" || rest[0] == '.' || rest[0] == '['
+}
+
+func hwIndex(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
+
+func hwIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func describeY(n *ynode) string {
+	switch {
+	case n == nil:
+		return "null"
+	case n.kind == yMap:
+		return "a mapping"
+	case n.kind == ySeq:
+		return "a list"
+	}
+	return strconv.Quote(n.text)
+}
+
+func orWords(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// obj is a mapping whose keys have been checked against the known ones.
+type obj struct {
+	path string
+	pos  ypos
+	vals map[string]*yentry
+}
+
+// object checks n's keys: unknown and duplicate keys are reported. It
+// returns nil (after reporting) when n is not a mapping.
+func (p *hwParser) object(path string, n *ynode, at ypos, known ...string) *obj {
+	if n == nil || n.kind != yMap {
+		if n != nil {
+			at = n.pos
+		}
+		p.errAt(at, path, "want a mapping, got %s", describeY(n))
+		return nil
+	}
+	o := &obj{path: path, pos: n.pos, vals: map[string]*yentry{}}
+	for i := range n.ents {
+		e := &n.ents[i]
+		kp := hwField(path, e.key)
+		if !contains(known, e.key) {
+			msg := fmt.Sprintf("unknown key %q", e.key)
+			if s := suggest(e.key, known); s != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", s)
+			} else {
+				msg += fmt.Sprintf(" (want %s)", orWords(known))
+			}
+			p.errAt(e.pos, kp, "%s", msg)
+			continue
+		}
+		if first, dup := o.vals[e.key]; dup {
+			p.errAt(e.pos, kp, "duplicate key (first set on line %d)", first.pos.line)
+			continue
+		}
+		o.vals[e.key] = e
+	}
+	return o
+}
+
+func posOf(n *ynode) ypos {
+	if n == nil {
+		return ypos{}
+	}
+	return n.pos
+}
+
+func (o *obj) keyPath(key string) string { return hwField(o.path, key) }
+
+// get returns key's value, nil when absent or null.
+func (o *obj) get(key string) *ynode {
+	if e := o.vals[key]; e != nil {
+		return e.val
+	}
+	return nil
+}
+
+// at returns the position to report key at: its value, its key, or the
+// mapping.
+func (o *obj) at(key string) ypos {
+	if e := o.vals[key]; e != nil {
+		if e.val != nil {
+			return e.val.pos
+		}
+		return e.pos
+	}
+	return o.pos
+}
+
+func (p *hwParser) errKey(o *obj, key, format string, args ...any) {
+	p.errAt(o.at(key), o.keyPath(key), format, args...)
+}
+
+// str returns a string field. A missing or empty required field is
+// reported as "required" (hint is appended).
+func (p *hwParser) str(o *obj, key string, required bool, hint string) (string, bool) {
+	v := o.get(key)
+	if v == nil {
+		if required {
+			p.errKey(o, key, "required%s", hint)
+		}
+		return "", false
+	}
+	if v.kind != yScalar {
+		p.errKey(o, key, "want a string, got %s", describeY(v))
+		return "", false
+	}
+	if strings.TrimSpace(v.text) == "" {
+		if required {
+			p.errKey(o, key, "required%s", hint)
+		} else {
+			p.errKey(o, key, "must not be empty")
+		}
+		return "", false
+	}
+	return v.text, true
+}
+
+// integer returns an integer field in [lo, hi].
+func (p *hwParser) integer(o *obj, key string, lo, hi int64) (int64, bool) {
+	v := o.get(key)
+	if v == nil {
+		return 0, false
+	}
+	var x int64
+	switch n := v.val.(type) {
+	case int64:
+		x = n
+	case uint64:
+		if n > math.MaxInt64 {
+			p.errKey(o, key, "%s is out of range (want %d..%d)", v.text, lo, hi)
+			return 0, false
+		}
+		x = int64(n)
+	default:
+		p.errKey(o, key, "want an integer, got %s", describeY(v))
+		return 0, false
+	}
+	if x < lo || x > hi {
+		p.errKey(o, key, "%d is out of range (want %d..%d)", x, lo, hi)
+		return 0, false
+	}
+	return x, true
+}
+
+func (p *hwParser) boolean(o *obj, key string) (bool, bool) {
+	v := o.get(key)
+	if v == nil {
+		return false, false
+	}
+	b, ok := v.val.(bool)
+	if !ok {
+		p.errKey(o, key, "want true or false, got %s", describeY(v))
+		return false, false
+	}
+	return b, true
+}
+
+// list returns a list field (nil when absent).
+func (p *hwParser) list(o *obj, key string) ([]*ynode, bool) {
+	v := o.get(key)
+	if v == nil {
+		return nil, false
+	}
+	if v.kind != ySeq {
+		p.errKey(o, key, "want a list, got %s", describeY(v))
+		return nil, false
+	}
+	return v.seq, true
+}
+
+// dict returns a mapping field with free-form keys; duplicates are
+// reported and dropped.
+func (p *hwParser) dict(o *obj, key string) ([]yentry, bool) {
+	v := o.get(key)
+	if v == nil {
+		return nil, false
+	}
+	if v.kind != yMap {
+		p.errKey(o, key, "want a mapping, got %s", describeY(v))
+		return nil, false
+	}
+	seen := map[string]ypos{}
+	var out []yentry
+	for _, e := range v.ents {
+		if first, dup := seen[e.key]; dup {
+			p.errAt(e.pos, hwField(o.keyPath(key), e.key), "duplicate key (first set on line %d)", first.line)
+			continue
+		}
+		seen[e.key] = e.pos
+		out = append(out, e)
+	}
+	return out, true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns the known word closest to s when it is a likely typo.
+func suggest(s string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(s), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if bestD > 2 || bestD >= len(s) {
+		return ""
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// ---------------------------------------------------------------------------
+// Values.
+
+var (
+	hwNameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	hwPortRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_./:-]*$`)
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	speedRE   = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([MGT])(?:bps)?$`)
+)
+
+const maxNameLen = 64
+
+// ParseSpeed parses a link speed such as 400G, 100G, 25G, 1.6T, 800Gbps or
+// 100M (decimal units: M = 10^6, G = 10^9, T = 10^12 bits per second) and
+// returns it in bits per second.
+func ParseSpeed(s string) (int64, error) {
+	m := speedRE.FindStringSubmatch(strings.TrimSpace(s))
+	bad := fmt.Errorf("%q is not a speed (want e.g. 400G, 100G, 25G, 1.6T or 800Gbps)", s)
+	if m == nil {
+		return 0, bad
+	}
+	mult := map[string]int64{"M": 1e6, "G": 1e9, "T": 1e12}[m[2]]
+	whole, frac, _ := strings.Cut(m[1], ".")
+	if len(whole) > 15 || len(frac) > 6 {
+		return 0, bad
+	}
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	bps := w * mult
+	if frac != "" {
+		f, _ := strconv.ParseInt(frac, 10, 64)
+		scale := int64(math.Pow10(len(frac)))
+		if (f*mult)%scale != 0 {
+			return 0, fmt.Errorf("%q is not a whole number of bits per second", s)
+		}
+		bps += f * mult / scale
+	}
+	if bps <= 0 {
+		return 0, fmt.Errorf("%q: a speed must be positive", s)
+	}
+	if w > MaxSpeedBps/mult || bps > MaxSpeedBps {
+		return 0, fmt.Errorf("%q is too fast (at most 100T)", s)
+	}
+	return bps, nil
+}
+
+// parseMgmt splits a management address: host, host:port, an IPv6
+// address, [IPv6] or [IPv6]:port. host is an IP address or a DNS name.
+func parseMgmt(s string) (host string, port int, err error) {
+	want := fmt.Errorf("%q is not a management address (want HOST or HOST:PORT, e.g. 10.0.0.11, 10.0.0.11:2222, leaf0.lab.example, [fd00::11]:22)", s)
+	if s != strings.TrimSpace(s) || s == "" {
+		return "", 0, want
+	}
+	hostPart, portPart := s, ""
+	switch {
+	case strings.HasPrefix(s, "["):
+		end := strings.Index(s, "]")
+		if end < 0 {
+			return "", 0, want
+		}
+		hostPart, portPart = s[1:end], s[end+1:]
+		if portPart != "" {
+			if !strings.HasPrefix(portPart, ":") {
+				return "", 0, want
+			}
+			portPart = portPart[1:]
+			if portPart == "" {
+				return "", 0, want
+			}
+		}
+		a, e := netip.ParseAddr(hostPart)
+		if e != nil || !a.Is6() {
+			return "", 0, fmt.Errorf("%q: %q in brackets is not an IPv6 address", s, hostPart)
+		}
+	case strings.Count(s, ":") > 1:
+		a, e := netip.ParseAddr(s)
+		if e != nil || !a.Is6() {
+			return "", 0, fmt.Errorf("%q is not an IPv6 address (write an IPv6 address with a port as [ADDRESS]:PORT)", s)
+		}
+		return s, 0, nil
+	case strings.Contains(s, ":"):
+		var e error
+		hostPart, portPart, e = net.SplitHostPort(s)
+		if e != nil || portPart == "" {
+			return "", 0, want
+		}
+	}
+	if portPart != "" {
+		n, e := strconv.Atoi(portPart)
+		if e != nil || n < 1 || n > 65535 || portPart[0] == '+' {
+			return "", 0, fmt.Errorf("%q: port %q is not a number in 1..65535", s, portPart)
+		}
+		port = n
+	}
+	if _, e := netip.ParseAddr(hostPart); e == nil {
+		return hostPart, port, nil
+	}
+	if !validDNSName(hostPart) {
+		return "", 0, fmt.Errorf("%q: %q is neither an IP address nor a DNS name", s, hostPart)
+	}
+	return hostPart, port, nil
+}
+
+func validDNSName(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	labels := strings.Split(s, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	// A name whose last label is numeric is a mistyped IPv4 address.
+	last := labels[len(labels)-1]
+	if strings.Trim(last, "0123456789") == "" {
+		return false
+	}
+	return true
+}
+
+// checkRef validates a secret reference without repeating it: the value
+// may be a literal secret.
+func checkRef(field, ref string) string {
+	kind, arg, _ := strings.Cut(ref, ":")
+	if kind != "env" && kind != "file" {
+		return field + " must be a reference (env:NAME or file:PATH), not a literal"
+	}
+	if arg == "" {
+		if kind == "env" {
+			return field + ": env: needs a variable name (env:NAME)"
+		}
+		return field + ": file: needs a path (file:PATH)"
+	}
+	if secret.Check(ref) != nil {
+		return field + " must be a reference (env:NAME or file:PATH), not a literal"
+	}
+	if kind == "env" && !envNameRE.MatchString(arg) {
+		return field + ": env:NAME needs an environment variable name of letters, digits and _"
+	}
+	if kind == "file" && strings.HasPrefix(arg, "~") && arg != "~" && !strings.HasPrefix(arg, "~/") {
+		return field + ": file:~user/... is not supported (use file:~/... or an absolute path)"
+	}
+	return ""
+}
+
+// ---------------------------------------------------------------------------
+// The document.
+
+var (
+	topKeys        = []string{"name", "known_hosts", "default_speed", "timeout", "credentials", "devices", "links", "planes", "rails"}
+	credentialKeys = []string{"user", "password", "key", "passphrase", "ssh_agent"}
+	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics"}
+	portKeys       = []string{"name", "speed"}
+	nicKeys        = []string{"name", "rail", "address", "speed"}
+	linkKeys       = []string{"a", "b", "speed"}
+)
+
+// devMeta keeps where a device's fields were, for cross-checks.
+type devMeta struct {
+	idx   int // in the file's devices list
+	o     *obj
+	ports []*obj // parallel to Device.Ports
+	nics  []*obj // parallel to Device.NICs
+	ok    bool   // role known: take part in link checks
+}
+
+// linkMeta keeps where a link's fields were.
+type linkMeta struct {
+	path  string
+	pos   ypos
+	ends  [2]ypos
+	paths [2]string
+	speed *obj // the link mapping (nil for the [a, b] form)
+}
+
+// usedAddr records where an address was declared.
+type usedAddr struct {
+	what string
+	path string
+}
+
+func (p *hwParser) document(root *ynode) {
+	o := p.object("", root, ypos{1, 1}, topKeys...)
+	if o == nil {
+		return
+	}
+	hw := p.hw
+	if name, ok := p.str(o, "name", true, " (the inventory's name, e.g. lab-a)"); ok {
+		if !hwNameRE.MatchString(name) || len(name) > maxNameLen {
+			p.errKey(o, "name", "%q is not a valid name (letters, digits, '_', '.', '-'; at most %d characters)", name, maxNameLen)
+		}
+		hw.Name = name
+	}
+	if kh, ok := p.str(o, "known_hosts", true, " (the known_hosts file device host keys are checked against, relative to this file)"); ok {
+		path, err := resolveHWPath(hw.Dir, kh)
+		if err != nil {
+			p.errKey(o, "known_hosts", "%v", err)
+		}
+		hw.KnownHosts = path
+	}
+	if s, ok := p.str(o, "default_speed", false, ""); ok {
+		if r, err := ParseSpeed(s); err != nil {
+			p.errKey(o, "default_speed", "%v", err)
+			p.badDefaultSpeed = true
+		} else {
+			hw.DefaultSpeed, hw.DefaultRateBps = s, r
+		}
+	}
+	hw.Timeout = p.timeout(o)
+	p.credentials(o)
+	metas := p.devices(o)
+	used := p.links(o, metas)
+	p.nicsOnLinks(metas, used)
+	p.planes(o)
+	p.rails(o, metas, used)
+}
+
+func (p *hwParser) timeout(o *obj) time.Duration {
+	s, ok := p.str(o, "timeout", false, "")
+	if !ok {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		p.errKey(o, "timeout", "%q is not a positive duration (want e.g. 30s, 2m)", s)
+		return 0
+	}
+	return d
+}
+
+func (p *hwParser) credentials(o *obj) {
+	ents, _ := p.dict(o, "credentials")
+	for _, e := range ents {
+		path := hwField("credentials", e.key)
+		if !hwNameRE.MatchString(e.key) {
+			p.errAt(e.pos, path, "%q is not a valid credential set name (letters, digits, '_', '.', '-')", e.key)
+			continue
+		}
+		c := &Credential{Name: e.key}
+		p.hw.Credentials[e.key] = c
+		co := p.object(path, e.val, e.pos, credentialKeys...)
+		if co == nil {
+			continue
+		}
+		c.User, _ = p.str(co, "user", true, " (the SSH user)")
+		for _, f := range []struct {
+			key string
+			dst *string
+		}{{"password", &c.Password}, {"key", &c.Key}, {"passphrase", &c.Passphrase}} {
+			v := co.get(f.key)
+			if v == nil {
+				continue
+			}
+			if v.kind != yScalar {
+				p.errKey(co, f.key, "want a secret reference (env:NAME or file:PATH), got %s", describeY(v))
+				continue
+			}
+			ref, isStr := v.val.(string)
+			if !isStr {
+				ref = "" // numbers and booleans are literals too
+			}
+			if msg := checkRef(f.key, ref); msg != "" {
+				p.errKey(co, f.key, "%s", msg)
+				continue
+			}
+			*f.dst = ref
+		}
+		agent, agentOK := p.boolean(co, "ssh_agent")
+		c.SSHAgent = agent
+		if co.get("passphrase") != nil && co.get("key") == nil {
+			p.errKey(co, "passphrase", "a passphrase needs a key")
+		}
+		badAgent := co.get("ssh_agent") != nil && !agentOK
+		if co.get("password") == nil && co.get("key") == nil && !c.SSHAgent && !badAgent {
+			p.errAt(co.pos, path, "needs password, key or ssh_agent: true")
+		}
+	}
+}
+
+func (p *hwParser) devices(o *obj) []devMeta {
+	hw := p.hw
+	items, ok := p.list(o, "devices")
+	if !ok {
+		if o.get("devices") == nil {
+			p.errKey(o, "devices", "required (the switches and hosts)")
+		}
+		return nil
+	}
+	if len(items) == 0 {
+		p.errKey(o, "devices", "needs at least one device")
+	}
+	metas := make([]devMeta, 0, len(items))
+	mgmts := map[string]usedAddr{}
+	addrs := map[netip.Addr]usedAddr{}
+	for i, n := range items {
+		path := hwIndex("devices", i)
+		do := p.object(path, n, o.at("devices"), deviceKeys...)
+		if do == nil {
+			continue
+		}
+		d := Device{Pod: -1}
+		m := devMeta{idx: i, o: do}
+		name, nameOK := p.str(do, "name", true, "")
+		if nameOK {
+			switch j, dup := hw.index[name]; {
+			case !hwNameRE.MatchString(name) || len(name) > maxNameLen:
+				p.errKey(do, "name", "%q is not a valid device name (letters, digits, '_', '.', '-'; at most %d characters)", name, maxNameLen)
+				nameOK = false
+			case dup:
+				p.errKey(do, "name", "%s is already used by devices[%d]", name, metas[j].idx)
+				nameOK = false
+			}
+		}
+		d.Name = name
+		if pl, ok := p.str(do, "platform", true, " (one of "+orWords(p.platforms)+")"); ok {
+			if !contains(p.platforms, pl) {
+				msg := fmt.Sprintf("unknown platform %q (want %s)", pl, orWords(p.platforms))
+				if s := suggest(pl, p.platforms); s != "" {
+					msg = fmt.Sprintf("unknown platform %q (did you mean %s?)", pl, s)
+				}
+				p.errKey(do, "platform", "%s", msg)
+			}
+			d.Platform = pl
+		}
+		if r, ok := p.str(do, "role", true, " ("+orWords(deviceRoles)+")"); ok {
+			if contains(deviceRoles, r) {
+				d.Role = DeviceRole(r)
+				m.ok = nameOK
+			} else {
+				p.errKey(do, "role", "unknown role %q (want %s)", r, orWords(deviceRoles))
+			}
+		}
+		if s, ok := p.str(do, "mgmt", true, " (the management address, HOST or HOST:PORT)"); ok {
+			host, port, err := parseMgmt(s)
+			if err != nil {
+				p.errKey(do, "mgmt", "%v", err)
+			} else {
+				d.Mgmt, d.MgmtHost, d.MgmtPort = s, host, port
+				eff := port
+				if eff == 0 {
+					eff = 22
+				}
+				key := strings.ToLower(strings.TrimSuffix(host, ".")) + "#" + strconv.Itoa(eff)
+				if a, err := netip.ParseAddr(host); err == nil {
+					key = a.WithZone("").String() + "#" + strconv.Itoa(eff)
+				}
+				if u, dup := mgmts[key]; dup {
+					p.errKey(do, "mgmt", "%s is already the management address of %s (%s)", s, u.what, u.path)
+				} else {
+					mgmts[key] = usedAddr{what: name, path: path + ".mgmt"}
+				}
+			}
+		}
+		if cs, ok := p.str(do, "credentials", true, " (the name of a credential set)"); ok {
+			if _, known := hw.Credentials[cs]; !known {
+				have := make([]string, 0, len(hw.Credentials))
+				for k := range hw.Credentials {
+					have = append(have, k)
+				}
+				sort.Strings(have)
+				msg := "no credential sets are defined under credentials"
+				if len(have) > 0 {
+					msg = "have " + orWords(have)
+				}
+				p.errKey(do, "credentials", "unknown credential set %q (%s)", cs, msg)
+			}
+			d.Credentials = cs
+		}
+		if v, ok := p.integer(do, "asn", 1, math.MaxUint32); ok {
+			d.ASN = uint32(v)
+		}
+		if s, ok := p.str(do, "loopback", false, ""); ok {
+			pfx, err := netip.ParsePrefix(s)
+			if err != nil {
+				p.errKey(do, "loopback", "%q is not an address with a prefix length (want e.g. 10.1.0.1/32)", s)
+			} else {
+				d.Loopback = pfx
+				p.uniqueAddr(addrs, pfx.Addr(), usedAddr{what: name + " loopback", path: path + ".loopback"}, do, "loopback")
+			}
+		}
+		if v, ok := p.integer(do, "pod", 0, MaxSwitches); ok {
+			d.Pod = int(v)
+		}
+		d.Timeout = p.timeout(do)
+		p.devicePorts(&d, &m, do, path)
+		p.deviceNICs(&d, &m, do, path, addrs)
+		if nameOK {
+			hw.index[name] = len(hw.Devices)
+		}
+		hw.Devices = append(hw.Devices, d)
+		metas = append(metas, m)
+	}
+	return metas
+}
+
+func (p *hwParser) uniqueAddr(addrs map[netip.Addr]usedAddr, a netip.Addr, u usedAddr, o *obj, key string) {
+	a = a.WithZone("")
+	if prev, dup := addrs[a]; dup {
+		p.errKey(o, key, "%s is already used by %s (%s)", a, prev.what, prev.path)
+		return
+	}
+	addrs[a] = u
+}
+
+func (p *hwParser) devicePorts(d *Device, m *devMeta, do *obj, path string) {
+	items, ok := p.list(do, "ports")
+	if !ok {
+		return
+	}
+	if d.Role == DeviceHost {
+		p.errKey(do, "ports", "hosts list their interfaces under nics (with their rails), not ports")
+		return
+	}
+	d.DeclaresPorts = true
+	seen := map[string]int{}
+	for j, n := range items {
+		pp := hwIndex(path+".ports", j)
+		po := p.object(pp, n, do.at("ports"), portKeys...)
+		if po == nil {
+			continue
+		}
+		name, ok := p.str(po, "name", true, "")
+		if !ok {
+			continue
+		}
+		if !hwPortRE.MatchString(name) {
+			p.errKey(po, "name", "%q is not a valid port name", name)
+			continue
+		}
+		if k, dup := seen[name]; dup {
+			p.errKey(po, "name", "port %s is already declared (%s)", name, hwIndex(path+".ports", k))
+			continue
+		}
+		seen[name] = j
+		dp := DevicePort{Name: name}
+		dp.Speed, dp.RateBps = p.speed(po)
+		d.Ports = append(d.Ports, dp)
+		m.ports = append(m.ports, po)
+	}
+}
+
+func (p *hwParser) deviceNICs(d *Device, m *devMeta, do *obj, path string, addrs map[netip.Addr]usedAddr) {
+	items, ok := p.list(do, "nics")
+	if !ok {
+		return
+	}
+	if d.Role.IsSwitch() {
+		p.errKey(do, "nics", "only hosts have nics; list a switch's interfaces under ports")
+		return
+	}
+	d.DeclaresNICs = true
+	seen := map[string]int{}
+	rails := map[int]int{}
+	for j, n := range items {
+		np := hwIndex(path+".nics", j)
+		no := p.object(np, n, do.at("nics"), nicKeys...)
+		if no == nil {
+			continue
+		}
+		name, ok := p.str(no, "name", true, "")
+		if !ok {
+			continue
+		}
+		if !hwPortRE.MatchString(name) {
+			p.errKey(no, "name", "%q is not a valid NIC name", name)
+			continue
+		}
+		if k, dup := seen[name]; dup {
+			p.errKey(no, "name", "NIC %s is already declared (%s)", name, hwIndex(path+".nics", k))
+			continue
+		}
+		seen[name] = j
+		nic := NIC{Name: name, Rail: -1}
+		if r, ok := p.integer(no, "rail", 0, 1<<16); ok {
+			if k, dup := rails[int(r)]; dup {
+				p.errKey(no, "rail", "rail %d is already used by %s", r, hwIndex(path+".nics", k))
+			} else {
+				rails[int(r)] = j
+				nic.Rail = int(r)
+			}
+		}
+		if s, ok := p.str(no, "address", false, ""); ok {
+			pfx, err := netip.ParsePrefix(s)
+			if err != nil {
+				p.errKey(no, "address", "%q is not an address with a prefix length (want e.g. 10.2.0.1/31)", s)
+			} else {
+				nic.Address = pfx
+				p.uniqueAddr(addrs, pfx.Addr(), usedAddr{what: d.Name + ":" + name, path: np + ".address"}, no, "address")
+			}
+		}
+		nic.Speed, nic.RateBps = p.speed(no)
+		d.NICs = append(d.NICs, nic)
+		m.nics = append(m.nics, no)
+	}
+}
+
+func (p *hwParser) speed(o *obj) (string, int64) {
+	s, ok := p.str(o, "speed", false, "")
+	if !ok {
+		return "", 0
+	}
+	r, err := ParseSpeed(s)
+	if err != nil {
+		p.errKey(o, "speed", "%v", err)
+		return "", 0
+	}
+	return s, r
+}
+
+// portRef locates a declared port or NIC: its speed and where it was
+// declared.
+func (p *hwParser) portRef(d *Device, m *devMeta, port string) (rate int64, speed, path string, declared bool) {
+	if d.Role == DeviceHost {
+		for j, n := range d.NICs {
+			if n.Name == port {
+				return n.RateBps, n.Speed, m.nics[j].path, true
+			}
+		}
+		return 0, "", "", !d.DeclaresNICs
+	}
+	for j, pt := range d.Ports {
+		if pt.Name == port {
+			return pt.RateBps, pt.Speed, m.ports[j].path, true
+		}
+	}
+	return 0, "", "", !d.DeclaresPorts
+}
+
+// linkUse is where a port is used.
+type linkUse struct {
+	link int
+	path string
+}
+
+func (p *hwParser) links(o *obj, metas []devMeta) map[Endpoint]linkUse {
+	hw := p.hw
+	used := map[Endpoint]linkUse{}
+	items, ok := p.list(o, "links")
+	if !ok {
+		return used
+	}
+	for i, n := range items {
+		path := hwIndex("links", i)
+		var lm linkMeta
+		lm.path = path
+		var ends [2]string
+		var c Cable
+		endsOK := true
+		switch {
+		case n != nil && n.kind == ySeq:
+			lm.pos = n.pos
+			if len(n.seq) != 2 {
+				p.errAt(n.pos, path, "want two endpoints [DEVICE:PORT, DEVICE:PORT], got %d", len(n.seq))
+				continue
+			}
+			for k, e := range n.seq {
+				lm.paths[k] = hwIndex(path, k)
+				lm.ends[k] = posOf(e)
+				if e == nil || e.kind != yScalar {
+					at := posOf(e)
+					if e == nil {
+						at = n.pos
+					}
+					p.errAt(at, lm.paths[k], "want DEVICE:PORT, got %s", describeY(e))
+					endsOK = false
+					continue
+				}
+				ends[k] = e.text
+			}
+		case n != nil && n.kind == yMap:
+			lo := p.object(path, n, n.pos, linkKeys...)
+			if lo == nil {
+				continue
+			}
+			lm.pos, lm.speed = n.pos, lo
+			for k, key := range []string{"a", "b"} {
+				lm.paths[k] = path + "." + key
+				lm.ends[k] = lo.at(key)
+				s, ok := p.str(lo, key, true, " (DEVICE:PORT)")
+				if !ok {
+					endsOK = false
+					continue
+				}
+				ends[k] = s
+			}
+			c.Speed, c.RateBps = p.speed(lo)
+		default:
+			at := posOf(n)
+			if n == nil {
+				at = o.at("links")
+			}
+			p.errAt(at, path, "want [DEVICE:PORT, DEVICE:PORT] or {a: DEVICE:PORT, b: DEVICE:PORT, speed: SPEED}, got %s", describeY(n))
+			continue
+		}
+		if !endsOK {
+			continue
+		}
+		var devs [2]*Device
+		var dms [2]*devMeta
+		for k := 0; k < 2; k++ {
+			dev, port, found := strings.Cut(ends[k], ":")
+			if !found || dev == "" || port == "" {
+				p.errAt(lm.ends[k], lm.paths[k], "%q: want DEVICE:PORT, e.g. leaf0:Ethernet0", ends[k])
+				endsOK = false
+				continue
+			}
+			ep := Endpoint{Device: dev, Port: port}
+			if k == 0 {
+				c.A = ep
+			} else {
+				c.B = ep
+			}
+			j, known := hw.index[dev]
+			if !known {
+				p.errAt(lm.ends[k], lm.paths[k], "no device named %q", dev)
+				endsOK = false
+				continue
+			}
+			devs[k], dms[k] = &hw.Devices[j], &metas[j]
+			if !dms[k].ok {
+				endsOK = false // its role is unknown: reported already
+				continue
+			}
+			if _, _, _, declared := p.portRef(devs[k], dms[k], port); !declared {
+				what, list := "port", "ports"
+				if devs[k].Role == DeviceHost {
+					what, list = "NIC", "nics"
+				}
+				p.errAt(lm.ends[k], lm.paths[k], "%s has no %s %q (not in %s.%s)", dev, what, port, dms[k].o.path, list)
+				endsOK = false
+				continue
+			}
+			if u, dup := used[ep]; dup {
+				p.errAt(lm.ends[k], lm.paths[k], "%s is already used by %s", ep, u.path)
+				endsOK = false
+				continue
+			}
+		}
+		if !endsOK {
+			continue
+		}
+		if c.A == c.B {
+			p.errAt(lm.ends[1], lm.paths[1], "%s is linked to itself", c.A)
+			continue
+		}
+		// A rejected link still uses its ports (link -1), so that they are
+		// not reported again as unused or reused.
+		used[c.A] = linkUse{link: -1, path: lm.paths[0]}
+		used[c.B] = linkUse{link: -1, path: lm.paths[1]}
+		ra, rb := devs[0].Role, devs[1].Role
+		switch {
+		case c.A.Device == c.B.Device:
+			p.errAt(lm.pos, path, "links %s to itself", c.A.Device)
+			continue
+		case ra == DeviceHost && rb == DeviceHost:
+			p.errAt(lm.pos, path, "links two hosts (%s and %s): hosts connect to leaves", c.A.Device, c.B.Device)
+			continue
+		case ra == DeviceHost && rb != DeviceLeaf || rb == DeviceHost && ra != DeviceLeaf:
+			h, s, sr := c.A.Device, c.B.Device, rb
+			if rb == DeviceHost {
+				h, s, sr = c.B.Device, c.A.Device, ra
+			}
+			p.errAt(lm.pos, path, "links host %s to %s, a %s: hosts connect to leaves", h, s, sr)
+			continue
+		case ra == rb:
+			p.errAt(lm.pos, path, "links two %ss (%s and %s): links join different tiers (host-leaf, leaf-spine, spine-super-spine)", ra, c.A.Device, c.B.Device)
+			continue
+		}
+		if !p.linkSpeed(&c, &lm, devs, dms) {
+			continue
+		}
+		used[c.A] = linkUse{link: len(hw.Links), path: lm.paths[0]}
+		used[c.B] = linkUse{link: len(hw.Links), path: lm.paths[1]}
+		hw.Links = append(hw.Links, c)
+	}
+	return used
+}
+
+// linkSpeed resolves a link's rate: its own speed, else its ports' (which
+// must agree), else default_speed. Declared port speeds must match the
+// link's.
+func (p *hwParser) linkSpeed(c *Cable, lm *linkMeta, devs [2]*Device, dms [2]*devMeta) bool {
+	var rates [2]int64
+	var speeds, paths [2]string
+	for k, ep := range []Endpoint{c.A, c.B} {
+		rates[k], speeds[k], paths[k], _ = p.portRef(devs[k], dms[k], ep.Port)
+	}
+	if lm.speed != nil && lm.speed.get("speed") != nil && c.RateBps == 0 {
+		return false // bad speed: reported
+	}
+	if c.RateBps > 0 {
+		for k, ep := range []Endpoint{c.A, c.B} {
+			if rates[k] > 0 && rates[k] != c.RateBps {
+				p.errKey(lm.speed, "speed", "%s does not match the speed of %s (%s, %s.speed)", c.Speed, ep, speeds[k], paths[k])
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case rates[0] > 0 && rates[1] > 0 && rates[0] != rates[1]:
+		p.errAt(lm.pos, lm.path, "the ports' speeds differ: %s is %s (%s.speed), %s is %s (%s.speed)", c.A, speeds[0], paths[0], c.B, speeds[1], paths[1])
+		return false
+	case rates[0] > 0:
+		c.RateBps = rates[0]
+	case rates[1] > 0:
+		c.RateBps = rates[1]
+	case p.hw.DefaultRateBps > 0:
+		c.RateBps = p.hw.DefaultRateBps
+	default:
+		if !p.badDefaultSpeed {
+			p.errAt(lm.pos, lm.path, "no speed: set speed on the link or its ports, or default_speed")
+		}
+		return false
+	}
+	return true
+}
+
+func (p *hwParser) nicsOnLinks(metas []devMeta, used map[Endpoint]linkUse) {
+	for i := range p.hw.Devices {
+		d := &p.hw.Devices[i]
+		if d.Role != DeviceHost || !metas[i].ok {
+			continue
+		}
+		for j, n := range d.NICs {
+			if _, ok := used[Endpoint{d.Name, n.Name}]; !ok {
+				p.errKey(metas[i].nics[j], "name", "%s:%s is on no link (every declared NIC must be cabled)", d.Name, n.Name)
+			}
+		}
+	}
+}
+
+// member checks a device name listed in planes or rails.
+func (p *hwParser) member(pos ypos, path string, n *ynode, wantLeaf bool) (*Device, bool) {
+	if n == nil || n.kind != yScalar {
+		if n == nil {
+			p.errAt(pos, path, "want a device name, got null")
+		} else {
+			p.errAt(n.pos, path, "want a device name, got %s", describeY(n))
+		}
+		return nil, false
+	}
+	d := p.hw.Device(n.text)
+	switch {
+	case d == nil:
+		p.errAt(n.pos, path, "no device named %q", n.text)
+	case d.Role == DeviceHost:
+		p.errAt(n.pos, path, "%s is a host, not a switch", d.Name)
+	case d.Role == "":
+		return nil, false // reported
+	case wantLeaf && d.Role != DeviceLeaf:
+		p.errAt(n.pos, path, "%s is a %s, not a leaf (rails list the leaves that host NICs attach to)", d.Name, d.Role)
+	default:
+		return d, true
+	}
+	return nil, false
+}
+
+func (p *hwParser) planes(o *obj) {
+	ents, _ := p.dict(o, "planes")
+	in := map[string]string{}
+	for _, e := range ents {
+		path := hwField("planes", e.key)
+		if !hwNameRE.MatchString(e.key) {
+			p.errAt(e.pos, path, "%q is not a valid plane name (letters, digits, '_', '.', '-')", e.key)
+			continue
+		}
+		if e.val == nil || e.val.kind != ySeq {
+			at := e.pos
+			if e.val != nil {
+				at = e.val.pos
+			}
+			p.errAt(at, path, "want a list of switches, got %s", describeY(e.val))
+			continue
+		}
+		if len(e.val.seq) == 0 {
+			p.errAt(e.val.pos, path, "needs at least one switch")
+			continue
+		}
+		pl := Plane{Name: e.key}
+		for k, n := range e.val.seq {
+			mp := hwIndex(path, k)
+			d, ok := p.member(e.val.pos, mp, n, false)
+			if !ok {
+				continue
+			}
+			if prev, dup := in[d.Name]; dup {
+				p.errAt(n.pos, mp, "%s is already in plane %s", d.Name, prev)
+				continue
+			}
+			in[d.Name] = e.key
+			pl.Switches = append(pl.Switches, d.Name)
+		}
+		p.hw.Planes = append(p.hw.Planes, pl)
+	}
+}
+
+func (p *hwParser) rails(o *obj, metas []devMeta, used map[Endpoint]linkUse) {
+	hw := p.hw
+	ents, declared := p.dict(o, "rails")
+	type railInfo struct {
+		pos    ypos
+		path   string
+		leaves map[string]bool
+		list   []string
+		nics   int
+	}
+	rails := map[int]*railInfo{}
+	for _, e := range ents {
+		path := hwField("rails", e.key)
+		r, err := strconv.Atoi(e.key)
+		if err != nil || r < 0 || r > 1<<16 || strconv.Itoa(r) != e.key {
+			p.errAt(e.pos, path, "rail %q is not a rail number (0, 1, ...)", e.key)
+			continue
+		}
+		if e.val == nil || e.val.kind != ySeq {
+			at := e.pos
+			if e.val != nil {
+				at = e.val.pos
+			}
+			p.errAt(at, path, "want a list of leaves, got %s", describeY(e.val))
+			continue
+		}
+		ri := &railInfo{pos: e.pos, path: path, leaves: map[string]bool{}}
+		if len(e.val.seq) == 0 {
+			p.errAt(e.val.pos, path, "needs at least one leaf")
+		}
+		for k, n := range e.val.seq {
+			mp := hwIndex(path, k)
+			d, ok := p.member(e.val.pos, mp, n, true)
+			if !ok {
+				continue
+			}
+			if ri.leaves[d.Name] {
+				p.errAt(n.pos, mp, "%s is already listed", d.Name)
+				continue
+			}
+			ri.leaves[d.Name] = true
+			ri.list = append(ri.list, d.Name)
+		}
+		rails[r] = ri
+	}
+	if !declared || len(ents) == 0 {
+		return
+	}
+	// Every cabled host NIC must be on a declared rail and attach to one of
+	// its leaves.
+	for i := range hw.Devices {
+		d := &hw.Devices[i]
+		if d.Role != DeviceHost || !metas[i].ok {
+			continue
+		}
+		for j, n := range d.NICs {
+			no := metas[i].nics[j]
+			u, cabled := used[Endpoint{d.Name, n.Name}]
+			if n.Rail < 0 {
+				if no.get("rail") == nil {
+					p.errKey(no, "rail", "required: the inventory declares rails")
+				}
+				continue
+			}
+			ri := rails[n.Rail]
+			if ri == nil {
+				p.errKey(no, "rail", "rail %d is not declared under rails", n.Rail)
+				continue
+			}
+			ri.nics++
+			if !cabled || u.link < 0 {
+				continue
+			}
+			c := hw.Links[u.link]
+			leaf := c.A
+			if leaf.Device == d.Name {
+				leaf = c.B
+			}
+			if len(ri.list) > 0 && !ri.leaves[leaf.Device] {
+				p.errKey(no, "rail", "%s:%s is on rail %d but links to %s, which %s does not list (%s)", d.Name, n.Name, n.Rail, leaf.Device, ri.path, strings.Join(ri.list, ", "))
+			}
+		}
+	}
+	keys := make([]int, 0, len(rails))
+	for r := range rails {
+		keys = append(keys, r)
+	}
+	sort.Ints(keys)
+	for _, r := range keys {
+		ri := rails[r]
+		if ri.nics == 0 {
+			p.errAt(ri.pos, ri.path, "no host NIC is on rail %d", r)
+		}
+		hw.Rails = append(hw.Rails, Rail{Index: r, Leaves: ri.list})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The fabric.
+
+// Fabric builds the fabric model of the inventory, for the same analysis
+// as simulated fabrics. Nodes: the hosts, ordered by name (digit runs
+// compare as numbers: host2 before host10), then the leaves (tier 0,
+// RoleLeaf), spines (tier 1, RoleSpine) and super-spines (tier 2,
+// RoleCore), each ordered by name. Fabric.Hosts[h] = h. Pods are the
+// devices' pods (-1 when not set; a host without a pod takes its leaves'
+// pod when they agree); HostsPerPod is set when every host has a pod and
+// all pods have as many hosts. Ports keep the inventory's names and a
+// device's ports are in declaration order (undeclared ones after, by
+// name). Links have the inventory's resolved rates and latency 0. Tiers is
+// one more than the highest switch tier.
+func (h *Hardware) Fabric() (*Fabric, error) {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s", h.File, fmt.Sprintf(format, args...))
+	}
+	order := make([]int, len(h.Devices))
+	for i := range order {
+		order[i] = i
+	}
+	rank := func(d *Device) int {
+		if d.Role == DeviceHost {
+			return -1
+		}
+		return d.Role.Tier()
+	}
+	for i := range h.Devices {
+		d := &h.Devices[i]
+		if !contains(deviceRoles, string(d.Role)) {
+			return nil, fail("device %s has unknown role %q", d.Name, d.Role)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := &h.Devices[order[i]], &h.Devices[order[j]]
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra < rb
+		}
+		return naturalLess(a.Name, b.Name)
+	})
+	byName := make(map[string]*Device, len(h.Devices))
+	for i := range h.Devices {
+		d := &h.Devices[i]
+		if _, dup := byName[d.Name]; dup {
+			return nil, fail("device name %s used twice", d.Name)
+		}
+		byName[d.Name] = d
+	}
+	// Host pods default to the pod of their leaves.
+	pods := make(map[string]int, len(h.Devices))
+	for i := range h.Devices {
+		pods[h.Devices[i].Name] = h.Devices[i].Pod
+	}
+	leafPods := map[string]map[int]bool{}
+	for _, c := range h.Links {
+		for _, pair := range [][2]Endpoint{{c.A, c.B}, {c.B, c.A}} {
+			hd, sd := byName[pair[0].Device], byName[pair[1].Device]
+			if hd == nil || sd == nil || hd.Role != DeviceHost || hd.Pod >= 0 {
+				continue
+			}
+			if leafPods[hd.Name] == nil {
+				leafPods[hd.Name] = map[int]bool{}
+			}
+			leafPods[hd.Name][sd.Pod] = true
+		}
+	}
+	for name, ps := range leafPods {
+		if len(ps) == 1 {
+			for pod := range ps {
+				pods[name] = pod
+			}
+		}
+	}
+	b := NewBuilder(h.Name)
+	ids := make(map[string]int, len(h.Devices))
+	tiers := 1
+	perPod := map[int]int{}
+	allPodded := true
+	for _, i := range order {
+		d := &h.Devices[i]
+		ids[d.Name] = b.AddNode(d.Name, d.Role.Role(), d.Role.Tier(), pods[d.Name], 0)
+		if d.Role.IsSwitch() {
+			tiers = max(tiers, d.Role.Tier()+1)
+		} else if pods[d.Name] >= 0 {
+			perPod[pods[d.Name]]++
+		} else {
+			allPodded = false
+		}
+	}
+	type names struct{ lo, hi string }
+	portNames := make([]names, 0, len(h.Links))
+	for i, c := range h.Links {
+		da, db := byName[c.A.Device], byName[c.B.Device]
+		if da == nil || db == nil {
+			return nil, fail("links[%d]: unknown device", i)
+		}
+		lo, hi := c.A, c.B
+		if da.Role.Tier() > db.Role.Tier() {
+			lo, hi = hi, lo
+			da, db = db, da
+		}
+		if da.Role.Tier() == db.Role.Tier() {
+			return nil, fail("links[%d] joins two devices of the same tier (%s and %s)", i, c.A.Device, c.B.Device)
+		}
+		if c.RateBps <= 0 {
+			return nil, fail("links[%d] (%s - %s) has no speed", i, c.A, c.B)
+		}
+		b.Connect(ids[lo.Device], ids[hi.Device], c.RateBps, 0)
+		portNames = append(portNames, names{lo.Port, hi.Port})
+	}
+	hostsPerPod := 0
+	if allPodded && len(perPod) > 0 {
+		for _, n := range perPod {
+			if hostsPerPod == 0 {
+				hostsPerPod = n
+			} else if n != hostsPerPod {
+				hostsPerPod = 0
+				break
+			}
+		}
+	}
+	f, err := b.Fabric(tiers, hostsPerPod)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	for lid, n := range portNames {
+		f.Ports[f.Links[lid].A].Name = n.lo
+		f.Ports[f.Links[lid].B].Name = n.hi
+	}
+	// Order every node's ports as the inventory declares them.
+	for ni := range f.Nodes {
+		node := &f.Nodes[ni]
+		d := byName[node.Name]
+		decl := map[string]int{}
+		if d.Role == DeviceHost {
+			for j, n := range d.NICs {
+				decl[n.Name] = j
+			}
+		} else {
+			for j, pt := range d.Ports {
+				decl[pt.Name] = j
+			}
+		}
+		sort.SliceStable(node.Ports, func(i, j int) bool {
+			a, b := f.Ports[node.Ports[i]].Name, f.Ports[node.Ports[j]].Name
+			ia, oka := decl[a]
+			ib, okb := decl[b]
+			switch {
+			case oka && okb:
+				return ia < ib
+			case oka != okb:
+				return oka
+			}
+			return naturalLess(a, b)
+		})
+		for idx, pid := range node.Ports {
+			f.Ports[pid].Index = idx
+		}
+	}
+	return f, nil
+}
+
+// naturalLess orders strings with digit runs compared as numbers: host2
+// before host10, Ethernet8 before Ethernet16.
+func naturalLess(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na := strings.TrimLeft(a[si:i], "0")
+			nb := strings.TrimLeft(b[sj:j], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			if i-si != j-sj { // same number, fewer leading zeros first
+				return i-si < j-sj
+			}
+			continue
+		}
+		if ca != cb {
+			return ca < cb
+		}
+		i++
+		j++
+	}
+	return len(a)-i < len(b)-j
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
