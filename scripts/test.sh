@@ -3,8 +3,10 @@
 # test. Used by the README and by .ci/run.
 #
 # It installs, when missing: the pinned InfluxDB 1.8.10 (built with the Go
-# toolchain, see install-influxd.sh) and Chromium (Debian package, for the
-# HTML report test). Set FABRICBENCH_SKIP_INSTALL=1 to install nothing; the
+# toolchain, see install-influxd.sh), Chromium (Debian package, for the
+# HTML report test) and, for the lab tests (real FRR fabrics in network
+# namespaces, which run as root), FRR, the OpenSSH server, iproute2 and
+# ping. Set FABRICBENCH_SKIP_INSTALL=1 to install nothing; the
 # tests that need a missing component then skip with a printed reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,23 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 		export FABRICBENCH_INFLUXD
 	fi
 	log "influxd: ${FABRICBENCH_INFLUXD}"
+	apt_missing=()
+	[[ -x /usr/lib/frr/zebra ]] || apt_missing+=(frr)
+	[[ -x /usr/sbin/sshd ]] || apt_missing+=(openssh-server)
+	command -v ip >/dev/null 2>&1 || apt_missing+=(iproute2)
+	command -v ping >/dev/null 2>&1 || apt_missing+=(iputils-ping)
+	command -v nsenter >/dev/null 2>&1 || apt_missing+=(util-linux)
+	if (( ${#apt_missing[@]} > 0 )); then
+		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+			log "installing ${apt_missing[*]} (apt-get) for the lab tests"
+			export DEBIAN_FRONTEND=noninteractive
+			apt-get update -qq >/dev/null || log "apt-get update failed; trying the install anyway"
+			apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >/dev/null \
+				|| log "could not install ${apt_missing[*]}; the lab tests will skip"
+		else
+			log "${apt_missing[*]} missing and not root with apt-get; the lab tests will skip"
+		fi
+	fi
 	if ! command -v chromium >/dev/null 2>&1 && [[ -z "${FABRICBENCH_CHROMIUM:-}" ]]; then
 		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
 			log "installing chromium (apt-get)"
