@@ -504,7 +504,9 @@ func frrDaemons(node string) []byte {
 		b.WriteString(d + "=no\n")
 	}
 	b.WriteString("\nvtysh_enable=yes\n")
-	b.WriteString("zebra_options=\"  -A 127.0.0.1 -s 90000000\"\n")
+	// -n: VRFs are network namespaces (zebra's netns VRF mode), for kernels
+	// without VRF devices; a node's (container's) /run/netns is its own.
+	b.WriteString("zebra_options=\"  -A 127.0.0.1 -s 90000000 -n\"\n")
 	b.WriteString("bgpd_options=\"   -A 127.0.0.1\"\n")
 	b.WriteString("staticd_options=\"-A 127.0.0.1\"\n")
 	return []byte(b.String())

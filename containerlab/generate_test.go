@@ -288,7 +288,7 @@ func TestFRRConfLeaf(t *testing.T) {
 	}
 	d := string(g.Files["leafspine/leaf0/daemons"])
 	for _, line := range []string{"bgpd=yes", "zebra=yes", "staticd=yes", "bfdd=no", "ospfd=no", "vtysh_enable=yes",
-		`zebra_options="  -A 127.0.0.1 -s 90000000"`, `bgpd_options="   -A 127.0.0.1"`, `staticd_options="-A 127.0.0.1"`} {
+		`zebra_options="  -A 127.0.0.1 -s 90000000 -n"`, `bgpd_options="   -A 127.0.0.1"`, `staticd_options="-A 127.0.0.1"`} {
 		if !strings.Contains("\n"+d, "\n"+line+"\n") {
 			t.Errorf("daemons lacks %q:\n%s", line, d)
 		}
