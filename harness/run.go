@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/analysis"
+	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/kpis"
 	"github.com/fabricbench/fabricbench/report"
@@ -40,6 +41,9 @@ type Options struct {
 	// InfluxCloseTimeout bounds the wait for InfluxDB to acknowledge every
 	// point at the end of a run (default 30s; Ctrl-C cuts it to 3s).
 	InfluxCloseTimeout time.Duration
+	// LabStateRoot is where native labs keep their state (bring-up step;
+	// default /run/fabricbench/labs).
+	LabStateRoot string
 }
 
 // InfluxOptions select an InfluxDB sink.
@@ -77,7 +81,26 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	// The run tag keeps runs of different invocations apart in InfluxDB.
 	invocation := s.Name + "-" + res.Started.Format("20060102T150405.000Z")
 	var runErr error
+	stopped := ""
+	if b := s.Bringup; b != nil {
+		run, down, err := bringupRun(ctx, b, opts)
+		defer down()
+		res.Runs = append(res.Runs, *run)
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "%s\n", runLine(run))
+		}
+		if err != nil {
+			runErr = err
+		}
+		if run.Status != results.Pass {
+			stopped = "not started: bring-up validation " + run.Status
+		}
+	}
 	for _, p := range points {
+		if stopped != "" {
+			res.Runs = append(res.Runs, results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: stopped})
+			continue
+		}
 		if ctx.Err() != nil {
 			res.Runs = append(res.Runs, results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: "not started: the suite was interrupted"})
 			continue
@@ -125,6 +148,7 @@ func finish(res *results.Results) {
 	res.Finished = time.Now().UTC()
 	sum := results.Summary{Runs: len(res.Runs)}
 	status := results.Pass
+	bringupFailed := false
 	for _, r := range res.Runs {
 		for _, k := range r.KPIs {
 			sum.KPIs++
@@ -138,6 +162,17 @@ func finish(res *results.Results) {
 			}
 		}
 		sum.Anomalies += len(r.Anomalies)
+		if r.Bringup != nil {
+			sum.Checks += len(r.Bringup.Checks)
+			for _, c := range r.Bringup.Checks {
+				if c.Verdict != results.Pass {
+					sum.ChecksFailed++
+				}
+			}
+			if r.Status == results.Fail {
+				bringupFailed = true
+			}
+		}
 		switch r.Status {
 		case results.Error:
 			status = results.Error
@@ -151,6 +186,11 @@ func finish(res *results.Results) {
 		status = results.Error
 	}
 	if status == results.Pass && sum.Failed > 0 {
+		status = results.Fail
+	}
+	// A failed bring-up skips the runs: the suite failed, it was not
+	// interrupted.
+	if bringupFailed && status != results.Error {
 		status = results.Fail
 	}
 	res.Summary, res.Status = sum, status
@@ -508,4 +548,29 @@ func influxConfig(cli *InfluxOptions, fromSuite *suite.Influx) (*telemetry.Influ
 		return nil, fmt.Errorf("influx token: %w", err)
 	}
 	return &telemetry.InfluxConfig{URL: o.URL, Bucket: o.Bucket, Org: o.Org, Token: tok}, nil
+}
+
+// bringupRun runs the suite's bring-up step as the run "bringup".
+func bringupRun(ctx context.Context, b *suite.Bringup, opts Options) (*results.Run, func(), error) {
+	start := time.Now()
+	var wait time.Duration
+	if b.BGPWait != "" {
+		wait, _ = time.ParseDuration(b.BGPWait) // checked at load
+	}
+	logf := func(string, ...any) {}
+	if opts.Progress != nil {
+		logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, f+"\n", a...) }
+	}
+	out, down, err := bringup.Step(ctx, bringup.StepOptions{Topology: b.Topology, Deploy: b.Deploy, Teardown: b.Teardown,
+		BGPWait: wait, StateRoot: opts.LabStateRoot, Logf: logf})
+	run := &results.Run{ID: "bringup", Fabric: b.Topology, WallS: time.Since(start).Seconds(), Bringup: out}
+	switch {
+	case err != nil:
+		run.Status, run.Error = results.Error, err.Error()
+	case len(bringup.Failed(out)) > 0:
+		run.Status = results.Fail
+	default:
+		run.Status = results.Pass
+	}
+	return run, down, err
 }

@@ -24,6 +24,9 @@ type Suite struct {
 	KPIs      []KPI     `yaml:"kpis"`
 	Analysis  Analysis  `yaml:"analysis"`
 	Sim       Sim       `yaml:"sim"`
+	// Bringup, when set, validates a lab before the first run; a failed
+	// check stops the suite (its runs are skipped, exit status 1).
+	Bringup *Bringup `yaml:"bringup"`
 	// Matrix maps a field path (e.g. "transport.lb", "jobs[0].size",
 	// "jobs[name=perm].size") to the values to sweep. Every combination is
 	// one run (at most 256); see Points.
@@ -240,4 +243,18 @@ type StragglerOpts struct {
 type Sim struct {
 	End        string `yaml:"end"`        // stop at this simulated time, > 0 (default: when all flows finish, at most 1s)
 	Reconverge string `yaml:"reconverge"` // ECMP recomputation delay after link changes
+}
+
+// Bringup is the bring-up validation step of a suite.
+type Bringup struct {
+	// Topology is a containerlab topology file, relative to the suite.
+	Topology string `yaml:"topology"`
+	// Deploy brings the lab up (natively) before validating it; otherwise
+	// it must be running already (fabricbench lab up).
+	Deploy bool `yaml:"deploy"`
+	// Teardown removes the lab after the suite (only with deploy).
+	Teardown bool `yaml:"teardown"`
+	// BGPWait keeps polling BGP sessions that are not established for this
+	// long before failing them (e.g. "10s"; default 0).
+	BGPWait string `yaml:"bgp_wait"`
 }

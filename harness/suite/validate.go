@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/inventory"
@@ -99,6 +100,32 @@ func (c *checker) run() {
 	c.kpis()
 	c.analysis()
 	c.sim()
+	c.bringup()
+}
+
+func (c *checker) bringup() {
+	b := c.s.Bringup
+	if b == nil {
+		return
+	}
+	if strings.TrimSpace(b.Topology) == "" {
+		c.errf("bringup.topology", "required: a containerlab topology file (*.clab.yml)")
+	} else {
+		resolved := c.resolvePath(b.Topology)
+		if st, err := os.Stat(resolved); err != nil || !st.Mode().IsRegular() {
+			c.errf("bringup.topology", "%q: no such file (looked for %s)", b.Topology, resolved)
+		} else {
+			b.Topology = resolved
+		}
+	}
+	if b.Teardown && !b.Deploy {
+		c.errf("bringup.teardown", "needs deploy: true (a lab the suite did not bring up is not torn down)")
+	}
+	if b.BGPWait != "" {
+		if d, err := time.ParseDuration(b.BGPWait); err != nil || d < 0 {
+			c.errf("bringup.bgp_wait", "%q is not a duration (e.g. 10s)", b.BGPWait)
+		}
+	}
 }
 
 // defaults fills in what the document leaves out. Strings default when
