@@ -1,0 +1,73 @@
+package frr
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/sshx"
+)
+
+// State reads the BGP sessions (show bgp vrf all neighbors json), the
+// routes FRR selected (show ip/ipv6 route vrf all json: per prefix the
+// selected entry and its active nexthops), and the links and SRv6 SIDs of
+// the kernel (linux driver). A session's Interface is the local link whose
+// connected prefix holds the peer (in the VRF's namespace for netns VRFs).
+func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
+	caps, err := d.Capabilities(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kst, err := d.lx.State(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("frr %s: %w", d.name, err)
+	}
+	st := &drivers.State{Links: kst.Links, SIDs: kst.SIDs}
+
+	if caps[drivers.FeatBGP].Supported {
+		const cmd = "show bgp vrf all neighbors json"
+		out, err := d.Vtysh(ctx, cmd)
+		if err != nil {
+			return nil, err
+		}
+		if st.BGP, err = parseBGPNeighbors(out); err != nil {
+			return nil, d.badReply(cmd, out, err)
+		}
+		vrfLinks := map[string][]drivers.LinkState{"": kst.Links}
+		netns := caps[drivers.FeatVRF].Mode == "netns"
+		for i := range st.BGP {
+			s := &st.BGP[i]
+			if s.Interface != "" {
+				continue
+			}
+			links, ok := vrfLinks[s.VRF]
+			if !ok {
+				links = kst.Links
+				if netns {
+					if links, err = d.lx.Links(ctx, s.VRF); err != nil {
+						return nil, fmt.Errorf("frr %s: %w", d.name, err)
+					}
+				}
+				vrfLinks[s.VRF] = links
+			}
+			s.Interface = sessionInterface(s.Peer, links)
+		}
+	}
+	for _, cmd := range []string{"show ip route vrf all json", "show ipv6 route vrf all json"} {
+		out, err := d.Vtysh(ctx, cmd)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := parseRoutes(out)
+		if err != nil {
+			return nil, d.badReply(cmd, out, err)
+		}
+		st.Routes = append(st.Routes, rs...)
+	}
+	return st, nil
+}
+
+// badReply is an unparseable vtysh reply.
+func (d *Driver) badReply(cmd, out string, err error) error {
+	return fmt.Errorf("frr %s: vtysh %q returned an unexpected reply: %v (reply: %q)", d.name, cmd, err, sshx.Excerpt(out, 300))
+}

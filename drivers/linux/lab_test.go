@@ -1,0 +1,620 @@
+package linux
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/fabricbench/fabricbench/containerlab"
+	"github.com/fabricbench/fabricbench/containerlab/native"
+	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/sshx"
+	"github.com/fabricbench/fabricbench/internal/labtest"
+)
+
+// The lab of this package: labtest.Tiny on its own management subnet, so
+// that it can run next to the frr package's lab.
+const (
+	labName = "fbtest-linux"
+	labMgmt = "198.19.252.0/24"
+)
+
+// moveMgmt puts a lab on another management /24, keeping each node's host
+// part.
+func moveMgmt(t *testing.T, lab *containerlab.Lab, subnet string) {
+	t.Helper()
+	p := netip.MustParsePrefix(subnet)
+	if p.Bits() != 24 || !p.Addr().Is4() {
+		t.Fatalf("moveMgmt wants an IPv4 /24, got %s", p)
+	}
+	lab.Mgmt = p
+	base := p.Addr().As4()
+	for _, n := range lab.Nodes {
+		a := n.Mgmt.As4()
+		a[0], a[1], a[2] = base[0], base[1], base[2]
+		n.Mgmt = netip.AddrFrom4(a)
+	}
+}
+
+type testLab struct {
+	d   *native.Deployer
+	st  *native.State
+	key []byte
+}
+
+func (l *testLab) config(t *testing.T, node string) drivers.Config {
+	t.Helper()
+	ns, ok := l.st.Node(node)
+	if !ok {
+		t.Fatalf("lab has no node %s", node)
+	}
+	return drivers.Config{Device: node, Address: ns.Mgmt, KnownHosts: l.st.KnownHosts, Timeout: 20 * time.Second,
+		Auth: drivers.Auth{User: l.st.User, PrivateKey: l.key}}
+}
+
+// open opens the linux driver on a lab node; it is closed when the test
+// ends.
+func (l *testLab) open(t *testing.T, node string) *Driver {
+	t.Helper()
+	d, err := New(context.Background(), l.config(t, node))
+	if err != nil {
+		t.Fatalf("open %s: %v", node, err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// sh runs a command in a node through the deployer (not through the
+// driver): the independent view of the node.
+func (l *testLab) sh(t *testing.T, node, cmd string) string {
+	t.Helper()
+	out, err := l.d.Exec(context.Background(), l.st, node, cmd)
+	if err != nil {
+		t.Fatalf("%s: %s: %v\n%s", node, cmd, err, out)
+	}
+	return out
+}
+
+// TestLab runs every lab test against one lab, torn down at the end.
+func TestLab(t *testing.T) {
+	labtest.Require(t)
+	lab := labtest.Tiny(t, labName)
+	moveMgmt(t, lab, labMgmt)
+	start := time.Now()
+	d, st := labtest.Start(t, lab)
+	t.Logf("lab up in %s", time.Since(start).Round(time.Millisecond))
+	key, err := os.ReadFile(st.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &testLab{d: d, st: st, key: key}
+	t.Run("Capabilities", func(t *testing.T) { testCapabilities(t, l) })
+	t.Run("Facts", func(t *testing.T) { testFacts(t, l) })
+	t.Run("Exec", func(t *testing.T) { testExec(t, l) })
+	t.Run("ECMPHash", func(t *testing.T) { testECMPHash(t, l) })
+	t.Run("SRv6", func(t *testing.T) { testSRv6(t, l) })
+	t.Run("NeedsVRF", func(t *testing.T) { testNeedsVRF(t, l) })
+	t.Run("State", func(t *testing.T) { testState(t, l) })
+	t.Run("HostKey", func(t *testing.T) { testHostKey(t, l) })
+	t.Run("Auth", func(t *testing.T) { testAuth(t, l) })
+}
+
+func testCapabilities(t *testing.T, l *testLab) {
+	drv := l.open(t, "host0")
+	ctx := context.Background()
+	caps, err := drv.Capabilities(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range drivers.AllFeatures {
+		t.Logf("%-10s %+v", f, caps[f])
+	}
+	// What the kernel says, seen through the deployer (not the driver).
+	vrfOut, vrfErr := l.d.Exec(ctx, l.st, "host0", "ip link add fbtvrf type vrf table 77")
+	if vrfErr == nil {
+		l.sh(t, "host0", "ip link del fbtvrf")
+	}
+	_, csidErr := l.d.Exec(ctx, l.st, "host0", "ip -6 route add fd00:bbbb:77::/48 encap seg6local action End flavors next-csid lblen 32 nflen 16 dev lo table 77 && ip -6 route del fd00:bbbb:77::/48 table 77")
+	redOut, redErr := l.d.Exec(ctx, l.st, "host0", "ip link add fbtq type veth peer name fbtqp && (tc qdisc add dev fbtq root red limit 400000 min 30000 max 90000 avpkt 1000 burst 55 probability 0.02 bandwidth 10mbit ecn; rc=$?; ip link del fbtq; exit $rc)")
+
+	if s := caps[drivers.FeatECMPHash]; !s.Supported || s.Mode != "l4" {
+		t.Errorf("ecmp-hash = %+v, want supported in mode l4", s)
+	}
+	if s := caps[drivers.FeatVRF]; s.Supported != (vrfErr == nil) {
+		t.Errorf("vrf = %+v, but creating a VRF device in the node gave err=%v %s", s, vrfErr, vrfOut)
+	} else if vrfErr != nil && !strings.Contains(s.Reason, strings.TrimSpace(vrfOut)) {
+		t.Errorf("vrf reason %q does not carry the kernel's error %q", s.Reason, strings.TrimSpace(vrfOut))
+	}
+	if s := caps[drivers.FeatSRv6]; s.Supported != (csidErr == nil) {
+		t.Errorf("srv6-usid = %+v, but a next-csid route in the node gave err=%v", s, csidErr)
+	}
+	if s := caps[drivers.FeatECN]; s.Supported {
+		t.Errorf("ecn-wred = %+v, want unsupported", s)
+	} else if redErr != nil && !strings.HasPrefix(s.Reason, reasonNoRED) {
+		t.Errorf("ecn-wred reason %q, want %q (red in the node: %v %s)", s.Reason, reasonNoRED, redErr, redOut)
+	}
+	if s := caps[drivers.FeatPFC]; s.Supported || s.Reason != reasonPFC {
+		t.Errorf("pfc = %+v", s)
+	}
+	if s := caps[drivers.FeatTrimming]; s.Supported || !strings.Contains(s.Reason, "switch ASIC") {
+		t.Errorf("trimming = %+v", s)
+	}
+	// Probes leave nothing behind.
+	if out := l.sh(t, "host0", "ip -o link show"); strings.Contains(out, "fbv") || strings.Contains(out, "fbq") {
+		t.Errorf("probe interfaces left behind:\n%s", out)
+	}
+	if out := l.sh(t, "host0", "ip -6 route show table all"); strings.Contains(out, "fdfb:") {
+		t.Errorf("probe route left behind:\n%s", out)
+	}
+	// Cached: the second call is the same and fast.
+	start := time.Now()
+	caps2, err := drv.Capabilities(ctx)
+	if err != nil || len(caps2) != len(caps) || time.Since(start) > 50*time.Millisecond {
+		t.Errorf("second Capabilities: %v, %d features, %s", err, len(caps2), time.Since(start))
+	}
+}
+
+func testFacts(t *testing.T, l *testLab) {
+	drv := l.open(t, "leaf1")
+	f, err := drv.Facts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", f)
+	kernel := strings.TrimSpace(l.sh(t, "leaf1", "uname -r"))
+	if f.Hostname != "leaf1" || f.Platform != Platform || !strings.Contains(f.OSVersion, kernel) || f.VRFMode != "" {
+		t.Errorf("facts %+v (kernel %s)", f, kernel)
+	}
+	if strings.Join(f.Interfaces, ",") != "mgmt0,eth1,eth2" {
+		t.Errorf("interfaces %v", f.Interfaces)
+	}
+}
+
+func testExec(t *testing.T, l *testLab) {
+	drv := l.open(t, "host1")
+	ctx := context.Background()
+	out, err := drv.Exec(ctx, "echo out; echo err >&2")
+	if err != nil || !strings.Contains(out, "out") || !strings.Contains(out, "err") {
+		t.Errorf("Exec = %q, %v; want combined output", out, err)
+	}
+	_, err = drv.Exec(ctx, "echo broken; exit 3")
+	var ee *sshx.ExitError
+	if !errors.As(err, &ee) || ee.Status != 3 || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("failing Exec: %v", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := drv.Exec(cctx, "sleep 10"); err == nil || time.Since(start) > 3*time.Second {
+		t.Errorf("Exec past its deadline: %v after %s", err, time.Since(start))
+	}
+	// The connection still works after a cancelled command.
+	if out, err := drv.Exec(ctx, "hostname"); err != nil || strings.TrimSpace(out) != "host1" {
+		t.Errorf("Exec after cancel: %q, %v", out, err)
+	}
+}
+
+func testECMPHash(t *testing.T, l *testLab) {
+	const node = "host0" // hosts keep the kernel defaults (policy 0)
+	drv := l.open(t, node)
+	ctx := context.Background()
+	want := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "ip-proto", "src-port", "dst-port"}}
+	diff, err := drv.Diff(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("diff:\n%s", diff)
+	if len(diff) != 2 || diff[0].Key != "sysctl net.ipv4.fib_multipath_hash_policy" || diff[0].Old != "0" || diff[0].New != "1" ||
+		diff[1].Key != "sysctl net.ipv6.fib_multipath_hash_policy" || diff[1].New != "1" {
+		t.Fatalf("diff on a fresh node:\n%s", diff)
+	}
+	if got := l.sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy"); strings.TrimSpace(got) != "0" {
+		t.Fatalf("Diff changed the device: policy %s", got)
+	}
+	applied, err := drv.Apply(ctx, want)
+	if err != nil || len(applied) != 2 {
+		t.Fatalf("apply: %v\n%s", err, applied)
+	}
+	if got := l.sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy net.ipv6.fib_multipath_hash_policy"); strings.Fields(got)[0] != "1" || strings.Fields(got)[1] != "1" {
+		t.Fatalf("after apply the node has policies %q", got)
+	}
+	if diff, err := drv.Diff(ctx, want); err != nil || len(diff) != 0 {
+		t.Errorf("second diff: %v\n%s", err, diff)
+	}
+	if again, err := drv.Apply(ctx, want); err != nil || len(again) != 0 {
+		t.Errorf("second apply: %v\n%s", err, again)
+	}
+	checks, err := drv.Verify(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(checks) != 2 {
+		t.Errorf("verify: %d checks, want 2: %+v", len(checks), checks)
+	}
+	for _, c := range checks {
+		if !c.OK || c.Device != node || c.Feature != drivers.FeatECMPHash {
+			t.Errorf("check %+v", c)
+		}
+	}
+
+	// A custom field set is policy 3 with the field mask.
+	custom := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "flow-label"}}
+	if _, err := drv.Apply(ctx, custom); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(l.sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy net.ipv4.fib_multipath_hash_fields net.ipv6.fib_multipath_hash_policy net.ipv6.fib_multipath_hash_fields"))
+	if strings.Join(got, " ") != "3 3 3 11" {
+		t.Errorf("custom fields: policy/fields v4 v6 = %v, want 3 3 3 11", got)
+	}
+	if _, err := drv.Diff(ctx, &drivers.Features{ECMPHash: []string{"src-mac"}}); err == nil || !strings.Contains(err.Error(), "src-mac") {
+		t.Errorf("unknown field: %v", err)
+	}
+
+	// Changed behind the driver's back: Verify fails with evidence.
+	if _, err := drv.Apply(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drv.Exec(ctx, "sysctl -q -w net.ipv6.fib_multipath_hash_policy=0"); err != nil {
+		t.Fatal(err)
+	}
+	checks, err = drv.Verify(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, c := range checks {
+		if !c.OK {
+			bad++
+			if !strings.Contains(c.Evidence, "net.ipv6.fib_multipath_hash_policy = 0") {
+				t.Errorf("failed check without evidence: %+v", c)
+			}
+		}
+	}
+	if bad != 1 {
+		t.Errorf("verify after a change behind the driver's back: %d failed checks, want 1: %+v", bad, checks)
+	}
+}
+
+func testSRv6(t *testing.T, l *testLab) {
+	const node = "host1"
+	drv := l.open(t, node)
+	ctx := context.Background()
+	p := netip.MustParsePrefix
+	a := netip.MustParseAddr
+	want := &drivers.Features{SRv6: &drivers.SRv6{
+		Locator: "main", Prefix: p("fd00:bbbb:22::/48"), BlockLen: 32, NodeLen: 16,
+		SIDs: []drivers.SID{
+			{Addr: p("fd00:bbbb:22::/48"), Behavior: "uN"},
+			{Addr: p("fd00:bbbb:22:e001::/64"), Behavior: "uA", Nexthop: a("fe80::1"), Dev: "eth1"},
+		},
+		Steer: []drivers.Steer{
+			{Prefix: p("10.99.0.0/24"), Segments: []netip.Addr{a("fd00:bbbb:1::"), a("fd00:bbbb:2::")}, Dev: "eth1"},
+			{Prefix: p("2001:db8:99::/64"), Segments: []netip.Addr{a("fd00:bbbb:1::")}, Dev: "eth1"},
+		},
+	}}
+	diff, err := drv.Diff(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("diff:\n%s", diff)
+	keys := map[string]bool{}
+	for _, c := range diff {
+		keys[c.Key] = true
+	}
+	for _, k := range []string{"sysctl net.ipv6.conf.all.seg6_enabled", "sysctl net.ipv6.conf.eth1.seg6_enabled",
+		"route fd00:bbbb:22::/48", "route fd00:bbbb:22:e001::/64", "route 10.99.0.0/24", "route 2001:db8:99::/64"} {
+		if !keys[k] {
+			t.Errorf("diff lacks %s", k)
+		}
+	}
+	if out := l.sh(t, node, "ip -6 route show"); strings.Contains(out, "seg6local") {
+		t.Fatalf("Diff changed the device:\n%s", out)
+	}
+	applied, err := drv.Apply(ctx, want)
+	if err != nil {
+		t.Fatalf("apply: %v\napplied:\n%s", err, applied)
+	}
+	if len(applied) != len(diff) {
+		t.Errorf("applied %d changes, diff had %d", len(applied), len(diff))
+	}
+	out6 := l.sh(t, node, "ip -6 route show")
+	out4 := l.sh(t, node, "ip route show 10.99.0.0/24")
+	t.Logf("node routes:\n%s%s", out6, out4)
+	for _, w := range []string{
+		"fd00:bbbb:22::/48  encap seg6local action End flavors next-csid lblen 32 nflen 16 dev lo",
+		"fd00:bbbb:22:e001::/64  encap seg6local action End.X nh6 fe80::1 flavors next-csid lblen 32 nflen 16 dev eth1",
+		"2001:db8:99::/64  encap seg6 mode encap segs 1 [ fd00:bbbb:1:: ] dev eth1",
+	} {
+		if !strings.Contains(out6, w) {
+			t.Errorf("node lacks %q", w)
+		}
+	}
+	if !strings.Contains(out4, "encap seg6 mode encap segs 2 [ fd00:bbbb:1:: fd00:bbbb:2:: ] dev eth1") {
+		t.Errorf("steer route: %q", out4)
+	}
+	if got := strings.Fields(l.sh(t, node, "sysctl -n net.ipv6.conf.all.seg6_enabled net.ipv6.conf.eth1.seg6_enabled")); strings.Join(got, " ") != "1 1" {
+		t.Errorf("seg6_enabled all/eth1 = %v", got)
+	}
+	checks, err := drv.Verify(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sidCheck *drivers.Check
+	for i, c := range checks {
+		if !c.OK {
+			t.Errorf("check failed: %+v", c)
+		}
+		if c.Name == "sid fd00:bbbb:22::/48 uN" {
+			sidCheck = &checks[i]
+		}
+	}
+	if sidCheck == nil || !strings.Contains(sidCheck.Evidence, "seg6local action End flavors next-csid") {
+		t.Errorf("uN check %+v", sidCheck)
+	}
+	if diff, err := drv.Diff(ctx, want); err != nil || len(diff) != 0 {
+		t.Errorf("second diff: %v\n%s", err, diff)
+	}
+	if again, err := drv.Apply(ctx, want); err != nil || len(again) != 0 {
+		t.Errorf("second apply: %v\n%s", err, again)
+	}
+	st, err := drv.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range st.SIDs {
+		if s.Addr == p("fd00:bbbb:22::/48") && s.Behavior == "End" && s.Flavors == "next-csid" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("State SIDs %+v lack the uN", st.SIDs)
+	}
+	// A route changed behind the driver's back shows up in Diff and Verify.
+	l.sh(t, node, "ip -6 route replace fd00:bbbb:22::/48 encap seg6local action End dev lo")
+	diff, err = drv.Diff(ctx, want)
+	if err != nil || len(diff) != 1 || diff[0].Old != "encap seg6local action End dev lo" {
+		t.Errorf("diff after a change: %v\n%s", err, diff)
+	}
+	checks, _ = drv.Verify(ctx, want)
+	for _, c := range checks {
+		if c.Name == "sid fd00:bbbb:22::/48 uN" && (c.OK || !strings.Contains(c.Evidence, "action End dev lo")) {
+			t.Errorf("uN check after a change: %+v", c)
+		}
+	}
+	if _, err := drv.Apply(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testNeedsVRF(t *testing.T, l *testLab) {
+	drv := l.open(t, "host1")
+	ctx := context.Background()
+	caps, err := drv.Capabilities(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps[drivers.FeatVRF].Supported {
+		t.Skip("this kernel makes VRF devices")
+	}
+	p := netip.MustParsePrefix
+	want := &drivers.Features{SRv6: &drivers.SRv6{Locator: "main", Prefix: p("fd00:bbbb:22::/48"),
+		SIDs: []drivers.SID{{Addr: p("fd00:bbbb:22:fe00::/64"), Behavior: "uDT46", VRF: "red"}}}}
+	for name, call := range map[string]func() error{
+		"diff":   func() error { _, err := drv.Diff(ctx, want); return err },
+		"apply":  func() error { _, err := drv.Apply(ctx, want); return err },
+		"verify": func() error { _, err := drv.Verify(ctx, want); return err },
+	} {
+		err := call()
+		var ce *drivers.CapabilityError
+		if !errors.As(err, &ce) || ce.Platform != Platform || ce.Feature != drivers.FeatSRv6 || !strings.Contains(ce.Reason, "VRF") {
+			t.Errorf("%s uDT46: %v, want a CapabilityError naming linux, srv6 and the VRF", name, err)
+		}
+	}
+	_, err = drv.Diff(ctx, &drivers.Features{VRFs: []drivers.VRF{{Name: "red", Interfaces: []string{"eth1"}}}})
+	var ce *drivers.CapabilityError
+	if !errors.As(err, &ce) || ce.Feature != drivers.FeatVRF || ce.Device != "host1" {
+		t.Errorf("VRF: %v", err)
+	}
+	for _, f := range []*drivers.Features{{ECN: &drivers.ECN{}}, {PFC: &drivers.PFC{Priorities: []int{3}}}, {Trimming: &drivers.Trimming{Size: 256}}} {
+		if _, err := drv.Apply(ctx, f); !errors.As(err, &ce) {
+			t.Errorf("%v: %v, want a CapabilityError", f.Requested(), err)
+		}
+	}
+}
+
+func testState(t *testing.T, l *testLab) {
+	drv := l.open(t, "leaf0")
+	ctx := context.Background()
+	st, err := drv.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range st.Routes {
+		t.Logf("route %s %s %+v", r.Prefix, r.Protocol, r.Nexthops)
+	}
+	r, ok := st.Route("", netip.MustParsePrefix("198.18.0.6/31"))
+	if !ok || r.Protocol != "bgp" || len(r.Nexthops) != 1 || r.Nexthops[0].Via != netip.MustParseAddr("198.18.0.0") || r.Nexthops[0].Dev != "eth1" {
+		t.Errorf("route to host1's link: %+v (found %v)", r, ok)
+	}
+	links := map[string]drivers.LinkState{}
+	for _, ls := range st.Links {
+		links[ls.Name] = ls
+	}
+	if e := links["eth1"]; !e.Up || !e.Admin || len(e.Addrs) == 0 || e.Addrs[0] != netip.MustParsePrefix("198.18.0.1/31") {
+		t.Errorf("eth1: %+v", e)
+	}
+	if lo := links["lo"]; !lo.Up {
+		t.Errorf("lo: %+v", lo)
+	}
+	if len(st.BGP) != 0 {
+		t.Errorf("plain Linux reports BGP: %+v", st.BGP)
+	}
+
+	// Nexthop objects (as FRR installs them): a group of two paths, and
+	// a route naming one object.
+	l.sh(t, "leaf0", "ip nexthop add id 901 via 198.18.0.0 dev eth1 && ip nexthop add id 902 via 198.18.0.5 dev eth2 && "+
+		"ip nexthop add id 903 group 901/902 && ip route add 10.77.0.0/24 nhid 903 proto bgp && ip route add 10.77.1.0/24 nhid 901 proto bgp")
+	defer l.sh(t, "leaf0", "ip route del 10.77.0.0/24; ip route del 10.77.1.0/24; ip nexthop del id 903; ip nexthop del id 902; ip nexthop del id 901; true")
+	st, err = drv.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok = st.Route("", netip.MustParsePrefix("10.77.0.0/24"))
+	if !ok || r.Protocol != "bgp" || len(r.Nexthops) != 2 || r.Nexthops[0].Dev != "eth1" || r.Nexthops[1].Via != netip.MustParseAddr("198.18.0.5") {
+		t.Errorf("ECMP route over a nexthop group: %+v", r)
+	}
+	r, ok = st.Route("", netip.MustParsePrefix("10.77.1.0/24"))
+	if !ok || len(r.Nexthops) != 1 || r.Nexthops[0].Via != netip.MustParseAddr("198.18.0.0") {
+		t.Errorf("route over a nexthop object: %+v", r)
+	}
+	// Link down is seen.
+	l.sh(t, "leaf0", "ip link set eth2 down")
+	defer l.sh(t, "leaf0", "ip link set eth2 up")
+	ls, err := drv.Links(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range ls {
+		if x.Name == "eth2" && (x.Up || x.Admin) {
+			t.Errorf("eth2 after link down: %+v", x)
+		}
+	}
+}
+
+func testHostKey(t *testing.T, l *testLab) {
+	ctx := context.Background()
+	cfg := l.config(t, "leaf0")
+	dir := t.TempDir()
+
+	// leaf0's address with spine0's key.
+	kh, err := os.ReadFile(l.st.KnownHosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spineKey string
+	for _, line := range strings.Split(string(kh), "\n") {
+		if strings.HasPrefix(line, "spine0,") {
+			spineKey = strings.SplitN(line, " ", 2)[1]
+		}
+	}
+	if spineKey == "" {
+		t.Fatalf("no spine0 entry in %s", kh)
+	}
+	wrong := filepath.Join(dir, "wrong")
+	os.WriteFile(wrong, []byte(cfg.Address+" "+spineKey+"\n"), 0o644)
+	cfg.KnownHosts = wrong
+	_, err = New(ctx, cfg)
+	var ke *knownhosts.KeyError
+	var he *sshx.HostKeyError
+	if !errors.As(err, &ke) || len(ke.Want) == 0 || !errors.As(err, &he) || !strings.Contains(err.Error(), "host key") {
+		t.Errorf("mismatching host key: %v", err)
+	}
+	// An unknown host.
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o644)
+	cfg.KnownHosts = empty
+	if _, err = New(ctx, cfg); !errors.As(err, &ke) || len(ke.Want) != 0 {
+		t.Errorf("unknown host: %v", err)
+	}
+	// No known_hosts at all.
+	cfg.KnownHosts = ""
+	if _, err = New(ctx, cfg); !errors.Is(err, sshx.ErrNoKnownHosts) {
+		t.Errorf("no known_hosts: %v", err)
+	}
+	cfg.KnownHosts = filepath.Join(dir, "missing")
+	if _, err = New(ctx, cfg); err == nil {
+		t.Errorf("missing known_hosts file: no error")
+	}
+}
+
+func testAuth(t *testing.T, l *testLab) {
+	ctx := context.Background()
+	raw, err := ssh.ParseRawPrivateKey(l.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pass = "s3cret-Passphrase"
+	blk, err := ssh.MarshalPrivateKeyWithPassphrase(raw, "", []byte(pass))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := pem.EncodeToMemory(blk)
+
+	cfg := l.config(t, "spine0")
+	cfg.Auth = drivers.Auth{User: "root", PrivateKey: enc, Passphrase: pass}
+	d, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("passphrase-protected key: %v", err)
+	}
+	d.Close()
+	cfg.Auth.Passphrase = "wrong-" + pass
+	if _, err := New(ctx, cfg); err == nil || strings.Contains(err.Error(), pass) {
+		t.Errorf("wrong passphrase: %v", err)
+	}
+	cfg.Auth.Passphrase = ""
+	if _, err := New(ctx, cfg); err == nil || !strings.Contains(err.Error(), "passphrase") {
+		t.Errorf("encrypted key without passphrase: %v", err)
+	}
+	// A password the server does not accept (it only takes keys): the
+	// password is not in the error.
+	cfg.Auth = drivers.Auth{User: "root", Password: "Pw-" + pass}
+	if _, err := New(ctx, cfg); err == nil || strings.Contains(err.Error(), pass) || !strings.Contains(err.Error(), "unable to authenticate") {
+		t.Errorf("password: %v", err)
+	}
+	if s := cfg.Auth.String() + cfg.Auth.GoString(); strings.Contains(s, pass) {
+		t.Errorf("Auth prints its secret: %s", s)
+	}
+
+	// ssh-agent: an in-process agent holding the lab key.
+	keyring := agent.NewKeyring()
+	if err := keyring.Add(agent.AddedKey{PrivateKey: raw}); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); agent.ServeAgent(keyring, c) }()
+		}
+	}()
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	cfg.Auth = drivers.Auth{User: "root", Agent: true}
+	d, err = New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("agent: %v", err)
+	}
+	out, err := d.Exec(ctx, "hostname")
+	d.Close()
+	if err != nil || strings.TrimSpace(out) != "spine0" {
+		t.Errorf("agent exec: %q %v", out, err)
+	}
+	// An agent without the right key.
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	keyring.RemoveAll()
+	keyring.Add(agent.AddedKey{PrivateKey: other})
+	if _, err := New(ctx, cfg); err == nil {
+		t.Errorf("agent with a foreign key: no error")
+	}
+}
