@@ -61,6 +61,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSimCmd(), newRunCmd(), newReportCmd())
+	root.AddCommand(newSimCmd(), newRunCmd(), newReportCmd(), newLabCmd(), newInventoryCmd())
 	return root
 }

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabricbench/fabricbench/containerlab/native"
+	"github.com/fabricbench/fabricbench/internal/labtest"
+	"github.com/fabricbench/fabricbench/results"
+)
+
+// copyExampleLab copies examples/labs/leafspine* into a temporary
+// directory under another lab name and management subnet, so the test
+// never touches a lab a developer has running.
+func copyExampleLab(t *testing.T, name, mgmt string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "examples", "labs")
+	err := filepath.Walk(filepath.Join(src, "leafspine"), func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(src, "leafspine.clab.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := regexp.MustCompile(`(?m)^name: .*$`).ReplaceAllString(string(b), "name: "+name)
+	// The node configs stay where they are (binds are relative paths);
+	// only the management network moves.
+	old := regexp.MustCompile(`ipv4-subnet: (\d+\.\d+\.\d+)\.0/24`).FindStringSubmatch(top)
+	if old == nil {
+		t.Fatalf("no mgmt ipv4-subnet in the example topology")
+	}
+	top = strings.ReplaceAll(top, old[1]+".", mgmt+".")
+	path := filepath.Join(dir, name+".clab.yml")
+	if err := os.WriteFile(path, []byte(top), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The acceptance flow: lab up, validate passes every check, a shut leaf
+// uplink makes validate fail naming the session, lab down leaves the
+// machine as it was.
+func TestLabUpValidateDown(t *testing.T) {
+	labtest.Require(t)
+	if testing.Short() {
+		t.Skip("lab acceptance test skipped in -short mode")
+	}
+	before := labtest.TakeSnapshot(t)
+	topo := copyExampleLab(t, "fbtest-ls", "198.19.249")
+	state := t.TempDir()
+	t.Cleanup(func() {
+		runCLI(t, "lab", "down", topo, "--state-dir", state)
+	})
+
+	code, stdout, stderr := runCLI(t, "lab", "up", topo, "--state-dir", state, "--timeout", "90s")
+	if code != 0 {
+		t.Fatalf("lab up: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Logf("lab up:\n%s", stdout)
+	if !strings.Contains(stdout, "14 nodes") {
+		t.Errorf("lab up output lacks the node count:\n%s", stdout)
+	}
+
+	out := filepath.Join(t.TempDir(), "ok")
+	code, stdout, stderr = runCLI(t, "lab", "validate", topo, "--state-dir", state, "--out", out)
+	if code != 0 {
+		t.Fatalf("lab validate on a healthy lab: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	res, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats := map[string]int{}
+	for _, c := range res.Runs[0].Bringup.Checks {
+		cats[c.Category]++
+	}
+	// 14 devices; 16 links; 8 spine links x 2 ends x 2 families; 4 leaves
+	// x 2 families; 8 hosts.
+	for cat, n := range map[string]int{"device": 14, "links": 16, "bgp": 32, "ecmp": 8, "reachability": 8} {
+		if cats[cat] != n {
+			t.Errorf("%d %s checks, want %d (%v)", cats[cat], cat, n, cats)
+		}
+	}
+	for _, f := range []string{"results.json", "junit.xml", "report.html"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("validate wrote no %s", f)
+		}
+	}
+
+	// Shut leaf0's first uplink.
+	d := native.New(native.WithStateRoot(state))
+	st, err := d.LoadState("fbtest-ls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uplink := firstUplink(t, topo)
+	if o, err := d.Exec(context.Background(), st, "leaf0", "ip link set "+uplink+" down"); err != nil {
+		t.Fatalf("shut leaf0 %s: %v %s", uplink, err, o)
+	}
+	time.Sleep(100 * time.Millisecond) // the link state change itself, not convergence
+	out2 := filepath.Join(t.TempDir(), "broken")
+	code, stdout, _ = runCLI(t, "lab", "validate", topo, "--state-dir", state, "--out", out2)
+	if code != exitFail {
+		t.Fatalf("validate with leaf0 %s down: exit %d, want 1\n%s", uplink, code, stdout)
+	}
+	if !regexp.MustCompile(`FAIL +bgp leaf0 ` + uplink + ` -> spine\d 198\.18\.`).MatchString(stdout) {
+		t.Errorf("validate output does not name leaf0's %s BGP session:\n%s", uplink, stdout)
+	}
+	if !strings.Contains(stdout, "link leaf0:"+uplink) {
+		t.Errorf("validate output does not name the link:\n%s", stdout)
+	}
+	var junit []byte
+	if junit, err = os.ReadFile(filepath.Join(out2, "junit.xml")); err != nil || !strings.Contains(string(junit), "<failure") {
+		t.Errorf("junit.xml has no failure: %v", err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(out2, "results.json"))
+	var doc struct{ Status string }
+	json.Unmarshal(raw, &doc)
+	if doc.Status != "fail" {
+		t.Errorf("results.json status %q", doc.Status)
+	}
+
+	code, stdout, _ = runCLI(t, "lab", "status", topo, "--state-dir", state)
+	if code != 0 || !strings.Contains(stdout, "leaf0") {
+		t.Errorf("lab status: exit %d\n%s", code, stdout)
+	}
+	code, stdout, stderr = runCLI(t, "lab", "down", topo, "--state-dir", state)
+	if code != 0 {
+		t.Fatalf("lab down: exit %d %s %s", code, stdout, stderr)
+	}
+	if after := labtest.TakeSnapshot(t); after != before {
+		t.Errorf("lab down left traces:\nnetns %q -> %q\nlinks %q -> %q\nprocs %q -> %q",
+			before.NetNS, after.NetNS, before.Links, after.Links, before.Procs, after.Procs)
+	}
+	code, stdout, _ = runCLI(t, "lab", "status", topo, "--state-dir", state)
+	if code != exitFail || !strings.Contains(stdout, "not deployed") {
+		t.Errorf("lab status after down: exit %d %s", code, stdout)
+	}
+}
+
+// firstUplink is leaf0's interface towards a spine in the topology.
+func firstUplink(t *testing.T, topo string) string {
+	t.Helper()
+	lab, err := loadLab(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lab.Links {
+		if l.A.Node == "leaf0" && strings.HasPrefix(l.B.Node, "spine") {
+			return l.A.Interface
+		}
+		if l.B.Node == "leaf0" && strings.HasPrefix(l.A.Node, "spine") {
+			return l.B.Interface
+		}
+	}
+	t.Fatal("leaf0 has no uplink")
+	return ""
+}
+
+func TestLabBadTopology(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.clab.yml")
+	os.WriteFile(bad, []byte("name: x\ntopology:\n  nodes:\n    a: {kind: linux, cpu: 2}\n"), 0o644)
+	for _, sub := range []string{"up", "validate", "down", "status"} {
+		code, _, stderr := runCLI(t, "lab", sub, bad, "--state-dir", t.TempDir())
+		if code != exitBadInput || !strings.Contains(stderr, "bad.clab.yml:4") || !strings.Contains(stderr, "cpu") {
+			t.Errorf("lab %s on a bad topology: exit %d, stderr %q", sub, code, stderr)
+		}
+	}
+}
+
+func TestInventoryValidate(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "inventory", "validate", filepath.Join("..", "..", "examples", "inventory", "lab-a.yaml"))
+	if code != 0 || !strings.Contains(stdout, "is valid") {
+		t.Fatalf("valid inventory: exit %d\n%s%s", code, stdout, stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\nknown_hosts: kh\ncredentials:\n  s: {user: admin, password: hunter2}\ndevices: []\n"), 0o644)
+	code, _, stderr = runCLI(t, "inventory", "validate", bad)
+	if code != exitBadInput || !strings.Contains(stderr, "bad.yaml:4:") || strings.Contains(stderr, "hunter2") {
+		t.Errorf("bad inventory: exit %d, stderr %q (must name bad.yaml:4 and never show the password)", code, stderr)
+	}
+}
