@@ -9,7 +9,7 @@ import (
 )
 
 func bringupResults() *results.Results {
-	return &results.Results{Schema: results.Schema, Suite: "lab leafspine", Backend: "native", Status: results.Fail,
+	return &results.Results{Schema: results.Schema, Suite: "lab leafspine", Backend: "native", Status: results.Fail, Summary: results.Summary{Runs: 1, Checks: 3, ChecksFailed: 2},
 		Runs: []results.Run{{ID: "bringup", Status: results.Fail, Bringup: &results.Bringup{Lab: "leafspine", Runtime: "native", Checks: []results.Check{
 			{Category: results.CheckLinks, Name: "link leaf0:eth1 -- spine0:eth1", Device: "leaf0", Verdict: results.Pass, Evidence: "leaf0:eth1 up, spine0:eth1 up"},
 			{Category: results.CheckBGP, Name: "bgp leaf0 eth2 -> spine1 198.18.0.2", Device: "leaf0", Verdict: results.Fail, Evidence: "state Idle (remote AS 65000)"},
@@ -43,6 +43,12 @@ func TestBringupHTML(t *testing.T) {
 	h := b.String()
 	if !strings.Contains(h, "<h3>Bring-up checks</h3>") || !strings.Contains(h, "3 checks, 1 passed, 2 failed") {
 		t.Fatalf("no bring-up section:\n%s", h)
+	}
+	if strings.Contains(h, "<dt>packets</dt>") || strings.Contains(h, "simulated time") {
+		t.Error("a bring-up run shows simulator facts")
+	}
+	if !strings.Contains(h, "bring-up checks</div>") {
+		t.Error("no bring-up check count card")
 	}
 	if strings.Contains(h, "<h3>KPIs</h3>") {
 		t.Error("a bring-up run shows an empty KPI section")

@@ -178,6 +178,8 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 	}
 	if run.Bringup != nil {
 		v.Bringup = buildBringup(run.Bringup)
+		v.Facts = []kv{{"wall time", fmtSeconds(run.WallS)}}
+		return v
 	}
 	v.Facts = []kv{
 		{"seed", fmt.Sprint(run.Seed)},
@@ -327,6 +329,8 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin:20px 0}
 <div class="card{{if .Summary.Failed}} fail{{end}}"><div class="n">{{.Summary.Failed}}</div><div class="l">failed</div></div>
 <div class="card{{if .Summary.Errors}} error{{end}}"><div class="n">{{.Summary.Errors}}</div><div class="l">errors</div></div>
 <div class="card{{if .Summary.Anomalies}} error{{end}}"><div class="n">{{.Summary.Anomalies}}</div><div class="l">anomalies</div></div>
+{{if .Summary.Checks}}<div class="card"><div class="n">{{.Summary.Checks}}</div><div class="l">bring-up checks</div></div>
+<div class="card{{if .Summary.ChecksFailed}} fail{{else}} pass{{end}}"><div class="n">{{.Summary.ChecksFailed}}</div><div class="l">checks failed</div></div>{{end}}
 </div>
 {{if gt (len .Runs) 1}}<nav class="runs" aria-label="runs">{{range .Runs}}<a href="#{{.Anchor}}"><span class="badge {{.StatusClass}}">{{.Status}}</span> {{.ID}}</a>{{end}}</nav>{{end}}
 </div></header>
@@ -339,7 +343,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin:20px 0}
 {{if .Fabric}}<p class="meta">fabric <b>{{.Fabric}}</b></p>{{end}}
 {{if .Params}}<div class="chips">matrix point: {{range .Params}}<span>{{.K}} = {{.V}}</span>{{end}}</div>{{end}}
 <dl class="kv">{{range .Facts}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}
-<dt>packets</dt><dd>{{range $i, $p := .Packets}}{{if $i}} · {{end}}{{$p.K}} {{$p.V}}{{end}}</dd>
+{{if .Packets}}<dt>packets</dt><dd>{{range $i, $p := .Packets}}{{if $i}} · {{end}}{{$p.K}} {{$p.V}}{{end}}</dd>{{end}}
 {{if .Config}}<dt>settings</dt><dd class="chips">{{range .Config}}<span>{{.K}} = {{.V}}</span>{{end}}</dd>{{end}}
 </dl>
 

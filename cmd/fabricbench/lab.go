@@ -249,7 +249,7 @@ func labValidate(ctx context.Context, stdout io.Writer, path string, o labOpts) 
 	if err != nil {
 		return &exitError{code: exitBadInput, err: err}
 	}
-	res := bringupResults("lab "+lab.Name, path, "native", started, b)
+	res := bringupResults("lab "+lab.Name, "", "native", started, b)
 	if err := writeResults(out, res); err != nil {
 		return &exitError{code: exitBadInput, err: err}
 	}
