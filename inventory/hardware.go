@@ -1124,10 +1124,7 @@ func validDNSName(s string) bool {
 	}
 	// A name whose last label is numeric is a mistyped IPv4 address.
 	last := labels[len(labels)-1]
-	if strings.Trim(last, "0123456789") == "" {
-		return false
-	}
-	return true
+	return strings.Trim(last, "0123456789") != ""
 }
 
 // checkRef validates a secret reference without repeating it: the value

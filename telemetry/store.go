@@ -173,6 +173,10 @@ var newStoreTicker = func() (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
+// storeFlushed, when set (tests only), is called after each periodic
+// flush.
+var storeFlushed func()
+
 func (s *Store) flushLoop(tick <-chan time.Time, stopTick func()) {
 	defer close(s.stopped)
 	defer stopTick()
@@ -182,6 +186,9 @@ func (s *Store) flushLoop(tick <-chan time.Time, stopTick func()) {
 			s.mu.Lock()
 			_ = s.flushLocked() // a failure is sticky and reported by Write/Close
 			s.mu.Unlock()
+			if storeFlushed != nil {
+				storeFlushed()
+			}
 		case <-s.stop:
 			return
 		}

@@ -135,19 +135,22 @@ func storeCompare(t *testing.T, got, want []Sample) {
 // drives.
 func fakeStoreTicker(t *testing.T) chan time.Time {
 	t.Helper()
-	ch := make(chan time.Time) // unbuffered: see storeTickAndWait
+	ch := make(chan time.Time)
 	old := newStoreTicker
 	newStoreTicker = func() (<-chan time.Time, func()) { return ch, func() {} }
-	t.Cleanup(func() { newStoreTicker = old })
+	storeFlushedCh = make(chan struct{})
+	storeFlushed = func() { storeFlushedCh <- struct{}{} }
+	t.Cleanup(func() { newStoreTicker, storeFlushed = old, nil })
 	return ch
 }
 
-// storeTickAndWait fires the periodic flush and returns once it has completed:
-// the flush goroutine handles one tick at a time, so it can take the second
-// (unbuffered) tick only after finishing the first flush.
+var storeFlushedCh chan struct{}
+
+// storeTickAndWait fires the periodic flush and returns once it has
+// completed (and no other flush is pending).
 func storeTickAndWait(ch chan time.Time) {
 	ch <- time.Time{}
-	ch <- time.Time{}
+	<-storeFlushedCh
 }
 
 // An interrupted run (no Close) leaves every row up to the last flush in a

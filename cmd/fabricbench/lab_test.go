@@ -66,7 +66,6 @@ func TestLabUpValidateDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lab acceptance test skipped in -short mode")
 	}
-	before := labtest.TakeSnapshot(t)
 	topo := copyExampleLab(t, "fbtest-ls", "198.19.249")
 	state := t.TempDir()
 	t.Cleanup(func() {
@@ -108,6 +107,7 @@ func TestLabUpValidateDown(t *testing.T) {
 		}
 	}
 
+	up := labtest.TakeSnapshot(t, "fbtest-ls")
 	// Shut leaf0's first uplink.
 	d := native.New(native.WithStateRoot(state))
 	st, err := d.LoadState("fbtest-ls")
@@ -149,10 +149,7 @@ func TestLabUpValidateDown(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("lab down: exit %d %s %s", code, stdout, stderr)
 	}
-	if after := labtest.TakeSnapshot(t); after != before {
-		t.Errorf("lab down left traces:\nnetns %q -> %q\nlinks %q -> %q\nprocs %q -> %q",
-			before.NetNS, after.NetNS, before.Links, after.Links, before.Procs, after.Procs)
-	}
+	labtest.CheckGone(t, "fbtest-ls", up)
 	code, stdout, _ = runCLI(t, "lab", "status", topo, "--state-dir", state)
 	if code != exitFail || !strings.Contains(stdout, "not deployed") {
 		t.Errorf("lab status after down: exit %d %s", code, stdout)

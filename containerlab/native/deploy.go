@@ -605,8 +605,8 @@ func ipnet(p netip.Prefix) *net.IPNet {
 
 // startInit starts a node's init process: it owns the node's UTS and
 // mount namespaces (hostname; for FRR nodes the node's FRR directories on
-// /etc/frr and /run/frr; a private /run/netns for VRF namespaces) and
-// sleeps. Every later command enters its namespaces, as a container's
+// /etc/frr and /run/frr; its own /root; a private /run/netns for VRF
+// namespaces) and sleeps. Every later command enters its namespaces, as a container's
 // processes share its namespaces.
 func (d *Deployer) startInit(ns *NodeState, frr bool) error {
 	var pre strings.Builder
@@ -615,10 +615,17 @@ func (d *Deployer) startInit(ns *NodeState, frr bool) error {
 		fmt.Fprintf(&pre, "mount --bind %s /etc/frr && mount --bind %s /run/frr && ",
 			shellQuote(filepath.Join(ns.Dir, "etc")), shellQuote(filepath.Join(ns.Dir, "run")))
 	}
-	netnsDir := filepath.Join(ns.Dir, "netns")
+	netnsDir, home := filepath.Join(ns.Dir, "netns"), filepath.Join(ns.Dir, "root")
+	// zebra (user frr) must read the VRF namespaces' directory.
 	if err := os.MkdirAll(netnsDir, 0o755); err != nil {
 		return err
 	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	// The node's own (empty) root home, as in a container: sessions do not
+	// run this machine's ~/.bashrc, and lab nodes cannot read its files.
+	fmt.Fprintf(&pre, "mount --bind %s /root && ", shellQuote(home))
 	fmt.Fprintf(&pre, "mkdir -p /run/netns && mount --bind %s /run/netns && exec sleep infinity", shellQuote(netnsDir))
 	cmd := exec.Command("ip", "netns", "exec", ns.Namespace, "unshare", "--uts", "--mount", "--propagation", "private", "--", "sh", "-c", pre.String())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -19,7 +19,6 @@ import (
 
 func TestDeployTinyLab(t *testing.T) {
 	labtest.Require(t)
-	before := labtest.TakeSnapshot(t)
 	d := native.New(native.WithStateRoot(t.TempDir()), native.WithReadyTimeout(60*time.Second), native.WithLogf(t.Logf))
 	lab := labtest.Tiny(t, "fbtest-tiny")
 	ctx := context.Background()
@@ -34,6 +33,7 @@ func TestDeployTinyLab(t *testing.T) {
 		t.Fatalf("deploy: %v", err)
 	}
 	t.Logf("deployed and ready in %s", time.Since(start))
+	up := labtest.TakeSnapshot(t, lab.Name)
 
 	if os.Getenv("FB_DEBUG_HOLD") != "" {
 		time.Sleep(120 * time.Second)
@@ -117,18 +117,13 @@ func TestDeployTinyLab(t *testing.T) {
 	if len(rep.Namespaces) != 6 {
 		t.Errorf("destroy removed namespaces %v, want 6", rep.Namespaces)
 	}
-	after := labtest.TakeSnapshot(t)
-	if after != before {
-		t.Errorf("lab left traces:\nnetns before %q after %q\nlinks before %q\nafter  %q\nprocs before %q after %q",
-			before.NetNS, after.NetNS, before.Links, after.Links, before.Procs, after.Procs)
-	}
+	labtest.CheckGone(t, lab.Name, up)
 }
 
 // A crashed deployment (process gone, state directory lost) is found by
 // lab and node names and removed by the next Destroy.
 func TestDestroyLeftovers(t *testing.T) {
 	labtest.Require(t)
-	before := labtest.TakeSnapshot(t)
 	root := t.TempDir()
 	d := native.New(native.WithStateRoot(root), native.WithReadyTimeout(60*time.Second))
 	lab := labtest.Tiny(t, "fbtest-crash")
@@ -136,6 +131,7 @@ func TestDestroyLeftovers(t *testing.T) {
 	if _, err := d.Deploy(context.Background(), lab, ""); err != nil {
 		t.Fatalf("deploy: %v", err)
 	}
+	up := labtest.TakeSnapshot(t, lab.Name)
 	if err := os.RemoveAll(filepath.Join(root, lab.Name)); err != nil {
 		t.Fatal(err)
 	}
@@ -146,15 +142,12 @@ func TestDestroyLeftovers(t *testing.T) {
 	if len(rep.Namespaces) != 6 || len(rep.Processes) == 0 {
 		t.Errorf("leftover cleanup removed %d namespaces and %d processes: %s", len(rep.Namespaces), len(rep.Processes), rep)
 	}
-	if after := labtest.TakeSnapshot(t); after != before {
-		t.Errorf("leftovers remain: netns %q links %q procs %q", after.NetNS, after.Links, after.Procs)
-	}
+	labtest.CheckGone(t, lab.Name, up)
 }
 
 // A deployment that fails half way removes what it made.
 func TestDeployFailureRollsBack(t *testing.T) {
 	labtest.Require(t)
-	before := labtest.TakeSnapshot(t)
 	d := native.New(native.WithStateRoot(t.TempDir()), native.WithReadyTimeout(30*time.Second))
 	lab := labtest.Tiny(t, "fbtest-fail")
 	lab.Nodes[0].Exec = append(lab.Nodes[0].Exec, "ip route add 198.18.0.0/15 via 203.0.113.1") // unreachable gateway: fails
@@ -163,8 +156,8 @@ func TestDeployFailureRollsBack(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "node host0: exec") {
 		t.Fatalf("deploy with a failing exec: err = %v", err)
 	}
-	if after := labtest.TakeSnapshot(t); after != before {
-		t.Errorf("failed deploy left traces: netns %q links %q procs %q", after.NetNS, after.Links, after.Procs)
+	if after := labtest.TakeSnapshot(t, lab.Name); !after.Empty() {
+		t.Errorf("failed deploy left: %s", after)
 	}
 }
 

@@ -41,10 +41,7 @@ func (f *fakeDriver) Exec(_ context.Context, cmd string) (string, error) {
 	return out.String(), nil
 }
 
-var (
-	pp = netip.MustParsePrefix
-	pa = netip.MustParseAddr
-)
+var pp = netip.MustParsePrefix
 
 // fabric: spine0, spine1 over leaf0, leaf1; host0 on leaf0, host1 on leaf1.
 func fabric() (*Target, map[string]*drivers.State) {

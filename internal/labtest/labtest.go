@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,41 +35,94 @@ func Require(t *testing.T) {
 	}
 }
 
-// Snapshot is what a lab must leave behind unchanged.
-type Snapshot struct{ NetNS, Links, Procs string }
-
-func TakeSnapshot(t *testing.T) Snapshot {
-	t.Helper()
-	ns, _ := exec.Command("ip", "netns", "list").CombinedOutput()
-	links, _ := exec.Command("ip", "-o", "link", "show").CombinedOutput()
-	// Link lines carry counters-free attributes only; strip the ifindex
-	// numbering differences by keeping names.
-	var names []string
-	for _, l := range strings.Split(string(links), "\n") {
-		if f := strings.Fields(l); len(f) > 1 {
-			names = append(names, f[1])
-		}
-	}
-	sort.Strings(names)
-	return Snapshot{NetNS: string(ns), Links: strings.Join(names, " "), Procs: strings.Join(labProcs(), ",")}
+// Snapshot is what of one lab exists on the machine: its namespaces
+// (ip netns list), its interfaces in the root namespace (ip link) and the
+// processes in its namespaces. Packages run in parallel, so it looks only
+// at the named lab, never at the whole machine.
+type Snapshot struct {
+	NetNS []string
+	Links []string
+	PIDs  []int
 }
 
-// labProcs lists the lab daemons running anywhere on the machine.
-func labProcs() []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		c := procCommStr(e.Name())
-		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); strings.Contains(string(stat), ") Z ") {
-			continue // a zombie waiting for init to reap it
+// Empty reports whether nothing of the lab exists.
+func (s Snapshot) Empty() bool { return len(s.NetNS) == 0 && len(s.Links) == 0 && len(s.PIDs) == 0 }
+
+func (s Snapshot) String() string {
+	return fmt.Sprintf("namespaces %v, root interfaces %v, processes %v", s.NetNS, s.Links, s.PIDs)
+}
+
+// TakeSnapshot records what of lab exists now.
+func TakeSnapshot(t *testing.T, lab string) Snapshot {
+	t.Helper()
+	var s Snapshot
+	out, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip netns list: %v %s", err, out)
+	}
+	inodes := map[uint64]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || !(strings.HasPrefix(f[0], "clab-"+lab+"-") || f[0] == native.MgmtNamespace(lab)) {
+			continue
 		}
-		switch c {
-		case "zebra", "bgpd", "staticd", "sshd", "sleep", "mgmtd":
-			out = append(out, c)
+		s.NetNS = append(s.NetNS, f[0])
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/run/netns", f[0]), &st) == nil {
+			inodes[st.Ino] = true
 		}
 	}
-	sort.Strings(out)
+	sort.Strings(s.NetNS)
+	out, err = exec.Command("ip", "-o", "link", "show").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip link: %v %s", err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], native.RootInterface(lab)) {
+			s.Links = append(s.Links, strings.TrimSuffix(f[1], ":"))
+		}
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", e.Name(), "ns/net"), &st) == nil && inodes[st.Ino] {
+			s.PIDs = append(s.PIDs, pid)
+		}
+	}
+	return s
+}
+
+// Alive returns the processes of pids that still run (zombies waiting for
+// init to reap them do not count).
+func Alive(pids []int) []string {
+	var out []string
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d (%s)", pid, procCommStr(strconv.Itoa(pid))))
+	}
 	return out
+}
+
+// CheckGone fails the test unless nothing of the lab is left and every
+// process it had while up (up.PIDs) has ended.
+func CheckGone(t *testing.T, lab string, up Snapshot) {
+	t.Helper()
+	if len(up.PIDs) == 0 || len(up.NetNS) == 0 || len(up.Links) == 0 {
+		t.Errorf("snapshot of lab %s while up is incomplete: %s", lab, up)
+	}
+	if after := TakeSnapshot(t, lab); !after.Empty() {
+		t.Errorf("lab %s left: %s", lab, after)
+	}
+	if left := Alive(up.PIDs); len(left) > 0 {
+		t.Errorf("lab %s left processes running: %v", lab, left)
+	}
 }
 
 func procCommStr(pid string) string {
