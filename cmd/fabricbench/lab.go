@@ -60,7 +60,7 @@ Exit status: 0 success, 1 a bring-up check failed (or the lab did not become
 ready), 2 bad input or an infrastructure error.`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&o.stateRoot, "state-dir", native.DefaultStateRoot, "where native labs keep their state")
+	pf.StringVar(&o.stateRoot, "state-dir", labStateRoot(), "where native labs keep their state (default $FABRICBENCH_LAB_STATE or "+native.DefaultStateRoot+")")
 	up := &cobra.Command{
 		Use:   "up TOPOLOGY",
 		Short: "Deploy a lab (natively, or with containerlab when it and Docker are present) and wait until it is ready",
@@ -393,4 +393,13 @@ func parsePrefix(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, err
 	}
 	return p.Masked(), nil
+}
+
+// labStateRoot is where native labs keep their state: $FABRICBENCH_LAB_STATE
+// or /run/fabricbench/labs.
+func labStateRoot() string {
+	if d := os.Getenv("FABRICBENCH_LAB_STATE"); d != "" {
+		return d
+	}
+	return native.DefaultStateRoot
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -196,5 +197,68 @@ func TestInventoryValidate(t *testing.T) {
 	code, _, stderr = runCLI(t, "inventory", "validate", bad)
 	if code != exitBadInput || !strings.Contains(stderr, "bad.yaml:4:") || strings.Contains(stderr, "hunter2") {
 		t.Errorf("bad inventory: exit %d, stderr %q (must name bad.yaml:4 and never show the password)", code, stderr)
+	}
+}
+
+// The bring-up step of a suite deploys a lab, validates it, runs the jobs
+// (on the simulator here) and tears the lab down; without a running lab
+// the step errors and the runs are skipped.
+func TestSuiteBringupStep(t *testing.T) {
+	labtest.Require(t)
+	if testing.Short() {
+		t.Skip("lab suite test skipped in -short mode")
+	}
+	dir := t.TempDir()
+	code, _, stderr := runCLI(t, "lab", "generate", "leafspine:leaves=2,spines=1,hosts_per_leaf=1", "--name", "fbtest-suite",
+		"--mgmt-subnet", "198.19.247.0/24", "--out", dir)
+	if code != 0 {
+		t.Fatalf("lab generate: %s", stderr)
+	}
+	suite := func(deploy bool) string {
+		p := filepath.Join(dir, fmt.Sprintf("s-%v.yaml", deploy))
+		os.WriteFile(p, []byte(fmt.Sprintf(`name: with-bringup
+fabric: {spec: "leafspine:leaves=2,spines=1,hosts_per_leaf=2"}
+bringup: {topology: fbtest-suite.clab.yml, deploy: %v, teardown: %v}
+jobs:
+  - {name: perm, workload: permutation, size: 64KiB}
+kpis:
+  - {metric: completed_fraction, scope: perm, min: 1}
+`, deploy, deploy)), 0o644)
+		return p
+	}
+	state := t.TempDir()
+	out := filepath.Join(t.TempDir(), "ok")
+	t.Setenv("FABRICBENCH_LAB_STATE", state)
+	t.Cleanup(func() { runCLI(t, "lab", "down", filepath.Join(dir, "fbtest-suite.clab.yml"), "--state-dir", state) })
+	code, stdout, stderr := runCLI(t, "run", suite(true), "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("suite with a bring-up step: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	res, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 || res.Runs[0].ID != "bringup" || res.Runs[0].Status != results.Pass || res.Runs[1].Status != results.Pass {
+		t.Fatalf("runs: %+v", res.Runs)
+	}
+	if res.Summary.Checks == 0 || res.Summary.ChecksFailed != 0 {
+		t.Errorf("summary: %+v", res.Summary)
+	}
+	if s := labtest.TakeSnapshot(t, "fbtest-suite"); !s.Empty() {
+		t.Errorf("teardown left %s", s)
+	}
+
+	// Not deployed and deploy: false: the step errors, the run is skipped.
+	out2 := filepath.Join(t.TempDir(), "nolab")
+	code, _, stderr = runCLI(t, "run", suite(false), "--out", out2, "--quiet")
+	if code != exitBadInput || !strings.Contains(stderr, "not deployed") {
+		t.Fatalf("suite against a missing lab: exit %d, %s", code, stderr)
+	}
+	res, err = results.Load(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 || res.Runs[0].Status != results.Error || res.Runs[1].Status != results.Skipped {
+		t.Errorf("runs against a missing lab: %+v", res.Runs)
 	}
 }

@@ -71,7 +71,8 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		o.out = filepath.Join("runs", base+"-"+time.Now().Format("20060102-150405"))
 	}
-	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout, InfluxCloseTimeout: o.influxTimeout}
+	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout, InfluxCloseTimeout: o.influxTimeout,
+		LabStateRoot: labStateRoot()}
 	if o.influx != "" {
 		opts.Influx = &harness.InfluxOptions{URL: o.influx, Bucket: o.influxBucket, Org: o.influxOrg, TokenFile: o.tok}
 	} else if o.influxBucket != "" || o.tok != "" {
