@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/native"
+	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/report"
@@ -72,8 +73,8 @@ ready), 2 bad input or an infrastructure error.`,
 	up.Flags().StringVar(&o.runtime, "runtime", "auto", "auto, native or containerlab")
 	up.Flags().DurationVar(&o.timeout, "timeout", 120*time.Second, "how long to wait for readiness (BGP established, SSH up)")
 	validate := &cobra.Command{
-		Use:   "validate TOPOLOGY",
-		Short: "Check a deployed lab: links, BGP sessions, leaf ECMP width, SRv6 SIDs, host reachability",
+		Use:   "validate TOPOLOGY|INVENTORY",
+		Short: "Check a deployed lab or real hardware (an inventory file): links, BGP sessions, leaf ECMP width, SRv6 SIDs, host reachability",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return labValidate(cmd.Context(), cmd.OutOrStdout(), args[0], o)
@@ -226,41 +227,60 @@ func absPath(p string) string {
 	return p
 }
 
+// isTopologyFile tells containerlab topology files from inventories.
+func isTopologyFile(path string) bool {
+	return strings.HasSuffix(path, ".clab.yml") || strings.HasSuffix(path, ".clab.yaml")
+}
+
 func labValidate(ctx context.Context, stdout io.Writer, path string, o labOpts) error {
-	lab, err := loadLab(path)
-	if err != nil {
-		return err
-	}
-	d := native.New(native.WithStateRoot(o.stateRoot))
-	st, err := d.LoadState(lab.Name)
-	if err != nil {
-		return &exitError{code: exitBadInput, err: fmt.Errorf("lab %s is not deployed here (%v); run fabricbench lab up %s", lab.Name, err, path)}
-	}
-	target, err := bringup.FromLab(lab, st, path)
-	if err != nil {
-		return &exitError{code: exitBadInput, err: err}
+	var target *bringup.Target
+	var runtime string
+	if isTopologyFile(path) {
+		lab, err := loadLab(path)
+		if err != nil {
+			return err
+		}
+		d := native.New(native.WithStateRoot(o.stateRoot))
+		st, err := d.LoadState(lab.Name)
+		if err != nil {
+			return &exitError{code: exitBadInput, err: fmt.Errorf("lab %s is not deployed here (%v); run fabricbench lab up %s", lab.Name, err, path)}
+		}
+		if target, err = bringup.FromLab(lab, st, path); err != nil {
+			return &exitError{code: exitBadInput, err: err}
+		}
+		runtime = "native"
+	} else {
+		// Real hardware: an inventory file (docs/inventory.md).
+		hw, err := inventory.LoadHardware(path, drivers.Platforms()...)
+		if err != nil {
+			return badInput(err)
+		}
+		if target, err = bringup.FromHardware(hw); err != nil {
+			return badInput(err)
+		}
+		runtime = "hardware"
 	}
 	out := o.out
 	if out == "" {
-		out = filepath.Join("runs", "lab-"+lab.Name+"-"+time.Now().Format("20060102-150405"))
+		out = filepath.Join("runs", "lab-"+target.Name+"-"+time.Now().Format("20060102-150405"))
 	}
 	started := time.Now().UTC()
 	b, err := bringup.Validate(ctx, target, bringup.Options{BGPWait: o.bgpWait})
 	if err != nil {
 		return &exitError{code: exitBadInput, err: err}
 	}
-	res := bringupResults("lab "+lab.Name, "", "native", started, b)
+	res := bringupResults("lab "+target.Name, "", runtime, started, b)
 	if err := writeResults(out, res); err != nil {
 		return &exitError{code: exitBadInput, err: err}
 	}
 	failed := bringup.Failed(b)
-	fmt.Fprintf(stdout, "lab %s: %d checks, %d failed\n", lab.Name, len(b.Checks), len(failed))
+	fmt.Fprintf(stdout, "lab %s: %d checks, %d failed\n", target.Name, len(b.Checks), len(failed))
 	for _, c := range failed {
 		fmt.Fprintf(stdout, "  %-5s %s [%s]: %s\n", strings.ToUpper(c.Verdict), c.Name, c.Device, c.Evidence)
 	}
 	fmt.Fprintf(stdout, "results: %s\n", out)
 	if len(failed) > 0 {
-		return &exitError{code: exitFail, err: fmt.Errorf("lab %s: bring-up validation failed", lab.Name)}
+		return &exitError{code: exitFail, err: fmt.Errorf("lab %s: bring-up validation failed", target.Name)}
 	}
 	return nil
 }

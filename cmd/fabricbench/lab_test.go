@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -260,5 +261,67 @@ kpis:
 	}
 	if len(res.Runs) != 2 || res.Runs[0].Status != results.Error || res.Runs[1].Status != results.Skipped {
 		t.Errorf("runs against a missing lab: %+v", res.Runs)
+	}
+}
+
+// Real hardware is validated from an inventory file with the same drivers
+// and checks: here the "hardware" is a running lab described by an
+// inventory (credentials by file reference, the lab's known_hosts).
+func TestValidateInventory(t *testing.T) {
+	lab := labtest.Tiny(t, "fbtest-hw")
+	lab.Mgmt = netip.MustParsePrefix("198.19.246.0/24")
+	for _, n := range lab.Nodes {
+		b := n.Mgmt.As4()
+		b[2] = 246
+		n.Mgmt = netip.AddrFrom4(b)
+	}
+	d, st := labtest.Start(t, lab)
+	var inv strings.Builder
+	fmt.Fprintf(&inv, "name: tiny-hw\nknown_hosts: %s\ndefault_speed: 1G\ncredentials:\n  lab: {user: root, key: \"file:%s\"}\ndevices:\n", st.KnownHosts, st.Key)
+	for _, n := range lab.Nodes {
+		ns, _ := st.Node(n.Name)
+		platform := "frr"
+		if n.Role == "host" {
+			platform = "linux"
+		}
+		fmt.Fprintf(&inv, "  - {name: %s, platform: %s, role: %s, mgmt: %s, credentials: lab", n.Name, platform, n.Role, ns.Mgmt)
+		if n.Role == "host" {
+			for _, l := range lab.Links {
+				if l.A.Node == n.Name {
+					fmt.Fprintf(&inv, ", nics: [{name: %s, address: %s}]", l.A.Interface, l.A.IPv4)
+				}
+			}
+		}
+		inv.WriteString("}\n")
+	}
+	inv.WriteString("links:\n")
+	for _, l := range lab.Links {
+		fmt.Fprintf(&inv, "  - [%s:%s, %s:%s]\n", l.A.Node, l.A.Interface, l.B.Node, l.B.Interface)
+	}
+	path := filepath.Join(t.TempDir(), "tiny-hw.yaml")
+	os.WriteFile(path, []byte(inv.String()), 0o644)
+	if code, stdout, stderr := runCLI(t, "inventory", "validate", path, "--resolve"); code != 0 {
+		t.Fatalf("inventory validate: exit %d\n%s\n%s\n%s", code, stdout, stderr, inv.String())
+	}
+	out := filepath.Join(t.TempDir(), "hw")
+	code, stdout, stderr := runCLI(t, "lab", "validate", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("validate the inventory: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	res, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Runs[0].Bringup; b.Runtime != "hardware" || len(b.Checks) < 15 {
+		t.Errorf("bring-up of the inventory: runtime %q, %d checks", b.Runtime, len(b.Checks))
+	}
+	// The spine's session to leaf1 broken from the device side is found
+	// through the inventory too.
+	if o, err := d.Exec(context.Background(), st, "leaf1", "ip link set eth1 down"); err != nil {
+		t.Fatal(err, o)
+	}
+	code, stdout, _ = runCLI(t, "lab", "validate", path, "--out", filepath.Join(t.TempDir(), "hw2"))
+	if code != exitFail || !strings.Contains(stdout, "FAIL  bgp spine0 eth2 -> leaf1") {
+		t.Errorf("validate with leaf1 eth1 down: exit %d\n%s", code, stdout)
 	}
 }
