@@ -67,7 +67,7 @@ func ParseBytes(name string, b []byte) (*Topology, error) {
 	}
 	if len(b) > maxFileSize {
 		d.errTok("", nil, "file too large (%d bytes, at most %d)", len(b), maxFileSize)
-		return nil, d.errs.finish(name)
+		return nil, d.errs.Finish(name)
 	}
 	f, err := parser.ParseBytes(b, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
@@ -88,13 +88,13 @@ func ParseBytes(name string, b []byte) (*Topology, error) {
 		}
 		if body != nil {
 			d.errTok("", nodeToken(doc.Body), "a topology file holds one YAML document")
-			return nil, d.errs.finish(name)
+			return nil, d.errs.Finish(name)
 		}
 		body = doc.Body
 	}
 	if body == nil {
 		d.errTok("", nil, "empty topology file")
-		return nil, d.errs.finish(name)
+		return nil, d.errs.Finish(name)
 	}
 	for _, n := range ast.Filter(ast.AnchorType, body) {
 		a := n.(*ast.AnchorNode)
@@ -103,7 +103,7 @@ func ParseBytes(name string, b []byte) (*Topology, error) {
 		}
 	}
 	t := d.topology(body)
-	if err := d.errs.finish(name); err != nil {
+	if err := d.errs.Finish(name); err != nil {
 		return nil, err
 	}
 	t.File = name

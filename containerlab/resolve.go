@@ -113,7 +113,7 @@ func (t *Topology) Lab(dir string) (*Lab, error) {
 	}
 	r := &resolver{t: t, file: file, dir: abs, mgmtPath: map[string]string{}}
 	lab := r.resolve()
-	if err := r.errs.finish(file); err != nil {
+	if err := r.errs.Finish(file); err != nil {
 		return nil, err
 	}
 	return lab, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/internal/secret"
 )
 
@@ -33,10 +34,9 @@ var DefaultPlatforms = []string{"frr", "linux", "sonic"}
 
 // Limits on inventory files, so that no input can exhaust memory.
 const (
-	maxHardwareBytes  = 4 << 20
-	maxHardwareNodes  = 500_000 // YAML values, aliases expanded
-	maxHardwareDepth  = 64
-	maxHardwareErrors = 20
+	maxHardwareBytes = 4 << 20
+	maxHardwareNodes = 500_000 // YAML values, aliases expanded
+	maxHardwareDepth = 64
 	// MaxSpeedBps is the largest link speed accepted (100T).
 	MaxSpeedBps = 100_000_000_000_000
 )
@@ -237,90 +237,15 @@ func resolveHWPath(dir, p string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-// HardwareError is one problem in an inventory file. Its text is
-//
-//	FILE:LINE:COLUMN: PATH: MESSAGE
-//
-// e.g. `lab.yaml:14:15: devices[2].platform: unknown platform "eos" (want
-// frr, linux or sonic)`. Line, column and path are left out when unknown.
-type HardwareError struct {
-	File   string
-	Line   int // 1-based; 0 if unknown
-	Column int // 1-based; 0 if unknown
-	// Path is the field path, e.g. devices[2].ports[0].speed or
-	// credentials.switches.password; empty for problems with the file as a
-	// whole.
-	Path string
-	Msg  string
-}
-
-func (e *HardwareError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteString(":" + strconv.Itoa(e.Line))
-		if e.Column > 0 {
-			b.WriteString(":" + strconv.Itoa(e.Column))
-		}
-	}
-	b.WriteString(": ")
-	if e.Path != "" {
-		b.WriteString(e.Path + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// HardwareError is one problem in an inventory file:
+// FILE:LINE:COLUMN: PATH: MESSAGE, e.g. `lab.yaml:14:15:
+// devices[2].platform: unknown platform "eos" (want frr, linux or sonic)`.
+type HardwareError = fileerr.Error
 
 // HardwareErrors is every problem found in an inventory file, sorted by
-// position (at most 20, then an entry saying how many more there are). Its
-// text is one error per line. Use errors.As to get at the entries.
-type HardwareErrors []*HardwareError
-
-func (l HardwareErrors) Error() string {
-	s := make([]string, len(l))
-	for i, e := range l {
-		s[i] = e.Error()
-	}
-	return strings.Join(s, "\n")
-}
-
-// Unwrap lets errors.As find the individual *HardwareError values.
-func (l HardwareErrors) Unwrap() []error {
-	errs := make([]error, len(l))
-	for i, e := range l {
-		errs[i] = e
-	}
-	return errs
-}
-
-// finish sorts, deduplicates and truncates the list; nil when empty.
-func (l HardwareErrors) finish(file string) error {
-	if len(l) == 0 {
-		return nil
-	}
-	sort.SliceStable(l, func(i, j int) bool {
-		a, b := l[i], l[j]
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Column != b.Column {
-			return a.Column < b.Column
-		}
-		return a.Path < b.Path
-	})
-	out := l[:0]
-	seen := make(map[string]bool, len(l))
-	for _, e := range l {
-		if s := e.Error(); !seen[s] {
-			seen[s] = true
-			out = append(out, e)
-		}
-	}
-	if n := len(out) - maxHardwareErrors; n > 0 {
-		out = append(out[:maxHardwareErrors], &HardwareError{File: file, Msg: fmt.Sprintf("too many errors (%d more not shown)", n)})
-	}
-	return out
-}
+// position (at most 20, then an entry saying how many more there are), one
+// per line; use errors.As to get at the entries.
+type HardwareErrors = fileerr.List
 
 // LoadHardware reads and validates the inventory file at path; see
 // ParseHardware.
@@ -366,14 +291,14 @@ func ParseHardware(name string, b []byte, platforms ...string) (*Hardware, error
 	p.hw = &Hardware{File: name, Dir: dir, Credentials: map[string]*Credential{}, index: map[string]int{}}
 	if len(b) > maxHardwareBytes {
 		p.errAt(ypos{}, "", "file too large (%d bytes, at most %d)", len(b), maxHardwareBytes)
-		return nil, p.errs.finish(name)
+		return nil, p.errs.Finish(name)
 	}
 	root := p.parseYAML(b)
 	if p.stop || len(p.errs) > 0 && root == nil {
-		return nil, p.errs.finish(name)
+		return nil, p.errs.Finish(name)
 	}
 	p.document(root)
-	if err := p.errs.finish(name); err != nil {
+	if err := p.errs.Finish(name); err != nil {
 		return nil, err
 	}
 	return p.hw, nil

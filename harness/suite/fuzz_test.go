@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/inventory"
 )
 
@@ -62,7 +63,7 @@ func FuzzLoad(f *testing.F) {
 				t.Fatal("both a suite and an error")
 			}
 			var list ErrorList
-			if !errors.As(err, &list) || len(list) == 0 || len(list) > maxErrors+1 {
+			if !errors.As(err, &list) || len(list) == 0 || len(list) > fileerr.MaxErrors+1 {
 				t.Fatalf("error %T with %d entries: %v", err, len(list), err)
 			}
 			for _, e := range list {

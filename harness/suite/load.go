@@ -44,21 +44,21 @@ func Parse(name string, data []byte) (*Suite, error) {
 	ld := newLoader(name, data)
 	body, errs := ld.parse()
 	if errs != nil {
-		return nil, errs.finish(name)
+		return nil, errs.Finish(name)
 	}
 	s, d := ld.build(body, nil)
 	if s == nil {
-		return nil, d.errs.finish(name)
+		return nil, d.errs.Finish(name)
 	}
 	s.src = data
 	if len(s.Matrix) == 0 || len(d.bad) > 0 {
-		if err := d.errs.finish(name); err != nil {
+		if err := d.errs.Finish(name); err != nil {
 			return nil, err
 		}
 		return s, nil
 	}
 	if _, errs := ld.expand(body, d); errs != nil {
-		return nil, errs.finish(name)
+		return nil, errs.Finish(name)
 	}
 	return s, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
@@ -58,15 +59,15 @@ func (s *Suite) Points() ([]Point, error) {
 	ld := newLoader(file, data)
 	body, errs := ld.parse()
 	if errs != nil {
-		return nil, errs.finish(file)
+		return nil, errs.Finish(file)
 	}
 	base, d := ld.build(body, nil)
 	if base == nil || len(d.bad) > 0 {
-		return nil, d.errs.finish(file)
+		return nil, d.errs.Finish(file)
 	}
 	pts, errs := ld.expand(body, d)
 	if errs != nil {
-		return nil, errs.finish(file)
+		return nil, errs.Finish(file)
 	}
 	return pts, nil
 }
@@ -528,7 +529,7 @@ func (ld *loader) expand(body ast.Node, d *doc) ([]Point, ErrorList) {
 			}
 			f.count++
 		}
-		if len(order) > maxErrors {
+		if len(order) > fileerr.MaxErrors {
 			break
 		}
 		params := make(map[string]string, len(keys))
