@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -268,13 +267,7 @@ kpis:
 // and checks: here the "hardware" is a running lab described by an
 // inventory (credentials by file reference, the lab's known_hosts).
 func TestValidateInventory(t *testing.T) {
-	lab := labtest.Tiny(t, "fbtest-hw")
-	lab.Mgmt = netip.MustParsePrefix("198.19.246.0/24")
-	for _, n := range lab.Nodes {
-		b := n.Mgmt.As4()
-		b[2] = 246
-		n.Mgmt = netip.AddrFrom4(b)
-	}
+	lab := labtest.TinyAt(t, "fbtest-hw", "198.19.246.0/24")
 	d, st := labtest.Start(t, lab)
 	var inv strings.Builder
 	fmt.Fprintf(&inv, "name: tiny-hw\nknown_hosts: %s\ndefault_speed: 1G\ncredentials:\n  lab: {user: root, key: \"file:%s\"}\ndevices:\n", st.KnownHosts, st.Key)

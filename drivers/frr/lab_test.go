@@ -15,8 +15,6 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
-	"github.com/fabricbench/fabricbench/containerlab"
-	"github.com/fabricbench/fabricbench/containerlab/native"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/internal/labtest"
 )
@@ -28,44 +26,13 @@ const (
 	labMgmt = "198.19.253.0/24"
 )
 
-// moveMgmt puts a lab on another management /24, keeping each node's host
-// part.
-func moveMgmt(t *testing.T, lab *containerlab.Lab, subnet string) {
-	t.Helper()
-	p := netip.MustParsePrefix(subnet)
-	if p.Bits() != 24 || !p.Addr().Is4() {
-		t.Fatalf("moveMgmt wants an IPv4 /24, got %s", p)
-	}
-	lab.Mgmt = p
-	base := p.Addr().As4()
-	for _, n := range lab.Nodes {
-		a := n.Mgmt.As4()
-		a[0], a[1], a[2] = base[0], base[1], base[2]
-		n.Mgmt = netip.AddrFrom4(a)
-	}
-}
-
-type testLab struct {
-	d   *native.Deployer
-	st  *native.State
-	key []byte
-}
-
-func (l *testLab) config(t *testing.T, node string) drivers.Config {
-	t.Helper()
-	ns, ok := l.st.Node(node)
-	if !ok {
-		t.Fatalf("lab has no node %s", node)
-	}
-	return drivers.Config{Device: node, Address: ns.Mgmt, KnownHosts: l.st.KnownHosts, Timeout: 20 * time.Second,
-		Auth: drivers.Auth{User: l.st.User, PrivateKey: l.key}}
-}
+type testLab struct{ *labtest.Lab }
 
 // open opens the frr driver on a lab node through the registry; it is
 // closed when the test ends.
 func (l *testLab) open(t *testing.T, node string) *Driver {
 	t.Helper()
-	drv, err := drivers.Open(Platform, l.config(t, node))
+	drv, err := drivers.Open(Platform, l.Config(t, node))
 	if err != nil {
 		t.Fatalf("open %s: %v", node, err)
 	}
@@ -77,29 +44,13 @@ func (l *testLab) open(t *testing.T, node string) *Driver {
 	return drv.(*Driver)
 }
 
-// sh runs a command in a node through the deployer (not the driver).
-func (l *testLab) sh(t *testing.T, node, cmd string) string {
-	t.Helper()
-	out, err := l.d.Exec(context.Background(), l.st, node, cmd)
-	if err != nil {
-		t.Fatalf("%s: %s: %v\n%s", node, cmd, err, out)
-	}
-	return out
-}
-
 // TestLab runs every lab test against one lab, torn down at the end.
 func TestLab(t *testing.T) {
 	labtest.Require(t)
-	lab := labtest.Tiny(t, labName)
-	moveMgmt(t, lab, labMgmt)
+	lab := labtest.TinyAt(t, labName, labMgmt)
 	start := time.Now()
-	d, st := labtest.Start(t, lab)
+	l := &testLab{labtest.StartLab(t, lab)}
 	t.Logf("lab up in %s", time.Since(start).Round(time.Millisecond))
-	key, err := os.ReadFile(st.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &testLab{d: d, st: st, key: key}
 	t.Run("OpenAndFacts", func(t *testing.T) { testOpenAndFacts(t, l) })
 	t.Run("Capabilities", func(t *testing.T) { testCapabilities(t, l) })
 	t.Run("State", func(t *testing.T) { testState(t, l) })
@@ -126,7 +77,7 @@ func testOpenAndFacts(t *testing.T, l *testLab) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", f)
-	first := strings.SplitN(strings.TrimSpace(l.sh(t, "leaf0", "vtysh -c 'show version'")), " ", 3)
+	first := strings.SplitN(strings.TrimSpace(l.Sh(t, "leaf0", "vtysh -c 'show version'")), " ", 3)
 	if f.Hostname != "leaf0" || f.Platform != Platform || f.OSVersion != first[0]+" "+first[1] || f.VRFMode != "netns" {
 		t.Errorf("facts %+v (show version starts %q)", f, first)
 	}
@@ -173,7 +124,7 @@ func testCapabilities(t *testing.T, l *testLab) {
 		t.Errorf("trimming reason %q", caps[drivers.FeatTrimming].Reason)
 	}
 	// The netns mode is zebra's: its command line in the node says -n.
-	if out := l.sh(t, "leaf0", zebraCmdline); !strings.Contains(out, " -n ") {
+	if out := l.Sh(t, "leaf0", zebraCmdline); !strings.Contains(out, " -n ") {
 		t.Errorf("zebra command line %q", out)
 	}
 }
@@ -233,7 +184,7 @@ func testECMP(t *testing.T, l *testLab) {
 	if err != nil || len(applied) != 2 {
 		t.Fatalf("apply: %v\n%s", err, applied)
 	}
-	cfg := l.sh(t, node, "vtysh -c 'show running-config'")
+	cfg := l.Sh(t, node, "vtysh -c 'show running-config'")
 	if !strings.Contains(cfg, " address-family ipv6 unicast\n  maximum-paths 64\n exit-address-family") {
 		t.Errorf("running config after apply:\n%s", cfg)
 	}
@@ -256,7 +207,7 @@ func testECMP(t *testing.T, l *testLab) {
 		}
 	}
 	// Changed behind the driver's back.
-	l.sh(t, node, "vtysh -c 'configure terminal' -c 'router bgp 65101' -c 'address-family ipv6 unicast' -c 'maximum-paths 8'")
+	l.Sh(t, node, "vtysh -c 'configure terminal' -c 'router bgp 65101' -c 'address-family ipv6 unicast' -c 'maximum-paths 8'")
 	checks, _ = drv.Verify(ctx, want)
 	bad := 0
 	for _, c := range checks {
@@ -360,10 +311,10 @@ func testSRv6(t *testing.T, l *testLab) {
 	if _, err := drv.Apply(ctx, want); err != nil {
 		t.Fatal(err)
 	}
-	if out := l.sh(t, node, "ip -6 route show fd00:bbbb:11::/48"); !strings.Contains(out, "seg6local action End flavors next-csid lblen 32 nflen 16 dev lo") {
+	if out := l.Sh(t, node, "ip -6 route show fd00:bbbb:11::/48"); !strings.Contains(out, "seg6local action End flavors next-csid lblen 32 nflen 16 dev lo") {
 		t.Errorf("route: %q", out)
 	}
-	if out := l.sh(t, node, "sysctl -n net.ipv6.conf.all.forwarding"); strings.TrimSpace(out) != "1" {
+	if out := l.Sh(t, node, "sysctl -n net.ipv6.conf.all.forwarding"); strings.TrimSpace(out) != "1" {
 		t.Errorf("ipv6 forwarding %q", out)
 	}
 	checks, err := drv.Verify(ctx, want)
@@ -393,7 +344,7 @@ func testSRv6(t *testing.T, l *testLab) {
 
 func testHostKey(t *testing.T, l *testLab) {
 	ctx := context.Background()
-	cfg := l.config(t, "leaf1")
+	cfg := l.Config(t, "leaf1")
 	// scrapligo's transport options that would skip verification are refused.
 	cfg.Options = []any{options.WithAuthNoStrictKey()}
 	if d, err := New(ctx, cfg); err == nil || !strings.Contains(err.Error(), "host key verification cannot be turned off") {
@@ -409,7 +360,7 @@ func testHostKey(t *testing.T, l *testLab) {
 	cfg.Options = nil
 	// The vtysh session itself checks the host key: leaf1's address with
 	// spine0's key.
-	kh, _ := os.ReadFile(l.st.KnownHosts)
+	kh, _ := os.ReadFile(l.St.KnownHosts)
 	var spineKey string
 	for _, line := range strings.Split(string(kh), "\n") {
 		if strings.HasPrefix(line, "spine0,") {
@@ -436,7 +387,7 @@ func testHostKey(t *testing.T, l *testLab) {
 }
 
 func testAgent(t *testing.T, l *testLab) {
-	raw, err := ssh.ParseRawPrivateKey(l.key)
+	raw, err := ssh.ParseRawPrivateKey(l.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +411,7 @@ func testAgent(t *testing.T, l *testLab) {
 		}
 	}()
 	t.Setenv("SSH_AUTH_SOCK", sock)
-	cfg := l.config(t, "leaf1")
+	cfg := l.Config(t, "leaf1")
 	cfg.Auth = drivers.Auth{User: "root", Agent: true}
 	d, err := New(context.Background(), cfg)
 	if err != nil {
@@ -556,10 +507,10 @@ func testVRFNetns(t *testing.T, l *testLab) {
 	if err != nil || len(applied) != 2 {
 		t.Fatalf("apply: %v\n%s", err, applied)
 	}
-	if out := l.sh(t, node, "ip -n red -br addr show eth2"); !strings.Contains(out, "UP") || !strings.Contains(out, "198.18.0.6/31") {
+	if out := l.Sh(t, node, "ip -n red -br addr show eth2"); !strings.Contains(out, "UP") || !strings.Contains(out, "198.18.0.6/31") {
 		t.Errorf("eth2 in red: %q", out)
 	}
-	if out := l.sh(t, node, "vtysh -c 'show vrf'"); !strings.Contains(out, "vrf red id") || !strings.Contains(out, "netns /run/netns/red") {
+	if out := l.Sh(t, node, "vtysh -c 'show vrf'"); !strings.Contains(out, "vrf red id") || !strings.Contains(out, "netns /run/netns/red") {
 		t.Errorf("show vrf: %q", out)
 	}
 	checks, err = drv.Verify(ctx, want)

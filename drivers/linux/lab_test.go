@@ -18,8 +18,6 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/fabricbench/fabricbench/containerlab"
-	"github.com/fabricbench/fabricbench/containerlab/native"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/drivers/sshx"
 	"github.com/fabricbench/fabricbench/internal/labtest"
@@ -32,44 +30,13 @@ const (
 	labMgmt = "198.19.252.0/24"
 )
 
-// moveMgmt puts a lab on another management /24, keeping each node's host
-// part.
-func moveMgmt(t *testing.T, lab *containerlab.Lab, subnet string) {
-	t.Helper()
-	p := netip.MustParsePrefix(subnet)
-	if p.Bits() != 24 || !p.Addr().Is4() {
-		t.Fatalf("moveMgmt wants an IPv4 /24, got %s", p)
-	}
-	lab.Mgmt = p
-	base := p.Addr().As4()
-	for _, n := range lab.Nodes {
-		a := n.Mgmt.As4()
-		a[0], a[1], a[2] = base[0], base[1], base[2]
-		n.Mgmt = netip.AddrFrom4(a)
-	}
-}
-
-type testLab struct {
-	d   *native.Deployer
-	st  *native.State
-	key []byte
-}
-
-func (l *testLab) config(t *testing.T, node string) drivers.Config {
-	t.Helper()
-	ns, ok := l.st.Node(node)
-	if !ok {
-		t.Fatalf("lab has no node %s", node)
-	}
-	return drivers.Config{Device: node, Address: ns.Mgmt, KnownHosts: l.st.KnownHosts, Timeout: 20 * time.Second,
-		Auth: drivers.Auth{User: l.st.User, PrivateKey: l.key}}
-}
+type testLab struct{ *labtest.Lab }
 
 // open opens the linux driver on a lab node; it is closed when the test
 // ends.
 func (l *testLab) open(t *testing.T, node string) *Driver {
 	t.Helper()
-	d, err := New(context.Background(), l.config(t, node))
+	d, err := New(context.Background(), l.Config(t, node))
 	if err != nil {
 		t.Fatalf("open %s: %v", node, err)
 	}
@@ -77,30 +44,13 @@ func (l *testLab) open(t *testing.T, node string) *Driver {
 	return d
 }
 
-// sh runs a command in a node through the deployer (not through the
-// driver): the independent view of the node.
-func (l *testLab) sh(t *testing.T, node, cmd string) string {
-	t.Helper()
-	out, err := l.d.Exec(context.Background(), l.st, node, cmd)
-	if err != nil {
-		t.Fatalf("%s: %s: %v\n%s", node, cmd, err, out)
-	}
-	return out
-}
-
 // TestLab runs every lab test against one lab, torn down at the end.
 func TestLab(t *testing.T) {
 	labtest.Require(t)
-	lab := labtest.Tiny(t, labName)
-	moveMgmt(t, lab, labMgmt)
+	lab := labtest.TinyAt(t, labName, labMgmt)
 	start := time.Now()
-	d, st := labtest.Start(t, lab)
+	l := &testLab{labtest.StartLab(t, lab)}
 	t.Logf("lab up in %s", time.Since(start).Round(time.Millisecond))
-	key, err := os.ReadFile(st.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &testLab{d: d, st: st, key: key}
 	t.Run("Capabilities", func(t *testing.T) { testCapabilities(t, l) })
 	t.Run("Facts", func(t *testing.T) { testFacts(t, l) })
 	t.Run("Exec", func(t *testing.T) { testExec(t, l) })
@@ -123,12 +73,12 @@ func testCapabilities(t *testing.T, l *testLab) {
 		t.Logf("%-10s %+v", f, caps[f])
 	}
 	// What the kernel says, seen through the deployer (not the driver).
-	vrfOut, vrfErr := l.d.Exec(ctx, l.st, "host0", "ip link add fbtvrf type vrf table 77")
+	vrfOut, vrfErr := l.D.Exec(ctx, l.St, "host0", "ip link add fbtvrf type vrf table 77")
 	if vrfErr == nil {
-		l.sh(t, "host0", "ip link del fbtvrf")
+		l.Sh(t, "host0", "ip link del fbtvrf")
 	}
-	_, csidErr := l.d.Exec(ctx, l.st, "host0", "ip -6 route add fd00:bbbb:77::/48 encap seg6local action End flavors next-csid lblen 32 nflen 16 dev lo table 77 && ip -6 route del fd00:bbbb:77::/48 table 77")
-	redOut, redErr := l.d.Exec(ctx, l.st, "host0", "ip link add fbtq type veth peer name fbtqp && (tc qdisc add dev fbtq root red limit 400000 min 30000 max 90000 avpkt 1000 burst 55 probability 0.02 bandwidth 10mbit ecn; rc=$?; ip link del fbtq; exit $rc)")
+	_, csidErr := l.D.Exec(ctx, l.St, "host0", "ip -6 route add fd00:bbbb:77::/48 encap seg6local action End flavors next-csid lblen 32 nflen 16 dev lo table 77 && ip -6 route del fd00:bbbb:77::/48 table 77")
+	redOut, redErr := l.D.Exec(ctx, l.St, "host0", "ip link add fbtq type veth peer name fbtqp && (tc qdisc add dev fbtq root red limit 400000 min 30000 max 90000 avpkt 1000 burst 55 probability 0.02 bandwidth 10mbit ecn; rc=$?; ip link del fbtq; exit $rc)")
 
 	if s := caps[drivers.FeatECMPHash]; !s.Supported || s.Mode != "l4" {
 		t.Errorf("ecmp-hash = %+v, want supported in mode l4", s)
@@ -153,10 +103,10 @@ func testCapabilities(t *testing.T, l *testLab) {
 		t.Errorf("trimming = %+v", s)
 	}
 	// Probes leave nothing behind.
-	if out := l.sh(t, "host0", "ip -o link show"); strings.Contains(out, "fbv") || strings.Contains(out, "fbq") {
+	if out := l.Sh(t, "host0", "ip -o link show"); strings.Contains(out, "fbv") || strings.Contains(out, "fbq") {
 		t.Errorf("probe interfaces left behind:\n%s", out)
 	}
-	if out := l.sh(t, "host0", "ip -6 route show table all"); strings.Contains(out, "fdfb:") {
+	if out := l.Sh(t, "host0", "ip -6 route show table all"); strings.Contains(out, "fdfb:") {
 		t.Errorf("probe route left behind:\n%s", out)
 	}
 	// Cached: the second call is the same and fast.
@@ -174,7 +124,7 @@ func testFacts(t *testing.T, l *testLab) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", f)
-	kernel := strings.TrimSpace(l.sh(t, "leaf1", "uname -r"))
+	kernel := strings.TrimSpace(l.Sh(t, "leaf1", "uname -r"))
 	if f.Hostname != "leaf1" || f.Platform != Platform || !strings.Contains(f.OSVersion, kernel) || f.VRFMode != "" {
 		t.Errorf("facts %+v (kernel %s)", f, kernel)
 	}
@@ -221,14 +171,14 @@ func testECMPHash(t *testing.T, l *testLab) {
 		diff[1].Key != "sysctl net.ipv6.fib_multipath_hash_policy" || diff[1].New != "1" {
 		t.Fatalf("diff on a fresh node:\n%s", diff)
 	}
-	if got := l.sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy"); strings.TrimSpace(got) != "0" {
+	if got := l.Sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy"); strings.TrimSpace(got) != "0" {
 		t.Fatalf("Diff changed the device: policy %s", got)
 	}
 	applied, err := drv.Apply(ctx, want)
 	if err != nil || len(applied) != 2 {
 		t.Fatalf("apply: %v\n%s", err, applied)
 	}
-	if got := l.sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy net.ipv6.fib_multipath_hash_policy"); strings.Fields(got)[0] != "1" || strings.Fields(got)[1] != "1" {
+	if got := l.Sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy net.ipv6.fib_multipath_hash_policy"); strings.Fields(got)[0] != "1" || strings.Fields(got)[1] != "1" {
 		t.Fatalf("after apply the node has policies %q", got)
 	}
 	if diff, err := drv.Diff(ctx, want); err != nil || len(diff) != 0 {
@@ -255,7 +205,7 @@ func testECMPHash(t *testing.T, l *testLab) {
 	if _, err := drv.Apply(ctx, custom); err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Fields(l.sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy net.ipv4.fib_multipath_hash_fields net.ipv6.fib_multipath_hash_policy net.ipv6.fib_multipath_hash_fields"))
+	got := strings.Fields(l.Sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy net.ipv4.fib_multipath_hash_fields net.ipv6.fib_multipath_hash_policy net.ipv6.fib_multipath_hash_fields"))
 	if strings.Join(got, " ") != "3 3 3 11" {
 		t.Errorf("custom fields: policy/fields v4 v6 = %v, want 3 3 3 11", got)
 	}
@@ -320,7 +270,7 @@ func testSRv6(t *testing.T, l *testLab) {
 			t.Errorf("diff lacks %s", k)
 		}
 	}
-	if out := l.sh(t, node, "ip -6 route show"); strings.Contains(out, "seg6local") {
+	if out := l.Sh(t, node, "ip -6 route show"); strings.Contains(out, "seg6local") {
 		t.Fatalf("Diff changed the device:\n%s", out)
 	}
 	applied, err := drv.Apply(ctx, want)
@@ -330,8 +280,8 @@ func testSRv6(t *testing.T, l *testLab) {
 	if len(applied) != len(diff) {
 		t.Errorf("applied %d changes, diff had %d", len(applied), len(diff))
 	}
-	out6 := l.sh(t, node, "ip -6 route show")
-	out4 := l.sh(t, node, "ip route show 10.99.0.0/24")
+	out6 := l.Sh(t, node, "ip -6 route show")
+	out4 := l.Sh(t, node, "ip route show 10.99.0.0/24")
 	t.Logf("node routes:\n%s%s", out6, out4)
 	for _, w := range []string{
 		"fd00:bbbb:22::/48  encap seg6local action End flavors next-csid lblen 32 nflen 16 dev lo",
@@ -345,7 +295,7 @@ func testSRv6(t *testing.T, l *testLab) {
 	if !strings.Contains(out4, "encap seg6 mode encap segs 2 [ fd00:bbbb:1:: fd00:bbbb:2:: ] dev eth1") {
 		t.Errorf("steer route: %q", out4)
 	}
-	if got := strings.Fields(l.sh(t, node, "sysctl -n net.ipv6.conf.all.seg6_enabled net.ipv6.conf.eth1.seg6_enabled")); strings.Join(got, " ") != "1 1" {
+	if got := strings.Fields(l.Sh(t, node, "sysctl -n net.ipv6.conf.all.seg6_enabled net.ipv6.conf.eth1.seg6_enabled")); strings.Join(got, " ") != "1 1" {
 		t.Errorf("seg6_enabled all/eth1 = %v", got)
 	}
 	checks, err := drv.Verify(ctx, want)
@@ -384,7 +334,7 @@ func testSRv6(t *testing.T, l *testLab) {
 		t.Errorf("State SIDs %+v lack the uN", st.SIDs)
 	}
 	// A route changed behind the driver's back shows up in Diff and Verify.
-	l.sh(t, node, "ip -6 route replace fd00:bbbb:22::/48 encap seg6local action End dev lo")
+	l.Sh(t, node, "ip -6 route replace fd00:bbbb:22::/48 encap seg6local action End dev lo")
 	diff, err = drv.Diff(ctx, want)
 	if err != nil || len(diff) != 1 || diff[0].Old != "encap seg6local action End dev lo" {
 		t.Errorf("diff after a change: %v\n%s", err, diff)
@@ -466,9 +416,9 @@ func testState(t *testing.T, l *testLab) {
 
 	// Nexthop objects (as FRR installs them): a group of two paths, and
 	// a route naming one object.
-	l.sh(t, "leaf0", "ip nexthop add id 901 via 198.18.0.0 dev eth1 && ip nexthop add id 902 via 198.18.0.5 dev eth2 && "+
+	l.Sh(t, "leaf0", "ip nexthop add id 901 via 198.18.0.0 dev eth1 && ip nexthop add id 902 via 198.18.0.5 dev eth2 && "+
 		"ip nexthop add id 903 group 901/902 && ip route add 10.77.0.0/24 nhid 903 proto bgp && ip route add 10.77.1.0/24 nhid 901 proto bgp")
-	defer l.sh(t, "leaf0", "ip route del 10.77.0.0/24; ip route del 10.77.1.0/24; ip nexthop del id 903; ip nexthop del id 902; ip nexthop del id 901; true")
+	defer l.Sh(t, "leaf0", "ip route del 10.77.0.0/24; ip route del 10.77.1.0/24; ip nexthop del id 903; ip nexthop del id 902; ip nexthop del id 901; true")
 	st, err = drv.State(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -482,8 +432,8 @@ func testState(t *testing.T, l *testLab) {
 		t.Errorf("route over a nexthop object: %+v", r)
 	}
 	// Link down is seen.
-	l.sh(t, "leaf0", "ip link set eth2 down")
-	defer l.sh(t, "leaf0", "ip link set eth2 up")
+	l.Sh(t, "leaf0", "ip link set eth2 down")
+	defer l.Sh(t, "leaf0", "ip link set eth2 up")
 	ls, err := drv.Links(ctx, "")
 	if err != nil {
 		t.Fatal(err)
@@ -497,11 +447,11 @@ func testState(t *testing.T, l *testLab) {
 
 func testHostKey(t *testing.T, l *testLab) {
 	ctx := context.Background()
-	cfg := l.config(t, "leaf0")
+	cfg := l.Config(t, "leaf0")
 	dir := t.TempDir()
 
 	// leaf0's address with spine0's key.
-	kh, err := os.ReadFile(l.st.KnownHosts)
+	kh, err := os.ReadFile(l.St.KnownHosts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +493,7 @@ func testHostKey(t *testing.T, l *testLab) {
 
 func testAuth(t *testing.T, l *testLab) {
 	ctx := context.Background()
-	raw, err := ssh.ParseRawPrivateKey(l.key)
+	raw, err := ssh.ParseRawPrivateKey(l.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,7 +504,7 @@ func testAuth(t *testing.T, l *testLab) {
 	}
 	enc := pem.EncodeToMemory(blk)
 
-	cfg := l.config(t, "spine0")
+	cfg := l.Config(t, "spine0")
 	cfg.Auth = drivers.Auth{User: "root", PrivateKey: enc, Passphrase: pass}
 	d, err := New(ctx, cfg)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/native"
+	"github.com/fabricbench/fabricbench/drivers"
 )
 
 // Require skips (with the reason printed) when this machine cannot run
@@ -202,4 +203,62 @@ func Start(t *testing.T, lab *containerlab.Lab) (*native.Deployer, *native.State
 		t.Fatalf("deploy lab %s: %v", lab.Name, err)
 	}
 	return d, st
+}
+
+// TinyAt is Tiny on the management /24 subnet mgmt (each node keeps its
+// host part), for packages whose labs run at the same time.
+func TinyAt(t *testing.T, name, mgmt string) *containerlab.Lab {
+	t.Helper()
+	lab := Tiny(t, name)
+	p := netip.MustParsePrefix(mgmt)
+	if p.Bits() != 24 || !p.Addr().Is4() {
+		t.Fatalf("TinyAt wants an IPv4 /24, got %s", p)
+	}
+	lab.Mgmt = p
+	base := p.Addr().As4()
+	for _, n := range lab.Nodes {
+		a := n.Mgmt.As4()
+		a[0], a[1], a[2] = base[0], base[1], base[2]
+		n.Mgmt = netip.AddrFrom4(a)
+	}
+	return lab
+}
+
+// Lab is a deployed test lab.
+type Lab struct {
+	D   *native.Deployer
+	St  *native.State
+	Key []byte // the lab's SSH client key
+}
+
+// StartLab is Start returning a Lab.
+func StartLab(t *testing.T, lab *containerlab.Lab) *Lab {
+	t.Helper()
+	d, st := Start(t, lab)
+	key, err := os.ReadFile(st.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Lab{D: d, St: st, Key: key}
+}
+
+// Config is the driver configuration of a lab node.
+func (l *Lab) Config(t *testing.T, node string) drivers.Config {
+	t.Helper()
+	ns, ok := l.St.Node(node)
+	if !ok {
+		t.Fatalf("lab has no node %s", node)
+	}
+	return drivers.Config{Device: node, Address: ns.Mgmt, KnownHosts: l.St.KnownHosts, Timeout: 20 * time.Second,
+		Auth: drivers.Auth{User: l.St.User, PrivateKey: l.Key}}
+}
+
+// Sh runs a command in a node through the deployer (not a driver).
+func (l *Lab) Sh(t *testing.T, node, cmd string) string {
+	t.Helper()
+	out, err := l.D.Exec(context.Background(), l.St, node, cmd)
+	if err != nil {
+		t.Fatalf("%s: %s: %v\n%s", node, cmd, err, out)
+	}
+	return out
 }
