@@ -50,23 +50,21 @@ package sonic
 import (
 	"context"
 	_ "embed"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/sshx"
 	"github.com/scrapli/scrapligo/driver/network"
 	"github.com/scrapli/scrapligo/driver/opoptions"
 	"github.com/scrapli/scrapligo/driver/options"
 	"github.com/scrapli/scrapligo/platform"
 	"github.com/scrapli/scrapligo/transport"
 	"github.com/scrapli/scrapligo/util"
-	"golang.org/x/crypto/ssh"
 )
 
 // Platform is the registry name of this driver.
@@ -127,7 +125,7 @@ func open(cfg drivers.Config) (*Driver, error) {
 		return fmt.Errorf("sonic %s: "+format, append([]any{name}, a...)...)
 	}
 
-	host, port, err := splitAddress(cfg.Address, cfg.Port)
+	host, port, err := sshx.HostPort(cfg.Address, cfg.Port)
 	if err != nil {
 		return nil, fail("%v", err)
 	}
@@ -150,7 +148,7 @@ func open(cfg drivers.Config) (*Driver, error) {
 		opts = append(opts, options.WithAuthPassword(cfg.Auth.Password))
 	}
 	if len(cfg.Auth.PrivateKey) > 0 {
-		key, err := plainPrivateKey(cfg.Auth.PrivateKey, cfg.Auth.Passphrase)
+		key, err := sshx.PlainPrivateKey(cfg.Auth.PrivateKey, cfg.Auth.Passphrase)
 		if err != nil {
 			return nil, fail("private key: %v", err)
 		}
@@ -218,54 +216,6 @@ func checkSSHArgs(a *transport.SSHArgs, cfg drivers.Config) error {
 		return errors.New("no SSH password or private key")
 	}
 	return nil
-}
-
-// splitAddress returns host and port from "host", "host:port" or
-// "[v6]:port"; an explicit port (non-zero) wins over the one in the address.
-func splitAddress(addr string, port int) (string, int, error) {
-	if addr == "" {
-		return "", 0, errors.New("no management address")
-	}
-	host := addr
-	if h, p, err := net.SplitHostPort(addr); err == nil {
-		host = h
-		n, err := strconv.Atoi(p)
-		if err != nil || n <= 0 || n > 65535 {
-			return "", 0, fmt.Errorf("bad port in address %q", addr)
-		}
-		if port == 0 {
-			port = n
-		}
-	} else {
-		host = strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
-	}
-	if port == 0 {
-		port = 22
-	}
-	if port < 0 || port > 65535 {
-		return "", 0, fmt.Errorf("bad port %d", port)
-	}
-	return host, port, nil
-}
-
-// plainPrivateKey returns key as an unencrypted PEM block: scrapligo's
-// standard transport parses key bytes without a passphrase.
-func plainPrivateKey(key []byte, passphrase string) ([]byte, error) {
-	if passphrase == "" {
-		if _, err := ssh.ParsePrivateKey(key); err != nil {
-			return nil, err
-		}
-		return key, nil
-	}
-	raw, err := ssh.ParseRawPrivateKeyWithPassphrase(key, []byte(passphrase))
-	if err != nil {
-		return nil, err
-	}
-	block, err := ssh.MarshalPrivateKey(raw, "")
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(block), nil
 }
 
 // Platform returns "sonic".

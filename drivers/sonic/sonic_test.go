@@ -834,29 +834,3 @@ func TestOpenRefusesUnverifiedSSH(t *testing.T) {
 		t.Errorf("bad key: %v", err)
 	}
 }
-
-func TestSplitAddress(t *testing.T) {
-	for _, c := range []struct {
-		addr string
-		port int
-		host string
-		want int
-	}{
-		{"leaf1", 0, "leaf1", 22},
-		{"leaf1:2222", 0, "leaf1", 2222},
-		{"leaf1:2222", 22, "leaf1", 22},
-		{"[2001:db8::1]:830", 0, "2001:db8::1", 830},
-		{"2001:db8::1", 0, "2001:db8::1", 22},
-	} {
-		h, p, err := splitAddress(c.addr, c.port)
-		if err != nil || h != c.host || p != c.want {
-			t.Errorf("splitAddress(%q, %d) = %q, %d, %v", c.addr, c.port, h, p, err)
-		}
-	}
-	if _, _, err := splitAddress("", 0); err == nil {
-		t.Error("empty address accepted")
-	}
-	if _, _, err := splitAddress("leaf1:x", 0); err == nil {
-		t.Error("bad port accepted")
-	}
-}
