@@ -1,8 +1,6 @@
 package containerlab
 
 import (
-	"strconv"
-
 	"github.com/fabricbench/fabricbench/internal/fileerr"
 )
 
@@ -21,49 +19,6 @@ type ErrorList = fileerr.List
 
 // Field paths. A map key that is not a plain identifier is written in
 // brackets: topology.nodes["leaf.0"], labels["fabricbench.asn"].
-
-func fieldPath(parent, key string) string {
-	if !isIdent(key) {
-		return parent + "[" + strconv.Quote(key) + "]"
-	}
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-func indexPath(parent string, i int) string {
-	return parent + "[" + strconv.Itoa(i) + "]"
-}
-
-// parentPath strips the last element of a field path.
-func parentPath(p string) string {
-	cut, inQuote := 0, false
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case inQuote && c == '\\':
-			i++
-		case c == '"':
-			inQuote = !inQuote
-		case !inQuote && (c == '.' || c == '['):
-			cut = i
-		}
-	}
-	return p[:cut]
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // positions maps field paths to where their keys and values are in the
 // source; Topology keeps it so that Lab can position its errors too.
@@ -92,6 +47,6 @@ func (p *positions) at(path string, key bool) Pos {
 		if path == "" {
 			return Pos{}
 		}
-		path = parentPath(path)
+		path = fileerr.Parent(path)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -321,7 +322,7 @@ func (d *decoder) entries(path string, n ast.Node, depth int) (out []kv, ok bool
 			continue
 		}
 		if first, dup := explicit[key]; dup {
-			d.errTok(fieldPath(path, key), ktok, "duplicate key (first set on line %d)", posOf(first).Line)
+			d.errTok(fileerr.Field(path, key), ktok, "duplicate key (first set on line %d)", posOf(first).Line)
 			continue
 		}
 		explicit[key] = ktok
@@ -382,7 +383,7 @@ func (d *decoder) key(path string, mv *ast.MappingValueNode) (string, *token.Tok
 
 // field records a mapping entry's key position and returns its path.
 func (d *decoder) field(parent string, e kv) string {
-	p := fieldPath(parent, e.key)
+	p := fileerr.Field(parent, e.key)
 	d.pos.keys[p] = posOf(e.ktok)
 	return p
 }
@@ -442,7 +443,7 @@ func (d *decoder) strList(path string, n ast.Node, depth int) []string {
 	}
 	out := make([]string, 0, len(s.Values))
 	for i, e := range s.Values {
-		ip := indexPath(path, i)
+		ip := fileerr.Index(path, i)
 		x, ok := d.scalar(ip, e, depth+1, "a string")
 		if ok {
 			out = append(out, x)
@@ -516,7 +517,7 @@ func (d *decoder) generic(path string, n ast.Node, depth int) any {
 	case *ast.SequenceNode:
 		out := make([]any, len(v.Values))
 		for i, e := range v.Values {
-			out[i] = d.generic(indexPath(path, i), e, depth+1)
+			out[i] = d.generic(fileerr.Index(path, i), e, depth+1)
 		}
 		return out
 	case *ast.StringNode:
@@ -549,7 +550,7 @@ func (d *decoder) unknown(path string, e kv, what string, known ...map[string]bo
 		all = append(all, sortedKeys(m)...)
 	}
 	msg := "unknown key (not " + what + ")"
-	if s := suggest(e.key, all); s != "" {
+	if s := fileerr.Suggest(e.key, all); s != "" {
 		msg = fmt.Sprintf("unknown key (not %s; did you mean %q?)", what, s)
 	}
 	d.errTok(path, e.ktok, "%s", msg)
@@ -676,7 +677,7 @@ func (d *decoder) body(t *Topology, path string, n ast.Node) {
 		}
 	}
 	if !haveNodes {
-		d.errAt(fieldPath(path, "nodes"), "missing (the topology has no nodes)")
+		d.errAt(fileerr.Field(path, "nodes"), "missing (the topology has no nodes)")
 	}
 }
 
@@ -722,7 +723,7 @@ func (d *decoder) nodeConfig(path string, n ast.Node, depth int) *NodeConfig {
 			c.Binds = d.strList(p, e.val, depth+1)
 			for i, b := range c.Binds {
 				if strings.TrimSpace(b) == "" {
-					d.errAt(indexPath(p, i), "empty bind")
+					d.errAt(fileerr.Index(p, i), "empty bind")
 				}
 			}
 		case e.key == "exec":
@@ -769,7 +770,7 @@ func (d *decoder) links(t *Topology, path string, n ast.Node) {
 		return
 	}
 	for i, e := range s.Values {
-		t.Links = append(t.Links, d.link(indexPath(path, i), e))
+		t.Links = append(t.Links, d.link(fileerr.Index(path, i), e))
 	}
 }
 
@@ -840,7 +841,7 @@ func (d *decoder) endpoints(path string, n ast.Node, typ string) []*LinkEndpoint
 	}
 	var eps []*LinkEndpoint
 	for i, en := range s.Values {
-		ip := indexPath(path, i)
+		ip := fileerr.Index(path, i)
 		if !d.spend(ip, en, 5) {
 			return eps
 		}
@@ -911,40 +912,4 @@ func (d *decoder) endpoint(path string, n ast.Node) *LinkEndpoint {
 		d.errAt(path, "missing interface")
 	}
 	return ep
-}
-
-// suggest returns the candidate closest to s (edit distance at most 2),
-// or "".
-func suggest(s string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if dist := editDistance(s, c); dist < bestD {
-			best, bestD = c, dist
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			c = min(c, prev[j]+1, cur[j-1]+1)
-			cur[j] = c
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/fabricbench/fabricbench/internal/fileerr"
 )
 
 // Labels fabricbench reads from nodes.
@@ -143,17 +145,17 @@ func (r *resolver) resolve() *Lab {
 		r.section("topology.defaults", t.Defaults)
 	}
 	for _, k := range sortedKeys(t.Kinds) {
-		p := fieldPath("topology.kinds", k)
+		p := fileerr.Field("topology.kinds", k)
 		if !nativeKinds[k] {
 			r.errKey(p, "kind %q is %s (want linux, or sonic-vs)", k, notNative)
 		}
 		r.section(p, t.Kinds[k])
 	}
 	for _, k := range sortedKeys(t.Groups) {
-		r.section(fieldPath("topology.groups", k), t.Groups[k])
+		r.section(fileerr.Field("topology.groups", k), t.Groups[k])
 	}
 	for _, k := range sortedKeys(t.Nodes) {
-		r.section(fieldPath("topology.nodes", k), t.Nodes[k])
+		r.section(fileerr.Field("topology.nodes", k), t.Nodes[k])
 	}
 
 	if len(t.Nodes) == 0 {
@@ -166,7 +168,7 @@ func (r *resolver) resolve() *Lab {
 			continue
 		}
 		if n.Loopback.IsValid() {
-			p := fieldPath(fieldPath("topology.nodes", name), "labels")
+			p := fileerr.Field(fileerr.Field("topology.nodes", name), "labels")
 			if other, dup := loopbacks[n.Loopback]; dup {
 				r.errf(p, "%s %s is also the loopback of %s", LabelLoopback, n.Loopback, other)
 			}
@@ -220,7 +222,7 @@ func (r *resolver) section(path string, c *NodeConfig) {
 		return
 	}
 	for _, k := range sortedKeys(c.Other) {
-		r.errKey(fieldPath(path, k), "%s", notNative)
+		r.errKey(fileerr.Field(path, k), "%s", notNative)
 	}
 	if len(c.Env) > 0 {
 		r.errKey(path+".env", "%s (it sets no environment variables; remove env)", notNative)
@@ -232,19 +234,19 @@ func (r *resolver) section(path string, c *NodeConfig) {
 		r.errf(path+".kind", "kind %q is %s (want linux, or sonic-vs)", c.Kind, notNative)
 	}
 	for i, b := range c.Binds {
-		p := indexPath(path+".binds", i)
+		p := fileerr.Index(path+".binds", i)
 		if _, _, err := parseBind(b); err != nil {
 			r.errf(p, "%v", err)
 		}
 	}
 	for _, k := range sortedKeys(c.Labels) {
 		if strings.HasPrefix(k, "fabricbench.") {
-			r.label(fieldPath(path+".labels", k), k, c.Labels[k])
+			r.label(fileerr.Field(path+".labels", k), k, c.Labels[k])
 		}
 	}
 	for _, k := range sortedKeys(c.Sysctls) {
 		if !validSysctl(k) {
-			r.errKey(fieldPath(path+".sysctls", k), "%q is not a sysctl name (want e.g. net.ipv4.ip_forward)", k)
+			r.errKey(fileerr.Field(path+".sysctls", k), "%q is not a sysctl name (want e.g. net.ipv4.ip_forward)", k)
 		}
 	}
 }
@@ -348,7 +350,7 @@ func first(layers []layer, field string, get func(*NodeConfig) string) (string, 
 // node resolves one node; nil when it cannot be resolved.
 func (r *resolver) node(name string) *Node {
 	t := r.t
-	path := fieldPath("topology.nodes", name)
+	path := fileerr.Field("topology.nodes", name)
 	nc := t.Nodes[name]
 	if !labNameRe.MatchString(name) || len(name) > 63 {
 		r.errKey(path, "%q is not a node name the native deployer accepts (want at most 63 letters, digits, '-', '_' and '.', starting with a letter or digit)", name)
@@ -356,7 +358,7 @@ func (r *resolver) node(name string) *Node {
 	layers := []layer{{path, nc}}
 	groupName, _ := first([]layer{{path, nc}, {"topology.defaults", t.Defaults}}, "group", func(c *NodeConfig) string { return c.Group })
 	if g, ok := t.Groups[groupName]; ok && groupName != "" {
-		layers = append(layers, layer{fieldPath("topology.groups", groupName), g})
+		layers = append(layers, layer{fileerr.Field("topology.groups", groupName), g})
 	}
 	kind, _ := first(append(layers, layer{"topology.defaults", t.Defaults}), "kind", func(c *NodeConfig) string { return c.Kind })
 	if kind == "" {
@@ -367,7 +369,7 @@ func (r *resolver) node(name string) *Node {
 		return nil // reported where the kind is written
 	}
 	if k, ok := t.Kinds[kind]; ok {
-		layers = append(layers, layer{fieldPath("topology.kinds", kind), k})
+		layers = append(layers, layer{fileerr.Field("topology.kinds", kind), k})
 	}
 	layers = append(layers, layer{"topology.defaults", t.Defaults})
 
@@ -382,7 +384,7 @@ func (r *resolver) node(name string) *Node {
 		}
 		for k, v := range c.Labels {
 			n.Labels[k] = v
-			labelPath[k] = fieldPath(layers[i].path+".labels", k)
+			labelPath[k] = fileerr.Field(layers[i].path+".labels", k)
 		}
 		for k, v := range c.Sysctls {
 			n.Sysctls[k] = v
@@ -448,7 +450,7 @@ func (r *resolver) node(name string) *Node {
 				continue // containerlab merges identical binds
 			}
 			seen[b] = true
-			bp := indexPath(l.path+".binds", i)
+			bp := fileerr.Index(l.path+".binds", i)
 			src, dst, err := parseBind(b)
 			if err != nil {
 				continue // reported by section
@@ -549,7 +551,7 @@ func (r *resolver) mgmtAddrs(lab *Lab) {
 			next = next.Next()
 		}
 		if !next.IsValid() || !sub.Contains(next) || next == broadcast {
-			r.errf(fieldPath("topology.nodes", n.Name), "no free management address left in %s for this node (addresses are assigned from .%d upward; give mgmt.ipv4-subnet a larger subnet)", sub, mgmtFirstHost)
+			r.errf(fileerr.Field("topology.nodes", n.Name), "no free management address left in %s for this node (addresses are assigned from .%d upward; give mgmt.ipv4-subnet a larger subnet)", sub, mgmtFirstHost)
 			return
 		}
 		n.Mgmt = next
@@ -579,7 +581,7 @@ func (r *resolver) links(lab *Lab) {
 	used := map[string]map[string]string{} // node -> interface -> path
 	addrs := map[netip.Addr]string{}
 	for i, l := range t.Links {
-		path := indexPath("topology.links", i)
+		path := fileerr.Index("topology.links", i)
 		if l == nil {
 			r.errf(path, "empty link")
 			continue
@@ -593,7 +595,7 @@ func (r *resolver) links(lab *Lab) {
 			if k == "ipv4" || k == "ipv6" {
 				msg += " (give each endpoint its address in the extended form: type: veth, endpoints: [{node, interface, " + k + "}])"
 			}
-			r.errKey(fieldPath(path, k), "%s", msg)
+			r.errKey(fileerr.Field(path, k), "%s", msg)
 		}
 		if len(l.Labels) > 0 {
 			r.errKey(path+".labels", "%s", notNative)
@@ -603,7 +605,7 @@ func (r *resolver) links(lab *Lab) {
 			r.errf(path+".mtu", "%d is not an MTU (want 68 to 65535)", l.MTU)
 		}
 		for _, k := range sortedKeys(l.Vars) {
-			vp := fieldPath(path+".vars", k)
+			vp := fileerr.Field(path+".vars", k)
 			if k != "rate" {
 				r.errKey(vp, "%s (link vars may only set rate)", notNative)
 				continue
@@ -622,7 +624,7 @@ func (r *resolver) links(lab *Lab) {
 		ok := true
 		var eps [2]Endpoint
 		for j, e := range l.Endpoints {
-			ep := indexPath(path+".endpoints", j)
+			ep := fileerr.Index(path+".endpoints", j)
 			nodePath, ifPath := ep, ep
 			if !l.short() {
 				nodePath, ifPath = ep+".node", ep+".interface"
@@ -636,7 +638,7 @@ func (r *resolver) links(lab *Lab) {
 				r.errKey(ep+".mac", "%s", notNative)
 			}
 			for _, k := range sortedKeys(e.Other) {
-				r.errKey(fieldPath(ep, k), "%s", notNative)
+				r.errKey(fileerr.Field(ep, k), "%s", notNative)
 			}
 			if lab.NodeByName(e.Node) == nil {
 				if _, exists := t.Nodes[e.Node]; !exists {
@@ -670,7 +672,7 @@ func (r *resolver) links(lab *Lab) {
 			a, b netip.Prefix
 		}{{"ipv4", eps[0].IPv4, eps[1].IPv4}, {"ipv6", eps[0].IPv6, eps[1].IPv6}} {
 			if fam.a.IsValid() && fam.b.IsValid() && fam.a.Masked() != fam.b.Masked() {
-				r.errf(indexPath(path+".endpoints", 1)+"."+fam.name, "%s and %s are not in the same subnet", fam.a, fam.b)
+				r.errf(fileerr.Index(path+".endpoints", 1)+"."+fam.name, "%s and %s are not in the same subnet", fam.a, fam.b)
 			}
 		}
 		if !ok {

@@ -538,7 +538,7 @@ func (p *hwParser) conv(path string, n ast.Node, depth int) *ynode {
 	case *ast.SequenceNode:
 		y := &ynode{kind: ySeq, pos: at}
 		for i, e := range v.Values {
-			y.seq = append(y.seq, p.conv(hwIndex(path, i), e, depth+1))
+			y.seq = append(y.seq, p.conv(fileerr.Index(path, i), e, depth+1))
 			if p.stop {
 				return nil
 			}
@@ -586,7 +586,7 @@ func (p *hwParser) mapping(y *ynode, path string, m *ast.MappingNode, depth, mer
 		if !ok {
 			continue
 		}
-		val := p.conv(hwField(path, key), mv.Value, depth+1)
+		val := p.conv(fileerr.Field(path, key), mv.Value, depth+1)
 		if p.stop {
 			return
 		}
@@ -654,15 +654,6 @@ func (p *hwParser) key(path string, mv *ast.MappingValueNode) (string, ypos, boo
 // ---------------------------------------------------------------------------
 // Paths and value helpers.
 
-func hwField(parent, key string) string {
-	if !hwIdent(key) {
-		return parent + "[" + strconv.Quote(key) + "]"
-	}
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
 
 // under reports whether path is base or lies below it.
 func under(path, base string) bool {
@@ -673,20 +664,7 @@ func under(path, base string) bool {
 	return rest == "" || rest[0] == '.' || rest[0] == '['
 }
 
-func hwIndex(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
 
-func hwIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 func describeY(n *ynode) string {
 	switch {
@@ -730,10 +708,10 @@ func (p *hwParser) object(path string, n *ynode, at ypos, known ...string) *obj 
 	o := &obj{path: path, pos: n.pos, vals: map[string]*yentry{}}
 	for i := range n.ents {
 		e := &n.ents[i]
-		kp := hwField(path, e.key)
+		kp := fileerr.Field(path, e.key)
 		if !contains(known, e.key) {
 			msg := fmt.Sprintf("unknown key %q", e.key)
-			if s := suggest(e.key, known); s != "" {
+			if s := fileerr.Suggest(e.key, known); s != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", s)
 			} else {
 				msg += fmt.Sprintf(" (want %s)", orWords(known))
@@ -757,7 +735,7 @@ func posOf(n *ynode) ypos {
 	return n.pos
 }
 
-func (o *obj) keyPath(key string) string { return hwField(o.path, key) }
+func (o *obj) keyPath(key string) string { return fileerr.Field(o.path, key) }
 
 // get returns key's value, nil when absent or null.
 func (o *obj) get(key string) *ynode {
@@ -876,7 +854,7 @@ func (p *hwParser) dict(o *obj, key string) ([]yentry, bool) {
 	var out []yentry
 	for _, e := range v.ents {
 		if first, dup := seen[e.key]; dup {
-			p.errAt(e.pos, hwField(o.keyPath(key), e.key), "duplicate key (first set on line %d)", first.line)
+			p.errAt(e.pos, fileerr.Field(o.keyPath(key), e.key), "duplicate key (first set on line %d)", first.line)
 			continue
 		}
 		seen[e.key] = e.pos
@@ -894,39 +872,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// suggest returns the known word closest to s when it is a likely typo.
-func suggest(s string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(s), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if bestD > 2 || bestD >= len(s) {
-		return ""
-	}
-	return best
-}
 
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
 
 // ---------------------------------------------------------------------------
 // Values.
@@ -1165,7 +1111,7 @@ func (p *hwParser) timeout(o *obj) time.Duration {
 func (p *hwParser) credentials(o *obj) {
 	ents, _ := p.dict(o, "credentials")
 	for _, e := range ents {
-		path := hwField("credentials", e.key)
+		path := fileerr.Field("credentials", e.key)
 		if !hwNameRE.MatchString(e.key) {
 			p.errAt(e.pos, path, "%q is not a valid credential set name (letters, digits, '_', '.', '-')", e.key)
 			continue
@@ -1227,7 +1173,7 @@ func (p *hwParser) devices(o *obj) []devMeta {
 	mgmts := map[string]usedAddr{}
 	addrs := map[netip.Addr]usedAddr{}
 	for i, n := range items {
-		path := hwIndex("devices", i)
+		path := fileerr.Index("devices", i)
 		do := p.object(path, n, o.at("devices"), deviceKeys...)
 		if do == nil {
 			continue
@@ -1249,7 +1195,7 @@ func (p *hwParser) devices(o *obj) []devMeta {
 		if pl, ok := p.str(do, "platform", true, " (one of "+orWords(p.platforms)+")"); ok {
 			if !contains(p.platforms, pl) {
 				msg := fmt.Sprintf("unknown platform %q (want %s)", pl, orWords(p.platforms))
-				if s := suggest(pl, p.platforms); s != "" {
+				if s := fileerr.Suggest(pl, p.platforms); s != "" {
 					msg = fmt.Sprintf("unknown platform %q (did you mean %s?)", pl, s)
 				}
 				p.errKey(do, "platform", "%s", msg)
@@ -1348,7 +1294,7 @@ func (p *hwParser) devicePorts(d *Device, m *devMeta, do *obj, path string) {
 	d.DeclaresPorts = true
 	seen := map[string]int{}
 	for j, n := range items {
-		pp := hwIndex(path+".ports", j)
+		pp := fileerr.Index(path+".ports", j)
 		po := p.object(pp, n, do.at("ports"), portKeys...)
 		if po == nil {
 			continue
@@ -1362,7 +1308,7 @@ func (p *hwParser) devicePorts(d *Device, m *devMeta, do *obj, path string) {
 			continue
 		}
 		if k, dup := seen[name]; dup {
-			p.errKey(po, "name", "port %s is already declared (%s)", name, hwIndex(path+".ports", k))
+			p.errKey(po, "name", "port %s is already declared (%s)", name, fileerr.Index(path+".ports", k))
 			continue
 		}
 		seen[name] = j
@@ -1386,7 +1332,7 @@ func (p *hwParser) deviceNICs(d *Device, m *devMeta, do *obj, path string, addrs
 	seen := map[string]int{}
 	rails := map[int]int{}
 	for j, n := range items {
-		np := hwIndex(path+".nics", j)
+		np := fileerr.Index(path+".nics", j)
 		no := p.object(np, n, do.at("nics"), nicKeys...)
 		if no == nil {
 			continue
@@ -1400,14 +1346,14 @@ func (p *hwParser) deviceNICs(d *Device, m *devMeta, do *obj, path string, addrs
 			continue
 		}
 		if k, dup := seen[name]; dup {
-			p.errKey(no, "name", "NIC %s is already declared (%s)", name, hwIndex(path+".nics", k))
+			p.errKey(no, "name", "NIC %s is already declared (%s)", name, fileerr.Index(path+".nics", k))
 			continue
 		}
 		seen[name] = j
 		nic := NIC{Name: name, Rail: -1}
 		if r, ok := p.integer(no, "rail", 0, 1<<16); ok {
 			if k, dup := rails[int(r)]; dup {
-				p.errKey(no, "rail", "rail %d is already used by %s", r, hwIndex(path+".nics", k))
+				p.errKey(no, "rail", "rail %d is already used by %s", r, fileerr.Index(path+".nics", k))
 			} else {
 				rails[int(r)] = j
 				nic.Rail = int(r)
@@ -1474,7 +1420,7 @@ func (p *hwParser) links(o *obj, metas []devMeta) map[Endpoint]linkUse {
 		return used
 	}
 	for i, n := range items {
-		path := hwIndex("links", i)
+		path := fileerr.Index("links", i)
 		var lm linkMeta
 		lm.path = path
 		var ends [2]string
@@ -1488,7 +1434,7 @@ func (p *hwParser) links(o *obj, metas []devMeta) map[Endpoint]linkUse {
 				continue
 			}
 			for k, e := range n.seq {
-				lm.paths[k] = hwIndex(path, k)
+				lm.paths[k] = fileerr.Index(path, k)
 				lm.ends[k] = posOf(e)
 				if e == nil || e.kind != yScalar {
 					at := posOf(e)
@@ -1694,7 +1640,7 @@ func (p *hwParser) planes(o *obj) {
 	ents, _ := p.dict(o, "planes")
 	in := map[string]string{}
 	for _, e := range ents {
-		path := hwField("planes", e.key)
+		path := fileerr.Field("planes", e.key)
 		if !hwNameRE.MatchString(e.key) {
 			p.errAt(e.pos, path, "%q is not a valid plane name (letters, digits, '_', '.', '-')", e.key)
 			continue
@@ -1713,7 +1659,7 @@ func (p *hwParser) planes(o *obj) {
 		}
 		pl := Plane{Name: e.key}
 		for k, n := range e.val.seq {
-			mp := hwIndex(path, k)
+			mp := fileerr.Index(path, k)
 			d, ok := p.member(e.val.pos, mp, n, false)
 			if !ok {
 				continue
@@ -1741,7 +1687,7 @@ func (p *hwParser) rails(o *obj, metas []devMeta, used map[Endpoint]linkUse) {
 	}
 	rails := map[int]*railInfo{}
 	for _, e := range ents {
-		path := hwField("rails", e.key)
+		path := fileerr.Field("rails", e.key)
 		r, err := strconv.Atoi(e.key)
 		if err != nil || r < 0 || r > 1<<16 || strconv.Itoa(r) != e.key {
 			p.errAt(e.pos, path, "rail %q is not a rail number (0, 1, ...)", e.key)
@@ -1760,7 +1706,7 @@ func (p *hwParser) rails(o *obj, metas []devMeta, used map[Endpoint]linkUse) {
 			p.errAt(e.val.pos, path, "needs at least one leaf")
 		}
 		for k, n := range e.val.seq {
-			mp := hwIndex(path, k)
+			mp := fileerr.Index(path, k)
 			d, ok := p.member(e.val.pos, mp, n, true)
 			if !ok {
 				continue

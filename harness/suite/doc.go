@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
@@ -116,7 +117,7 @@ func (d *doc) errf(path, format string, args ...any) {
 		if p == "" {
 			break
 		}
-		p = parentPath(p)
+		p = fileerr.Parent(p)
 	}
 	d.add(path, p, tok, fmt.Sprintf(format, args...))
 }
@@ -194,56 +195,6 @@ func underPath(path, base string) (string, bool) {
 		return rest, true
 	}
 	return "", false
-}
-
-// parentPath strips the last element of a field path: jobs[1].size ->
-// jobs[1] -> jobs -> "".
-func parentPath(p string) string {
-	cut, inQuote := 0, false
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case inQuote && c == '\\':
-			i++
-		case c == '"':
-			inQuote = !inQuote
-		case !inQuote && (c == '.' || c == '['):
-			cut = i
-		}
-	}
-	return p[:cut]
-}
-
-// fieldPath appends a struct field or map key to a path.
-func fieldPath(parent, key string) string {
-	if !isIdent(key) {
-		return parent + "[" + strconv.Quote(key) + "]"
-	}
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-// keyPath appends a map key in bracket form: matrix["transport.lb"].
-func keyPath(parent, key string) string {
-	return parent + "[" + strconv.Quote(key) + "]"
-}
-
-func indexPath(parent string, i int) string {
-	return parent + "[" + strconv.Itoa(i) + "]"
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // nodeToken returns the token to report a node at.
@@ -391,7 +342,7 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 				d.dropEntry(m, mv)
 				continue
 			}
-			kp := keyPath(path, key)
+			kp := fileerr.Key(path, key)
 			if d.duplicate(seen, kp, key, ktok) {
 				d.dropEntry(m, mv)
 				continue
@@ -411,7 +362,7 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 			return nil
 		}
 		for i, e := range s.Values {
-			ip := indexPath(path, i)
+			ip := fileerr.Index(path, i)
 			if err := d.walk(ip, e, t.Elem(), depth+1); err != nil {
 				return err
 			}
@@ -429,7 +380,7 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 					d.dropEntry(v, mv)
 					continue
 				}
-				kp := fieldPath(path, key)
+				kp := fileerr.Field(path, key)
 				if d.duplicate(seen, kp, key, ktok) {
 					d.dropEntry(v, mv)
 					continue
@@ -441,7 +392,7 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 			}
 		case *ast.SequenceNode:
 			for i, e := range v.Values {
-				if err := d.walk(indexPath(path, i), e, t, depth+1); err != nil {
+				if err := d.walk(fileerr.Index(path, i), e, t, depth+1); err != nil {
 					return err
 				}
 			}
@@ -503,7 +454,7 @@ func (d *doc) walkStruct(path string, m *ast.MappingNode, t reflect.Type, depth,
 			d.dropEntry(m, mv)
 			continue
 		}
-		kp := fieldPath(path, key)
+		kp := fileerr.Field(path, key)
 		if d.duplicate(seen, kp, key, ktok) {
 			d.dropEntry(m, mv)
 			continue

@@ -113,7 +113,7 @@ func parseKey(k string) ([]seg, error) {
 			i++
 		}
 		sg := seg{name: k[start:i]}
-		if !isIdent(sg.name) {
+		if !fileerr.IsIdent(sg.name) {
 			return nil, errors.New("malformed key; " + want)
 		}
 		if i < len(k) && k[i] == '[' {
@@ -161,7 +161,7 @@ func checkSchema(segs []seg) error {
 		if i == 0 && sg.name == "matrix" {
 			return errors.New("the matrix cannot sweep itself")
 		}
-		shown = fieldPath(shown, sg.name)
+		shown = fileerr.Field(shown, sg.name)
 		switch sg.sel {
 		case selIndex, selName:
 			if ft.Kind() != reflect.Slice {
@@ -174,7 +174,7 @@ func checkSchema(segs []seg) error {
 				}
 				shown += "[name=" + sg.match + "]"
 			} else {
-				shown = indexPath(shown, sg.index)
+				shown = fileerr.Index(shown, sg.index)
 			}
 		}
 		where = shown
@@ -198,7 +198,7 @@ func (d *doc) locate(body ast.Node, segs []seg, create bool, tok *token.Token) (
 			if !create {
 				// The rest is absent; fine unless it selects list entries.
 				for _, rest := range segs[i:] {
-					path = fieldPath(path, rest.name)
+					path = fileerr.Field(path, rest.name)
 					if rest.sel != selNone {
 						return "", nil, fmt.Errorf("%s is not set", path)
 					}
@@ -212,7 +212,7 @@ func (d *doc) locate(body ast.Node, segs []seg, create bool, tok *token.Token) (
 		default:
 			return "", nil, fmt.Errorf("%s is not a mapping", orRoot(path))
 		}
-		path = fieldPath(path, sg.name)
+		path = fileerr.Field(path, sg.name)
 		mv := findKey(d, m, sg.name)
 		if mv == nil {
 			if sg.sel != selNone {
@@ -238,7 +238,7 @@ func (d *doc) locate(body ast.Node, segs []seg, create bool, tok *token.Token) (
 		idx := sg.index
 		if sg.sel == selIndex {
 			if idx >= len(seq.Values) {
-				return "", nil, fmt.Errorf("%s does not exist (%s has %s)", indexPath(path, idx), path, plural(len(seq.Values), "entry", "entries"))
+				return "", nil, fmt.Errorf("%s does not exist (%s has %s)", fileerr.Index(path, idx), path, plural(len(seq.Values), "entry", "entries"))
 			}
 		} else {
 			idx = -1
@@ -254,7 +254,7 @@ func (d *doc) locate(body ast.Node, segs []seg, create bool, tok *token.Token) (
 				return "", nil, fmt.Errorf("no entry of %s is named %q", path, sg.match)
 			}
 		}
-		path = indexPath(path, idx)
+		path = fileerr.Index(path, idx)
 		set = func(n ast.Node) { seq.Values[idx] = n }
 		cur = d.resolve(path, seq.Values[idx])
 	}
@@ -350,7 +350,7 @@ func (d *doc) plan(body ast.Node) ([]*mkey, ErrorList) {
 		if !ok {
 			continue
 		}
-		mp := keyPath("matrix", key)
+		mp := fileerr.Key("matrix", key)
 		k := &mkey{key: key, tok: ktok}
 		segs, err := parseKey(key)
 		if err == nil {
@@ -374,7 +374,7 @@ func (d *doc) plan(body ast.Node) ([]*mkey, ErrorList) {
 		for i, v := range seq.Values {
 			text := scalarText(d, v)
 			if j, dup := seen[text]; dup {
-				d.errf(indexPath(mp, i), "%q is already listed (%s)", text, indexPath(mp, j))
+				d.errf(fileerr.Index(mp, i), "%q is already listed (%s)", text, fileerr.Index(mp, j))
 			}
 			seen[text] = i
 			k.values = append(k.values, text)
@@ -387,7 +387,7 @@ func (d *doc) plan(body ast.Node) ([]*mkey, ErrorList) {
 			_, under1 := underPath(a.canon, b.canon)
 			_, under2 := underPath(b.canon, a.canon)
 			if under1 || under2 {
-				d.errTok(keyPath("matrix", a.key), a.tok, "overlaps matrix[%q] (both set %s)", b.key, shorter(a.canon, b.canon))
+				d.errTok(fileerr.Key("matrix", a.key), a.tok, "overlaps matrix[%q] (both set %s)", b.key, shorter(a.canon, b.canon))
 			}
 		}
 	}
@@ -591,7 +591,7 @@ func (ld *loader) substitute(body ast.Node, keys []*mkey, ch []int) ([]subst, er
 		if tok == nil {
 			tok = nodeToken(kv.Key)
 		}
-		subs[i] = subst{canon: canon, mpath: indexPath(keyPath("matrix", k.key), ch[i]), tok: tok}
+		subs[i] = subst{canon: canon, mpath: fileerr.Index(fileerr.Key("matrix", k.key), ch[i]), tok: tok}
 	}
 	for _, t := range targets {
 		t.set(t.value)

@@ -2,7 +2,6 @@ package suite
 
 import (
 	"fmt"
-	"github.com/fabricbench/fabricbench/kpis"
 	"math"
 	"net/netip"
 	"net/url"
@@ -12,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fabricbench/fabricbench/internal/fileerr"
+	"github.com/fabricbench/fabricbench/kpis"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/inventory"
@@ -180,7 +182,7 @@ func (c *checker) defaults() {
 	}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		p := indexPath("jobs", i)
+		p := fileerr.Index("jobs", i)
 		if j.Hosts == nil {
 			j.Hosts = DefaultHosts
 		}
@@ -332,7 +334,7 @@ func (c *checker) features() {
 	}
 	seen := map[string]int{}
 	for i, h := range f.ECMP.Hash {
-		p := indexPath("features.ecmp.hash", i)
+		p := fileerr.Index("features.ecmp.hash", i)
 		if !contains(hashFields, h) {
 			c.errf(p, "unknown hash field %q (want %s)", h, orList(hashFields))
 		} else if j, dup := seen[h]; dup {
@@ -359,7 +361,7 @@ func (c *checker) features() {
 	if f.PFC != nil {
 		seen := map[int]int{}
 		for i, pr := range f.PFC.Priorities {
-			p := indexPath("features.pfc.priorities", i)
+			p := fileerr.Index("features.pfc.priorities", i)
 			if pr < 0 || pr > 7 {
 				c.errf(p, "priority %d is out of range (want 0..7)", pr)
 			} else if j, dup := seen[pr]; dup {
@@ -377,7 +379,7 @@ func (c *checker) features() {
 		}
 		names := map[string]int{}
 		for i, sp := range sr.Paths {
-			p := indexPath("features.srv6.paths", i)
+			p := fileerr.Index("features.srv6.paths", i)
 			c.checkHost(p+".src", sp.Src)
 			c.checkHost(p+".dst", sp.Dst)
 			if sp.Src != "" && sp.Src == sp.Dst {
@@ -387,7 +389,7 @@ func (c *checker) features() {
 				c.errf(p+".via", "needs at least one switch")
 			}
 			for k, v := range sp.Via {
-				c.checkSwitch(indexPath(p+".via", k), v)
+				c.checkSwitch(fileerr.Index(p+".via", k), v)
 			}
 			if sp.Name != "" {
 				if j, dup := names[sp.Name]; dup {
@@ -399,7 +401,7 @@ func (c *checker) features() {
 	}
 	vrfs := map[string]int{}
 	for i, v := range f.VRFs {
-		p := indexPath("features.vrfs", i)
+		p := fileerr.Index("features.vrfs", i)
 		switch j, dup := vrfs[v.Name]; {
 		case strings.TrimSpace(v.Name) == "":
 			c.errf(p+".name", "required")
@@ -413,9 +415,9 @@ func (c *checker) features() {
 		}
 		seen := map[string]int{}
 		for k, h := range v.Hosts {
-			hp := indexPath(p+".hosts", k)
+			hp := fileerr.Index(p+".hosts", k)
 			if j, dup := seen[h]; dup {
-				c.errf(hp, "%s is already listed (%s)", h, indexPath(p+".hosts", j))
+				c.errf(hp, "%s is already listed (%s)", h, fileerr.Index(p+".hosts", j))
 				continue
 			}
 			seen[h] = k
@@ -472,7 +474,7 @@ func (c *checker) telemetry() {
 	}
 	for i, p := range t.Paths {
 		if !strings.HasPrefix(p, "/") {
-			c.errf(indexPath("telemetry.paths", i), "%q must start with /", p)
+			c.errf(fileerr.Index("telemetry.paths", i), "%q must start with /", p)
 		}
 	}
 	if in := t.Sink.Influx; in != nil {
@@ -515,7 +517,7 @@ func (c *checker) jobs() {
 func (c *checker) job(i int, names map[string]int) {
 	j := &c.s.Jobs[i]
 	d := c.d
-	p := indexPath("jobs", i)
+	p := fileerr.Index("jobs", i)
 	switch k, dup := names[j.Name]; {
 	case j.Name == "":
 		c.errf(p+".name", "required")
@@ -617,7 +619,7 @@ func (c *checker) normalizeHosts(path string, j *Job) bool {
 		for k, v := range h {
 			s, isStr := v.(string)
 			if !isStr {
-				c.errf(indexPath(path, k), "want a host name, got %v", v)
+				c.errf(fileerr.Index(path, k), "want a host name, got %v", v)
 				ok = false
 			}
 			names[k] = s
@@ -648,9 +650,9 @@ func (c *checker) hostList(path string, names []string) bool {
 	ok := true
 	seen := map[string]int{}
 	for k, h := range names {
-		hp := indexPath(path, k)
+		hp := fileerr.Index(path, k)
 		if j, dup := seen[h]; dup {
-			c.errf(hp, "%s is already listed (%s)", h, indexPath(path, j))
+			c.errf(hp, "%s is already listed (%s)", h, fileerr.Index(path, j))
 			ok = false
 			continue
 		}
@@ -748,7 +750,7 @@ func (c *checker) faults() {
 func (c *checker) fault(i int) {
 	ft := &c.s.Faults[i]
 	d := c.d
-	p := indexPath("faults", i)
+	p := fileerr.Index("faults", i)
 	kindOK := contains(FaultKinds, ft.Kind)
 	switch {
 	case ft.Kind == "":
@@ -907,7 +909,7 @@ func (c *checker) kpis() {
 		}
 	}
 	for i, k := range c.s.KPIs {
-		p := indexPath("kpis", i)
+		p := fileerr.Index("kpis", i)
 		if strings.TrimSpace(k.Metric) == "" {
 			c.errf(p+".metric", "required")
 		}
