@@ -654,7 +654,6 @@ func (p *hwParser) key(path string, mv *ast.MappingValueNode) (string, ypos, boo
 // ---------------------------------------------------------------------------
 // Paths and value helpers.
 
-
 // under reports whether path is base or lies below it.
 func under(path, base string) bool {
 	if base == "" || !strings.HasPrefix(path, base) {
@@ -663,8 +662,6 @@ func under(path, base string) bool {
 	rest := path[len(base):]
 	return rest == "" || rest[0] == '.' || rest[0] == '['
 }
-
-
 
 func describeY(n *ynode) string {
 	switch {
@@ -871,8 +868,6 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
-
 
 // ---------------------------------------------------------------------------
 // Values.

@@ -3,7 +3,6 @@ package frr
 import (
 	"context"
 	"errors"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/scrapli/scrapligo/driver/options"
-	"golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/internal/labtest"
@@ -387,30 +384,7 @@ func testHostKey(t *testing.T, l *testLab) {
 }
 
 func testAgent(t *testing.T, l *testLab) {
-	raw, err := ssh.ParseRawPrivateKey(l.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyring := agent.NewKeyring()
-	if err := keyring.Add(agent.AddedKey{PrivateKey: raw}); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(t.TempDir(), "agent.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); agent.ServeAgent(keyring, c) }()
-		}
-	}()
-	t.Setenv("SSH_AUTH_SOCK", sock)
+	l.Agent(t)
 	cfg := l.Config(t, "leaf1")
 	cfg.Auth = drivers.Auth{User: "root", Agent: true}
 	d, err := New(context.Background(), cfg)

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"errors"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -530,26 +529,7 @@ func testAuth(t *testing.T, l *testLab) {
 	}
 
 	// ssh-agent: an in-process agent holding the lab key.
-	keyring := agent.NewKeyring()
-	if err := keyring.Add(agent.AddedKey{PrivateKey: raw}); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(t.TempDir(), "agent.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); agent.ServeAgent(keyring, c) }()
-		}
-	}()
-	t.Setenv("SSH_AUTH_SOCK", sock)
+	keyring := l.Agent(t)
 	cfg.Auth = drivers.Auth{User: "root", Agent: true}
 	d, err = New(ctx, cfg)
 	if err != nil {

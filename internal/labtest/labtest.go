@@ -6,6 +6,7 @@ package labtest
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -20,6 +21,8 @@ import (
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/native"
 	"github.com/fabricbench/fabricbench/drivers"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
 )
 
 // Require skips (with the reason printed) when this machine cannot run
@@ -261,4 +264,35 @@ func (l *Lab) Sh(t *testing.T, node, cmd string) string {
 		t.Fatalf("%s: %s: %v\n%s", node, cmd, err, out)
 	}
 	return out
+}
+
+// Agent starts an in-process ssh-agent holding the lab's key, points
+// SSH_AUTH_SOCK at it for the rest of the test and returns its keyring.
+func (l *Lab) Agent(t *testing.T) agent.Agent {
+	t.Helper()
+	raw, err := ssh.ParseRawPrivateKey(l.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyring := agent.NewKeyring()
+	if err := keyring.Add(agent.AddedKey{PrivateKey: raw}); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); agent.ServeAgent(keyring, c) }()
+		}
+	}()
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	return keyring
 }
