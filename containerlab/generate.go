@@ -77,6 +77,12 @@ type GenOptions struct {
 	// RateBps shapes every link to this rate (link vars rate); 0 leaves
 	// links unshaped.
 	RateBps int64
+	// LinkRates shapes every link to its own fabric rate (overrides
+	// RateBps).
+	LinkRates bool
+	// MTU sets every link's MTU (0: the runtime default, 1500 natively,
+	// 9500 in containerlab).
+	MTU int
 	// SRv6 gives every switch a uN locator (label fabricbench.srv6-locator),
 	// advertised in BGP.
 	SRv6 bool
@@ -205,6 +211,16 @@ func Generate(f *inventory.Fabric, opt GenOptions) (*Generated, error) {
 	}
 	if opt.RateBps < 0 || opt.RateBps > maxRate {
 		return nil, fmt.Errorf("containerlab: rate %d bit/s out of range (0 to %d)", opt.RateBps, int64(maxRate))
+	}
+	if opt.MTU != 0 && (opt.MTU < 1280 || opt.MTU > 65535) {
+		return nil, fmt.Errorf("containerlab: mtu %d out of range (1280 to 65535)", opt.MTU)
+	}
+	if opt.LinkRates {
+		for _, l := range f.Links {
+			if l.RateBps <= 0 || l.RateBps > maxRate {
+				return nil, fmt.Errorf("containerlab: link %d rate %d bit/s out of range (1 to %d)", l.ID, l.RateBps, int64(maxRate))
+			}
+		}
 	}
 	mgmt := opt.MgmtSubnet
 	if !mgmt.IsValid() {
@@ -371,8 +387,15 @@ func Generate(f *inventory.Fabric, opt GenOptions) (*Generated, error) {
 			{Node: a.node.name, Interface: a.ifname, IPv4: a.ipv4.String(), IPv6: a.ipv6.String()},
 			{Node: b.node.name, Interface: b.ifname, IPv4: b.ipv4.String(), IPv6: b.ipv6.String()},
 		}}
-		if opt.RateBps > 0 {
-			lc.Vars = map[string]any{"rate": FormatRate(opt.RateBps)}
+		rate := opt.RateBps
+		if opt.LinkRates {
+			rate = l.RateBps
+		}
+		if rate > 0 {
+			lc.Vars = map[string]any{"rate": FormatRate(rate)}
+		}
+		if opt.MTU > 0 {
+			lc.MTU = opt.MTU
 		}
 		t.Links = append(t.Links, lc)
 	}

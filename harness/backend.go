@@ -54,10 +54,36 @@ type Features struct {
 	QueueBytes int64 // 0: one BDP
 	PFC        bool
 	SRv6       bool
-	VRFs       int
+	// SRv6Paths pin the flows of host pairs to explicit switch sequences
+	// (SRv6 micro-SID path placement).
+	SRv6Paths []SRv6Path
+	VRFs      int
 	// Simulator only: stop at this simulated time (0: when the jobs are
 	// done) and the ECMP reconvergence delay after link changes.
 	SimEnd, Reconverge int64
+}
+
+// SRv6Path pins the flows from host Src to host Dst (host numbers)
+// through the switches Via (node IDs), in order.
+type SRv6Path struct {
+	Name     string
+	Src, Dst int
+	Via      []int
+}
+
+// Env is what the harness tells a backend about the run it serves before
+// Up; backends that need it implement Preparer.
+type Env struct {
+	RunID        string // the matrix point (unique within the suite run)
+	Dir          string // the run's results directory, for backend logs
+	LabStateRoot string // native lab state
+	AgentBinary  string // the fabricbench binary to deploy to hosts ("" = this one)
+	Logf         func(format string, args ...any)
+}
+
+// Preparer is implemented by backends that want the run's Env.
+type Preparer interface {
+	Prepare(env Env)
 }
 
 // Transport configures the endpoint agents.
@@ -106,6 +132,10 @@ type RunResult struct {
 	Ideal func(src, dst int, size int64) int64
 	// Extra are backend-specific counters reported as fabric metrics.
 	Extra map[string]float64
+	// Failures are infrastructure failures during the jobs (an agent that
+	// died, naming its host); the flows it owed are in Flows as not
+	// finished and the run is an error, but its results are kept.
+	Failures []string
 }
 
 // CapabilityError reports a feature a backend does not support.

@@ -76,6 +76,31 @@ func resolve(sp suite.Point) (*Point, error) {
 		Trimming: ft.Trimming.Enabled == nil || *ft.Trimming.Enabled,
 		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil, VRFs: len(ft.VRFs),
 	}
+	if ft.SRv6 != nil {
+		for i, sp := range ft.SRv6.Paths {
+			path := SRv6Path{Name: sp.Name, Src: -1, Dst: -1}
+			if n, ok := f.NodeByName(sp.Src); ok {
+				path.Src = hostNumber(f, n)
+			}
+			if n, ok := f.NodeByName(sp.Dst); ok {
+				path.Dst = hostNumber(f, n)
+			}
+			if path.Src < 0 || path.Dst < 0 {
+				return nil, fmt.Errorf("features.srv6.paths[%d]: src and dst must be hosts", i)
+			}
+			for k, v := range sp.Via {
+				n, ok := f.NodeByName(v)
+				if !ok || !f.Nodes[n].IsSwitch() {
+					return nil, fmt.Errorf("features.srv6.paths[%d].via[%d]: no switch named %q", i, k, v)
+				}
+				path.Via = append(path.Via, n)
+			}
+			if path.Name == "" {
+				path.Name = fmt.Sprintf("%s-%s", sp.Src, sp.Dst)
+			}
+			p.Features.SRv6Paths = append(p.Features.SRv6Paths, path)
+		}
+	}
 	if q := ft.Queue; q != "" && q != "bdp" {
 		if p.Features.QueueBytes, err = workloads.ParseSize(q); err != nil {
 			return nil, fmt.Errorf("features.queue: %w", err)

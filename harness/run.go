@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fabricbench/fabricbench/analysis"
@@ -41,9 +42,12 @@ type Options struct {
 	// InfluxCloseTimeout bounds the wait for InfluxDB to acknowledge every
 	// point at the end of a run (default 30s; Ctrl-C cuts it to 3s).
 	InfluxCloseTimeout time.Duration
-	// LabStateRoot is where native labs keep their state (bring-up step;
-	// default /run/fabricbench/labs).
+	// LabStateRoot is where native labs keep their state (bring-up step
+	// and the netns backend; default /run/fabricbench/labs).
 	LabStateRoot string
+	// AgentBinary is the fabricbench executable deployed to hosts as the
+	// transport agent and telemetry exporter (default: this program).
+	AgentBinary string
 }
 
 // InfluxOptions select an InfluxDB sink.
@@ -250,6 +254,13 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	if err != nil {
 		return fail(err)
 	}
+	if pr, ok := b.(Preparer); ok {
+		logf := func(string, ...any) {}
+		if opts.Progress != nil && !opts.Bars {
+			logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, p.ID+": "+f+"\n", a...) }
+		}
+		pr.Prepare(Env{RunID: p.ID, Dir: dir, LabStateRoot: opts.LabStateRoot, AgentBinary: opts.AgentBinary, Logf: logf})
+	}
 	// Down always runs, with its own deadline, also after an interrupt.
 	downed := false
 	down := func() error {
@@ -443,6 +454,9 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	if influxErr != nil {
 		// The embedded store is complete and was analysed; InfluxDB is not.
 		run.Status, run.Error = results.Error, "influxdb: "+influxErr.Error()
+	}
+	if len(rr.Failures) > 0 {
+		run.Status, run.Error = results.Error, strings.Join(rr.Failures, "; ")
 	}
 	if rr.Interrupted {
 		run.Status, run.Error = results.Interrupted, "interrupted: results cover the simulated time up to "+fmtPs(rr.End)

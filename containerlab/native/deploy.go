@@ -251,6 +251,10 @@ func nodeNames(lab *containerlab.Lab) []string {
 
 // checkMgmtFree fails when the management subnet overlaps a route of this
 // machine (another lab or a real network).
+// MgmtFree checks that no route on this machine overlaps the management
+// subnet p (another lab, or a real network).
+func MgmtFree(p netip.Prefix) error { return checkMgmtFree(p) }
+
 func checkMgmtFree(p netip.Prefix) error {
 	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
 	if err != nil {

@@ -361,6 +361,29 @@ func (c *Client) Session(ctx context.Context) (*ssh.Session, error) {
 	return s, nil
 }
 
+// SSH returns the live SSH connection (dialling again when it died), for
+// protocols on top of it such as SFTP. The client still owns it.
+func (c *Client) SSH(ctx context.Context) (*ssh.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.New("ssh client is closed")
+	}
+	if c.conn != nil {
+		if _, _, err := c.conn.SendRequest("keepalive@fabricbench", true, nil); err == nil || !errors.Is(err, io.EOF) {
+			return c.conn, nil
+		}
+		c.conn.Close()
+		c.conn = nil
+	}
+	conn, err := c.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reconnect: %w", err)
+	}
+	c.conn = conn
+	return conn, nil
+}
+
 // ExitError is a command that ran and failed.
 type ExitError struct {
 	Cmd    string
