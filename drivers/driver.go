@@ -92,7 +92,17 @@ type VRF struct {
 	Interfaces []string // member interfaces
 }
 
-// SRv6 configures a micro-SID locator, local SIDs and steered routes.
+// SRv6 configures a micro-SID locator, local SIDs, steered routes and the
+// policy rules that pick a steering table.
+//
+// Deterministic path placement of single flows (pinning a flow to one
+// spine) combines the three: the destination leaf decapsulates with a
+// uDX4/uDX6 SID per attached host, the source host has one policy rule
+// per placement (fwmark M -> table T) and, in table T, a steered route to
+// the destination whose single micro-SID container lists the spine's uN,
+// the destination leaf's uN and the leaf's uDX4/uDX6 SID, e.g. segment
+// fd00:bbbb:SPINE:LEAF:e001:: in the F3216 format. A flow marked M (ping
+// -m M, SO_MARK) then crosses that spine only.
 type SRv6 struct {
 	Locator string       // locator name
 	Prefix  netip.Prefix // the node's uN prefix, e.g. fd00:bbbb:0100::/48
@@ -101,17 +111,38 @@ type SRv6 struct {
 	BlockLen, NodeLen int
 	SIDs              []SID
 	Steer             []Steer
+	// Rules are policy routing rules that send marked traffic to the
+	// table of its steered routes. At most one rule per mark and address
+	// family.
+	Rules []PolicyRule
 }
 
 // SID is one local SID.
+//
+// Behaviors (case-insensitive):
+//   - uN: End with the next-csid flavor (the node's locator). Dev, when
+//     set, is the route's interface; it cannot be lo (the Linux kernel
+//     turns routes through the loopback into reject routes), and the
+//     Linux driver's default is its SID device sr0.
+//   - uA: End.X with next-csid; Nexthop (IPv6) and Dev are the adjacency.
+//   - uDT46: End.DT46 into VRF's table.
+//   - uDX4, End.DX4: decapsulate and forward the inner IPv4 packet to
+//     Nexthop (an IPv4 address, e.g. an attached host) out of Dev; both
+//     required. The unspecified address 0.0.0.0 makes the kernel route
+//     by the inner destination instead.
+//   - uDX6, End.DX6: the same for an inner IPv6 packet (Nexthop IPv6,
+//     :: routes by the inner destination).
+//   - End, End.X, End.DT46: the classic SRv6 behaviors (no next-csid).
+//
+// uDX4 and uDX6 are End.DX4 and End.DX6 on a micro-SID address: the SID
+// is the last micro-SID of a container (e.g. fd00:bbbb:LEAF:e001::/64
+// behind the leaf's uN fd00:bbbb:LEAF::/48), so no flavor is needed.
 type SID struct {
-	Addr netip.Prefix
-	// Behavior: uN (End with next-csid), uA (End.X with next-csid), uDT46,
-	// End, End.DT46.
+	Addr     netip.Prefix
 	Behavior string
 	VRF      string     // uDT46: the VRF to decapsulate into
-	Nexthop  netip.Addr // uA: adjacency next hop
-	Dev      string     // uA: adjacency interface
+	Nexthop  netip.Addr // uA: adjacency next hop; uDX4/uDX6: the next hop after decapsulation
+	Dev      string     // uA: adjacency interface; uDX4/uDX6: the interface towards Nexthop; uN/End: the route's interface (optional)
 }
 
 // Steer is a route whose traffic is encapsulated with a SID list.
@@ -120,6 +151,30 @@ type Steer struct {
 	Segments []netip.Addr
 	Dev      string
 	VRF      string
+	// Table is the routing table of the route for policy routing (see
+	// SRv6.Rules): 0 is the main table. VRF and Table are mutually
+	// exclusive.
+	Table int
+}
+
+// PolicyRule is a policy routing rule that sends packets carrying a
+// firewall mark to a routing table: ip rule add fwmark Mark lookup Table
+// pref Priority.
+//
+// The mark matches exactly (mask 0xffffffff) and nothing else is
+// selected (from all). A rule is identified by its family and mark: the
+// device's other rules that select on that mark alone (whatever their
+// priority, table or action) are replaced, rules with further selectors
+// (iif, from, ...) are left alone.
+type PolicyRule struct {
+	Mark uint32 // firewall mark (SO_MARK, ping -m); not 0
+	// Table is the table looked up; not 0 (254 is main).
+	Table int
+	// Priority orders the rule (ip rule pref): 1 to 32765, so that it
+	// comes before the main table's rule (32766).
+	Priority int
+	// Family is 4 (IPv4), 6 (IPv6) or 0 for both.
+	Family int
 }
 
 // ECN configures WRED with ECN marking on the lossless/data queues.
@@ -228,13 +283,37 @@ type Route struct {
 	Prefix   netip.Prefix
 	Protocol string
 	Nexthops []Nexthop
+	// Table is the policy routing table of a route in State.PolicyRoutes;
+	// 0 in State.Routes (the main table or the VRF's).
+	Table int
 }
 
 // SIDState is one installed SRv6 local SID.
 type SIDState struct {
 	Addr     netip.Prefix
-	Behavior string
+	Behavior string // the kernel's action: End, End.X, End.DT46, End.DX4, ...
 	Flavors  string
+	// Nexthop is the next hop of End.X, End.DX4 and End.DX6 (nh6/nh4);
+	// Dev the route's interface ("" when the platform does not say).
+	Nexthop netip.Addr
+	Dev     string
+}
+
+// RuleState is one installed policy routing rule (ip rule).
+type RuleState struct {
+	Family   int // 4 or 6
+	Priority int
+	// Mark and Mask are the fwmark selector (Mask 0xffffffff for a plain
+	// mark); both 0 when the rule does not select on the mark.
+	Mark, Mask uint32
+	// Action is lookup, goto, nop, blackhole, unreachable or prohibit.
+	Action string
+	// Table is the table a lookup rule looks up (254 main, 255 local,
+	// 253 default), 0 for other actions.
+	Table int
+	// Rule is the whole rule as text, e.g.
+	// "101: from all fwmark 0x101 lookup 101".
+	Rule string
 }
 
 // State is a device's operational state, as read back for validation.
@@ -243,6 +322,13 @@ type State struct {
 	BGP    []BGPSession
 	Routes []Route // IPv4 and IPv6 routes of the default VRF (and VRFs)
 	SIDs   []SIDState
+	// Rules are the policy routing rules, IPv4 then IPv6, in priority
+	// order (platforms without them leave this empty).
+	Rules []RuleState
+	// PolicyRoutes are the routes of the tables that lookup rules name,
+	// other than the main, local and default tables and VRF tables (e.g.
+	// the steered routes of SRv6.Rules), with Route.Table set.
+	PolicyRoutes []Route
 }
 
 // Route returns the route for p in vrf ("" = default), if installed.

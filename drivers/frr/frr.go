@@ -24,8 +24,11 @@
 //     with their addresses and waits for zebra to list the VRF (show vrf).
 //   - srv6-usid: FRR 8.4 has no micro-SIDs; the kernel data plane does
 //     (seg6local next-csid, mode "kernel-seg6local"), installed by the
-//     linux driver. uDT46 needs a VRF device and is refused with netns
-//     VRFs. IPv6 forwarding is turned on through zebra (ipv6 forwarding).
+//     linux driver, as are uDX4/uDX6 SIDs, steering into policy tables
+//     and the fwmark policy rules of SRv6.Rules (State reports the
+//     kernel's Rules and PolicyRoutes). uDT46 needs a VRF device and is
+//     refused with netns VRFs. IPv6 forwarding is turned on through zebra
+//     (ipv6 forwarding).
 //   - ecn-wred, pfc, trimming: not available.
 //
 // Configuration changes go to the running configuration (not written to

@@ -308,7 +308,7 @@ func testSRv6(t *testing.T, l *testLab) {
 	if _, err := drv.Apply(ctx, want); err != nil {
 		t.Fatal(err)
 	}
-	if out := l.Sh(t, node, "ip -6 route show fd00:bbbb:11::/48"); !strings.Contains(out, "seg6local action End flavors next-csid lblen 32 nflen 16 dev lo") {
+	if out := l.Sh(t, node, "ip -6 route show fd00:bbbb:11::/48"); !strings.Contains(out, "seg6local action End flavors next-csid lblen 32 nflen 16 dev sr0") {
 		t.Errorf("route: %q", out)
 	}
 	if out := l.Sh(t, node, "sysctl -n net.ipv6.conf.all.forwarding"); strings.TrimSpace(out) != "1" {

@@ -22,7 +22,7 @@ func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("frr %s: %w", d.name, err)
 	}
-	st := &drivers.State{Links: kst.Links, SIDs: kst.SIDs}
+	st := &drivers.State{Links: kst.Links, SIDs: kst.SIDs, Rules: kst.Rules, PolicyRoutes: kst.PolicyRoutes}
 
 	if caps[drivers.FeatBGP].Supported {
 		const cmd = "show bgp vrf all neighbors json"

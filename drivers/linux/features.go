@@ -247,6 +247,9 @@ func (d *Driver) plan(ctx context.Context, want *drivers.Features) (*plan, error
 	if err := d.checkSRv6VRF(pr, want); err != nil {
 		return nil, err
 	}
+	if err := d.checkSRv6Kernel(pr, want); err != nil {
+		return nil, err
+	}
 	// Everything the plan reads, in one session.
 	var reads []string
 	var ecmp []setting
@@ -264,6 +267,22 @@ func (d *Driver) plan(ctx context.Context, want *drivers.Features) (*plan, error
 			routesJSONCmd(6, 0), routesTextCmd(6, 0), routesJSONCmd(4, 0), routesTextCmd(4, 0))
 		if pr.caps[drivers.FeatVRF].Supported {
 			reads = append(reads, cmdVRFs)
+		}
+		for _, s := range want.SRv6.Steer {
+			if s.Table > 0 && s.Table != tableMain && s.VRF == "" {
+				fam := 4
+				if s.Prefix.Addr().Is6() {
+					fam = 6
+				}
+				reads = append(reads, routesJSONCmd(fam, s.Table), routesTextCmd(fam, s.Table))
+			}
+		}
+		for _, r := range want.SRv6.Rules {
+			for _, fam := range []int{4, 6} {
+				if r.Family == 0 || r.Family == fam {
+					reads = append(reads, rulesCmd(fam))
+				}
+			}
 		}
 	}
 	if ctx, err = d.prefetch(ctx, reads...); err != nil {
@@ -328,6 +347,50 @@ func (d *Driver) checkSRv6VRF(pr *probes, want *drivers.Features) error {
 		if s.VRF != "" {
 			return &drivers.CapabilityError{Platform: Platform, Device: d.name, Feature: drivers.FeatSRv6,
 				Reason: fmt.Sprintf("steering %s in VRF %s needs a VRF device: %s", s.Prefix, s.VRF, reason)}
+		}
+	}
+	return nil
+}
+
+// checkSRv6Kernel refuses SRv6 the kernel cannot do: End.DX4 and End.DX6
+// SIDs, and policy rules and tables, as the capability probes found.
+func (d *Driver) checkSRv6Kernel(pr *probes, want *drivers.Features) error {
+	if want.SRv6 == nil {
+		return nil
+	}
+	refuse := func(format string, args ...any) error {
+		return &drivers.CapabilityError{Platform: Platform, Device: d.name, Feature: drivers.FeatSRv6, Reason: fmt.Sprintf(format, args...)}
+	}
+	for _, s := range want.SRv6.SIDs {
+		switch strings.ToLower(s.Behavior) {
+		case "udx4", "end.dx4":
+			if pr.dx4 != "" {
+				return refuse("SID %s %s: %s", s.Addr, s.Behavior, pr.dx4)
+			}
+		case "udx6", "end.dx6":
+			if pr.dx6 != "" {
+				return refuse("SID %s %s: %s", s.Addr, s.Behavior, pr.dx6)
+			}
+		}
+	}
+	for _, s := range want.SRv6.Steer {
+		if s.Table == 0 || s.Table == tableMain || !s.Prefix.IsValid() {
+			continue
+		}
+		reason := pr.rules4
+		if s.Prefix.Addr().Is6() {
+			reason = pr.rules6
+		}
+		if reason != "" {
+			return refuse("steer %s in table %d needs policy routing: %s", s.Prefix, s.Table, reason)
+		}
+	}
+	for _, r := range want.SRv6.Rules {
+		if r.Family != 6 && pr.rules4 != "" {
+			return refuse("rule fwmark %#x: %s", r.Mark, pr.rules4)
+		}
+		if r.Family != 4 && pr.rules6 != "" {
+			return refuse("rule fwmark %#x: %s", r.Mark, pr.rules6)
 		}
 	}
 	return nil
@@ -405,6 +468,26 @@ type wantRoute struct {
 	family int
 	table  int
 	route  seg6Route
+	dev    string // an interface that must exist ("" for none to check)
+}
+
+// srv6Dev is the interface of uN and End SIDs (unless SID.Dev names
+// another): not lo, since the kernel turns IPv6 routes through the
+// loopback into reject routes (fib6_is_reject), which drop the packets a
+// uN SID should forward. The driver makes it when missing: a dummy device,
+// or a veth pair (peer srv6DevPeer) when the kernel has no dummy devices.
+// FRR's SRv6 uses the same name for its dummy device.
+const (
+	srv6Dev     = "sr0"
+	srv6DevPeer = "sr0p"
+)
+
+// optAddr prints an address, "none" for the zero Addr.
+func optAddr(a netip.Addr) string {
+	if !a.IsValid() {
+		return "none"
+	}
+	return a.String()
 }
 
 // srv6Routes returns the seg6/seg6local routes srv6 asks for (VRF tables
@@ -424,11 +507,19 @@ func srv6Routes(srv6 *drivers.SRv6, tables map[string]int) ([]wantRoute, error) 
 			return nil, fmt.Errorf("SID %s: not an IPv6 prefix", s.Addr)
 		}
 		r := seg6Route{Prefix: s.Addr.Masked(), Encap: "seg6local"}
+		endDev := srv6Dev
+		if s.Dev != "" {
+			endDev = s.Dev
+		}
 		switch strings.ToLower(s.Behavior) {
-		case "un":
-			r.Action, r.Flavors, r.LBLen, r.NFLen, r.Dev = "End", "next-csid", bl, nl, "lo"
-		case "end":
-			r.Action, r.Dev = "End", "lo"
+		case "un", "end":
+			if endDev == "lo" {
+				return nil, fmt.Errorf("SID %s %s: not on lo: the kernel turns IPv6 routes through the loopback into reject routes, so the SID would drop transit traffic (leave Dev empty for %s)", s.Addr, s.Behavior, srv6Dev)
+			}
+			r.Action, r.Dev = "End", endDev
+			if strings.EqualFold(s.Behavior, "un") {
+				r.Flavors, r.LBLen, r.NFLen = "next-csid", bl, nl
+			}
 		case "ua", "end.x":
 			if !s.Nexthop.IsValid() || !s.Nexthop.Is6() {
 				return nil, fmt.Errorf("SID %s %s: needs an IPv6 adjacency next hop (Nexthop)", s.Addr, s.Behavior)
@@ -446,19 +537,42 @@ func srv6Routes(srv6 *drivers.SRv6, tables map[string]int) ([]wantRoute, error) 
 				return nil, fmt.Errorf("SID %s %s: VRF %q is not a VRF device on the device (list it in VRFs)", s.Addr, s.Behavior, s.VRF)
 			}
 			r.Action, r.VRFTable, r.Dev = "End.DT46", t, s.VRF
+		case "udx4", "end.dx4":
+			if !s.Nexthop.IsValid() || !s.Nexthop.Is4() {
+				return nil, fmt.Errorf("SID %s %s: needs the IPv4 next hop to forward the decapsulated packet to (Nexthop), got %v", s.Addr, s.Behavior, optAddr(s.Nexthop))
+			}
+			if s.Dev == "" {
+				return nil, fmt.Errorf("SID %s %s: needs the interface towards next hop %s (Dev)", s.Addr, s.Behavior, s.Nexthop)
+			}
+			r.Action, r.NH4, r.Dev = "End.DX4", s.Nexthop, s.Dev
+		case "udx6", "end.dx6":
+			if !s.Nexthop.IsValid() || !s.Nexthop.Is6() || s.Nexthop.Is4In6() {
+				return nil, fmt.Errorf("SID %s %s: needs the IPv6 next hop to forward the decapsulated packet to (Nexthop), got %v", s.Addr, s.Behavior, optAddr(s.Nexthop))
+			}
+			if s.Dev == "" {
+				return nil, fmt.Errorf("SID %s %s: needs the interface towards next hop %s (Dev)", s.Addr, s.Behavior, s.Nexthop)
+			}
+			r.Action, r.NH6, r.Dev = "End.DX6", s.Nexthop, s.Dev
 		default:
-			return nil, fmt.Errorf("SID %s: unknown behavior %q (uN, uA, uDT46, End, End.X, End.DT46)", s.Addr, s.Behavior)
+			return nil, fmt.Errorf("SID %s: unknown behavior %q (uN, uA, uDT46, uDX4, uDX6, End, End.X, End.DT46, End.DX4, End.DX6)", s.Addr, s.Behavior)
 		}
 		key := r.Prefix.String()
 		if seen[key] {
 			return nil, fmt.Errorf("SID %s listed twice", s.Addr)
 		}
 		seen[key] = true
-		out = append(out, wantRoute{what: fmt.Sprintf("sid %s %s", s.Addr, s.Behavior), family: 6, route: r})
+		w := wantRoute{what: fmt.Sprintf("sid %s %s", s.Addr, s.Behavior), family: 6, route: r}
+		if r.Action != "End.DT46" {
+			w.dev = r.Dev // a VRF device may be made by the same Apply
+		}
+		out = append(out, w)
 	}
 	for _, s := range srv6.Steer {
 		if !s.Prefix.IsValid() {
 			return nil, fmt.Errorf("steer: no prefix")
+		}
+		if s.Prefix.Addr().Is4In6() {
+			return nil, fmt.Errorf("steer %s: an IPv4-mapped prefix; give the IPv4 prefix", s.Prefix)
 		}
 		if len(s.Segments) == 0 {
 			return nil, fmt.Errorf("steer %s: no segments", s.Prefix)
@@ -473,10 +587,21 @@ func srv6Routes(srv6 *drivers.SRv6, tables map[string]int) ([]wantRoute, error) 
 			}
 			segs[i] = a.String()
 		}
-		w := wantRoute{what: "steer " + s.Prefix.String(), family: 4,
+		w := wantRoute{what: "steer " + s.Prefix.String(), family: 4, dev: s.Dev,
 			route: seg6Route{Prefix: s.Prefix.Masked(), Encap: "seg6", Mode: "encap", Segs: strings.Join(segs, ","), Dev: s.Dev}}
 		if s.Prefix.Addr().Is6() {
 			w.family = 6
+		}
+		switch {
+		case s.VRF != "" && s.Table != 0:
+			return nil, fmt.Errorf("steer %s: VRF %s and table %d are mutually exclusive (a VRF has its own table)", s.Prefix, s.VRF, s.Table)
+		case s.Table < 0 || int64(s.Table) > 1<<32-1:
+			return nil, fmt.Errorf("steer %s: table %d: want 0 (main) or a table from 1 to 4294967295", s.Prefix, s.Table)
+		case s.Table == tableLocal:
+			return nil, fmt.Errorf("steer %s: table 255 is the kernel's local table", s.Prefix)
+		case s.Table != 0 && s.Table != tableMain:
+			w.table = s.Table
+			w.what += fmt.Sprintf(" table %d", s.Table)
 		}
 		if s.VRF != "" {
 			t, ok := tables[s.VRF]
@@ -488,12 +613,38 @@ func srv6Routes(srv6 *drivers.SRv6, tables map[string]int) ([]wantRoute, error) 
 		}
 		key := fmt.Sprintf("%s/%d", w.route.Prefix, w.table)
 		if seen[key] {
+			if w.table != 0 {
+				return nil, fmt.Errorf("steer %s listed twice in table %d", s.Prefix, w.table)
+			}
 			return nil, fmt.Errorf("steer %s listed twice", s.Prefix)
 		}
 		seen[key] = true
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// srv6DevPlan makes the uN/End SID device and keeps it up.
+func srv6DevPlan(p *plan, links []ipLink, dummy bool) {
+	name := "srv6 device " + srv6Dev
+	for _, l := range links {
+		if l.Ifname != srv6Dev {
+			continue
+		}
+		up := l.hasFlag("UP")
+		p.checks = append(p.checks, check{drivers.FeatSRv6, name, up, fmt.Sprintf("%s <%s>", srv6Dev, strings.Join(l.Flags, ","))})
+		if !up {
+			p.add(drivers.FeatSRv6, "link "+srv6Dev, "down", "up", "ip link set "+srv6Dev+" up")
+		}
+		return
+	}
+	p.checks = append(p.checks, check{drivers.FeatSRv6, name, false, "no interface " + srv6Dev})
+	if dummy {
+		p.add(drivers.FeatSRv6, "link "+srv6Dev, "", "dummy, up", fmt.Sprintf("ip link add %s type dummy && ip link set %s up", srv6Dev, srv6Dev))
+		return
+	}
+	p.add(drivers.FeatSRv6, "link "+srv6Dev, "", fmt.Sprintf("veth (peer %s), up", srv6DevPeer),
+		fmt.Sprintf("ip link add %s type veth peer name %s && ip link set %s up && ip link set %s up", srv6Dev, srv6DevPeer, srv6DevPeer, srv6Dev))
 }
 
 // srv6Plan plans the seg6 sysctls and routes.
@@ -508,9 +659,27 @@ func (d *Driver) srv6Plan(ctx context.Context, p *plan, srv6 *drivers.SRv6, tabl
 	if err != nil {
 		return fmt.Errorf("linux %s: srv6: %w", d.name, err)
 	}
+	rules, err := policyRules(srv6.Rules)
+	if err != nil {
+		return fmt.Errorf("linux %s: srv6: %w", d.name, err)
+	}
 	links, err := query(ctx, d, cmdLinks, parseLinks)
 	if err != nil {
 		return err
+	}
+	exists := map[string]bool{}
+	for _, l := range links {
+		exists[l.Ifname] = true
+	}
+	needDev := false
+	for _, r := range routes {
+		if r.dev == srv6Dev && r.route.Encap == "seg6local" && r.route.Action == "End" {
+			needDev = true
+			continue
+		}
+		if r.dev != "" && !exists[r.dev] {
+			return fmt.Errorf("linux %s: srv6: %s: no interface %s on the device", d.name, r.what, r.dev)
+		}
 	}
 	want := []setting{{seg6All, "1"}, {seg6Default, "1"}, {v6Forwarding, "1"}}
 	for _, l := range links {
@@ -525,7 +694,16 @@ func (d *Driver) srv6Plan(ctx context.Context, p *plan, srv6 *drivers.SRv6, tabl
 	if err := d.sysctlPlan(ctx, p, drivers.FeatSRv6, want, read, seg6Glob); err != nil {
 		return err
 	}
-	return d.routePlan(ctx, p, routes)
+	// The SID device after the sysctls (a new device takes the default
+	// seg6_enabled) and before the routes through it.
+	if needDev {
+		srv6DevPlan(p, links, pr.dummy)
+	}
+	if err := d.routePlan(ctx, p, routes); err != nil {
+		return err
+	}
+	// Rules last: a rule never points at a table whose routes are missing.
+	return d.rulePlan(ctx, p, rules)
 }
 
 type tableKey struct{ family, table int }

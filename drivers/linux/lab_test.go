@@ -90,6 +90,13 @@ func testCapabilities(t *testing.T, l *testLab) {
 	if s := caps[drivers.FeatSRv6]; s.Supported != (csidErr == nil) {
 		t.Errorf("srv6-usid = %+v, but a next-csid route in the node gave err=%v", s, csidErr)
 	}
+	// End.DX4/End.DX6 and policy rules, probed with the capabilities.
+	_, dx4Err := l.D.Exec(ctx, l.St, "host0", "ip -6 route add fd00:bbbb:77::/48 encap seg6local action End.DX4 nh4 192.0.2.1 dev lo table 77 && ip -6 route del fd00:bbbb:77::/48 table 77")
+	_, rulesErr := l.D.Exec(ctx, l.St, "host0", "ip -4 rule show && ip -6 rule show")
+	pr, _ := drv.probes(ctx)
+	if (pr.dx4 == "") != (dx4Err == nil) || (pr.rules4 == "" && pr.rules6 == "") != (rulesErr == nil) {
+		t.Errorf("probes dx4=%q rules4=%q rules6=%q, but in the node End.DX4 gave %v and ip rule %v", pr.dx4, pr.rules4, pr.rules6, dx4Err, rulesErr)
+	}
 	if s := caps[drivers.FeatECN]; s.Supported {
 		t.Errorf("ecn-wred = %+v, want unsupported", s)
 	} else if redErr != nil && !strings.HasPrefix(s.Reason, reasonNoRED) {
@@ -102,7 +109,7 @@ func testCapabilities(t *testing.T, l *testLab) {
 		t.Errorf("trimming = %+v", s)
 	}
 	// Probes leave nothing behind.
-	if out := l.Sh(t, "host0", "ip -o link show"); strings.Contains(out, "fbv") || strings.Contains(out, "fbq") {
+	if out := l.Sh(t, "host0", "ip -o link show"); strings.Contains(out, "fbv") || strings.Contains(out, "fbq") || strings.Contains(out, "fbd") {
 		t.Errorf("probe interfaces left behind:\n%s", out)
 	}
 	if out := l.Sh(t, "host0", "ip -6 route show table all"); strings.Contains(out, "fdfb:") {
@@ -263,7 +270,7 @@ func testSRv6(t *testing.T, l *testLab) {
 	for _, c := range diff {
 		keys[c.Key] = true
 	}
-	for _, k := range []string{"sysctl net.ipv6.conf.all.seg6_enabled", "sysctl net.ipv6.conf.eth1.seg6_enabled",
+	for _, k := range []string{"sysctl net.ipv6.conf.all.seg6_enabled", "sysctl net.ipv6.conf.eth1.seg6_enabled", "link sr0",
 		"route fd00:bbbb:22::/48", "route fd00:bbbb:22:e001::/64", "route 10.99.0.0/24", "route 2001:db8:99::/64"} {
 		if !keys[k] {
 			t.Errorf("diff lacks %s", k)
@@ -283,7 +290,7 @@ func testSRv6(t *testing.T, l *testLab) {
 	out4 := l.Sh(t, node, "ip route show 10.99.0.0/24")
 	t.Logf("node routes:\n%s%s", out6, out4)
 	for _, w := range []string{
-		"fd00:bbbb:22::/48  encap seg6local action End flavors next-csid lblen 32 nflen 16 dev lo",
+		"fd00:bbbb:22::/48  encap seg6local action End flavors next-csid lblen 32 nflen 16 dev sr0",
 		"fd00:bbbb:22:e001::/64  encap seg6local action End.X nh6 fe80::1 flavors next-csid lblen 32 nflen 16 dev eth1",
 		"2001:db8:99::/64  encap seg6 mode encap segs 1 [ fd00:bbbb:1:: ] dev eth1",
 	} {

@@ -16,20 +16,32 @@
 //     can make them; the capability is probed by creating and deleting a
 //     uniquely named VRF device.
 //   - srv6-usid: seg6local routes with the next-csid flavor: uN is End
-//     with next-csid on lo, uA is End.X with next-csid, uDT46 is
-//     End.DT46 into a VRF table (needs a VRF device), and steering is a
-//     seg6 encap route (ip route replace PREFIX encap seg6 mode encap segs
-//     S1,S2 dev DEV). SRv6 also turns on seg6_enabled (all, default and
-//     every interface) and IPv6 forwarding. Routes are installed with the
+//     with next-csid on the SID device sr0, uA is End.X with next-csid, uDT46 is
+//     End.DT46 into a VRF table (needs a VRF device), uDX4 and uDX6 are
+//     End.DX4 and End.DX6 (ip -6 route replace SID encap seg6local action
+//     End.DX4 nh4 NEXTHOP dev DEV), and steering is a seg6 encap route (ip
+//     route replace PREFIX encap seg6 mode encap segs S1,S2 dev DEV
+//     [table T]). uN and End SIDs are not on lo: the kernel turns IPv6
+//     routes through the loopback into reject routes, which drop transit
+//     traffic; the driver makes sr0 (ip link add sr0 type dummy, or a veth
+//     pair sr0/sr0p when the kernel has no dummy devices) and keeps it up.
+//     SRv6 also turns on seg6_enabled (all, default and every interface)
+//     and IPv6 forwarding. Routes are installed with the
 //     kernel's default metric (1024 for IPv6, 0 for IPv4) in the main
-//     table (the VRF's table for VRF steering).
+//     table (the VRF's table for VRF steering, Steer.Table for policy
+//     steering). SRv6.Rules are policy rules (ip -4|-6 rule add fwmark M
+//     lookup T pref P); other rules selecting on the same mark alone are
+//     deleted (ip -4|-6 rule del pref P fwmark M lookup T). End.DX4,
+//     End.DX6 and policy rules are probed with the capabilities; a kernel
+//     without them refuses such requests with a *drivers.CapabilityError
+//     carrying the kernel's message.
 //   - ecn-wred, pfc and trimming are not configured by this driver.
 //
-// Diff reads the running state (sysctls, `ip -j route`, links) and lists
-// only what differs; Apply runs only those commands, so applying twice
-// changes nothing. Verify reads everything back and returns one check per
-// sysctl, VRF, SID and steered route with the device's own line as
-// evidence.
+// Diff reads the running state (sysctls, `ip -j route`, `ip -N -j rule`,
+// links) and lists only what differs; Apply runs only those commands, so
+// applying twice changes nothing. Verify reads everything back and
+// returns one check per sysctl, VRF, SID, steered route and policy rule
+// with the device's own line as evidence.
 package linux
 
 import (
@@ -163,6 +175,11 @@ type probes struct {
 	caps drivers.Capabilities
 	// hashFields: the kernel has fib_multipath_hash_fields (policy 3).
 	hashFields bool
+	// Why the kernel cannot do seg6local End.DX4 and End.DX6 routes and
+	// IPv4 and IPv6 policy rules ("" when it can), in its own words.
+	dx4, dx6, rules4, rules6 string
+	// dummy: the kernel makes dummy devices (for the SID device sr0).
+	dummy bool
 }
 
 const (
@@ -173,7 +190,8 @@ const (
 
 // Capabilities probes the device once (later calls return the cached
 // result): the multipath hash sysctls, a VRF device, seg6local with the
-// next-csid flavor and the red qdisc.
+// next-csid flavor, End.DX4 and End.DX6, IPv4 and IPv6 policy rules, a
+// dummy device and the red qdisc.
 func (d *Driver) Capabilities(ctx context.Context) (drivers.Capabilities, error) {
 	p, err := d.probes(ctx)
 	if err != nil {
@@ -214,7 +232,17 @@ func (d *Driver) probes(ctx context.Context) (*probes, error) {
 		`tc qdisc add dev %[1]s root red limit 400000 min 30000 max 90000 avpkt 1000 burst 55 probability 0.02 bandwidth 10mbit ecn && echo red-ok; `+
 		`ip link del %[1]s >/dev/null 2>&1; `+
 		`else echo no-veth; (grep -qw sch_red /proc/modules 2>/dev/null || find /lib/modules/$(uname -r) -name 'sch_red.ko*' 2>/dev/null | grep -q .) && echo red-module; fi; true`, veth)
-	res, err := d.ssh.RunBatch(ctx, []string{hashCmd, vrfCmd, srv6Cmd, redCmd}, false)
+	// End.DX4 and End.DX6 routes in the private table, deleted at once;
+	// reading the policy rules of each family.
+	dxPfx := fmt.Sprintf("fdfb:%s:%s::/48", randomHex(2), randomHex(2))
+	dxCmd := func(action, nh string) string {
+		return fmt.Sprintf("ip -6 route add %s encap seg6local action %s %s dev lo table 4242; rc=$?; ip -6 route del %s table 4242 >/dev/null 2>&1; exit $rc", dxPfx, action, nh, dxPfx)
+	}
+	dx4Cmd, dx6Cmd := dxCmd("End.DX4", "nh4 192.0.2.1"), dxCmd("End.DX6", "nh6 2001:db8::1")
+	rules4Cmd, rules6Cmd := "ip -4 rule show >/dev/null", "ip -6 rule show >/dev/null"
+	dummy := "fbd" + randomHex(4)
+	dummyCmd := fmt.Sprintf("ip link add %s type dummy >/dev/null 2>&1; rc=$?; ip link del %s >/dev/null 2>&1; exit $rc", dummy, dummy)
+	res, err := d.ssh.RunBatch(ctx, []string{hashCmd, vrfCmd, srv6Cmd, redCmd, dx4Cmd, dx6Cmd, rules4Cmd, rules6Cmd, dummyCmd}, false)
 	if err != nil {
 		return nil, fmt.Errorf("linux %s: capability probes: %w", d.name, err)
 	}
@@ -258,6 +286,20 @@ func (d *Driver) probes(ctx context.Context) (*probes, error) {
 	default:
 		p.caps[drivers.FeatSRv6] = drivers.Support{Supported: true, Mode: "seg6local-next-csid"}
 	}
+
+	if res[4].Status != 0 {
+		p.dx4 = "the kernel refused a seg6local End.DX4 route: `ip -6 route add PREFIX encap seg6local action End.DX4 nh4 192.0.2.1 dev lo`: " + firstLine(strings.ReplaceAll(res[4].Output, dxPfx, "PREFIX"))
+	}
+	if res[5].Status != 0 {
+		p.dx6 = "the kernel refused a seg6local End.DX6 route: `ip -6 route add PREFIX encap seg6local action End.DX6 nh6 2001:db8::1 dev lo`: " + firstLine(strings.ReplaceAll(res[5].Output, dxPfx, "PREFIX"))
+	}
+	if res[6].Status != 0 {
+		p.rules4 = "the kernel has no IPv4 policy routing rules (`ip -4 rule show`: " + firstLine(res[6].Output) + ")"
+	}
+	if res[7].Status != 0 {
+		p.rules6 = "the kernel has no IPv6 policy routing rules (`ip -6 rule show`: " + firstLine(res[7].Output) + ")"
+	}
+	p.dummy = res[8].Status == 0
 
 	out = res[3].Output
 	switch {
@@ -403,30 +445,42 @@ func (d *Driver) SIDs(ctx context.Context) ([]drivers.SIDState, error) {
 	var out []drivers.SIDState
 	for _, r := range routes {
 		if r.Encap == "seg6local" {
-			out = append(out, drivers.SIDState{Addr: r.Prefix, Behavior: r.Action, Flavors: r.Flavors})
+			nh := r.NH6
+			if r.NH4.IsValid() {
+				nh = r.NH4
+			}
+			out = append(out, drivers.SIDState{Addr: r.Prefix, Behavior: r.Action, Flavors: r.Flavors, Nexthop: nh, Dev: r.Dev})
 		}
 	}
 	return out, nil
 }
 
 // stateReads are the commands State reads (in one batch).
-func (d *Driver) stateReads(vrf bool) []string {
+func (d *Driver) stateReads(p *probes) []string {
 	cmds := []string{cmdAddrs, routesJSONCmd(4, 0), routesJSONCmd(6, 0), cmdNexthops}
-	if vrf {
+	if p.caps[drivers.FeatVRF].Supported {
 		cmds = append(cmds, cmdVRFs)
+	}
+	if p.rules4 == "" {
+		cmds = append(cmds, rulesCmd(4))
+	}
+	if p.rules6 == "" {
+		cmds = append(cmds, rulesCmd(6))
 	}
 	return cmds
 }
 
 // State reads links (ip -j addr), routes (main table, and the tables of
-// VRF devices) and SRv6 SIDs. Plain Linux has no BGP.
+// VRF devices), SRv6 SIDs, the policy rules (ip -N -j rule) and the
+// routes of the tables those rules look up (PolicyRoutes). Plain Linux
+// has no BGP.
 func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	p, err := d.probes(ctx)
 	if err != nil {
 		return nil, err
 	}
 	vrf := p.caps[drivers.FeatVRF].Supported
-	if ctx, err = d.prefetch(ctx, d.stateReads(vrf)...); err != nil {
+	if ctx, err = d.prefetch(ctx, d.stateReads(p)...); err != nil {
 		return nil, err
 	}
 	st := &drivers.State{}
@@ -436,10 +490,14 @@ func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	if st.Routes, err = d.Routes(ctx, 0, ""); err != nil {
 		return nil, err
 	}
+	vrfTables := map[int]bool{}
 	if vrf {
 		vrfs, err := d.vrfDevices(ctx)
 		if err != nil {
 			return nil, err
+		}
+		for _, t := range vrfs {
+			vrfTables[t] = true
 		}
 		names := make([]string, 0, len(vrfs))
 		for n := range vrfs {
@@ -456,6 +514,38 @@ func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	}
 	if st.SIDs, err = d.SIDs(ctx); err != nil {
 		return nil, err
+	}
+	for _, fam := range []int{4, 6} {
+		if (fam == 4 && p.rules4 != "") || (fam == 6 && p.rules6 != "") {
+			continue
+		}
+		rs, err := query(ctx, d, rulesCmd(fam), func(s string) ([]ipRule, error) { return parseRules(s, fam) })
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			st.Rules = append(st.Rules, r.st)
+		}
+	}
+	tables := policyTables(st.Rules, vrfTables)
+	if len(tables) > 0 {
+		var reads []string
+		for _, t := range tables {
+			reads = append(reads, routesJSONCmd(4, t), routesJSONCmd(6, t))
+		}
+		if ctx, err = d.prefetch(ctx, reads...); err != nil {
+			return nil, err
+		}
+		for _, t := range tables {
+			rs, err := d.Routes(ctx, t, "")
+			if err != nil {
+				return nil, err
+			}
+			for i := range rs {
+				rs[i].Table = t
+			}
+			st.PolicyRoutes = append(st.PolicyRoutes, rs...)
+		}
 	}
 	return st, nil
 }

@@ -311,11 +311,12 @@ func toRoutes(rs []ipRoute, v6 bool, vrf string, objs map[int]ipNexthopObj) ([]d
 type seg6Route struct {
 	Prefix   netip.Prefix
 	Encap    string // seg6local, seg6
-	Action   string // seg6local: End, End.X, End.DT46, ...
+	Action   string // seg6local: End, End.X, End.DT46, End.DX4, ...
 	Flavors  string // comma-separated, sorted
 	LBLen    int
 	NFLen    int
-	NH6      netip.Addr
+	NH6      netip.Addr // End.X, End.DX6
+	NH4      netip.Addr // End.DX4
 	VRFTable int
 	Mode     string // seg6: encap, inline, ...
 	Segs     string // seg6: comma-separated SID list
@@ -331,6 +332,9 @@ func (s seg6Route) args() string {
 		b.WriteString(" action " + s.Action)
 		if s.NH6.IsValid() {
 			b.WriteString(" nh6 " + s.NH6.String())
+		}
+		if s.NH4.IsValid() {
+			b.WriteString(" nh4 " + s.NH4.String())
 		}
 		if s.VRFTable != 0 {
 			fmt.Fprintf(&b, " vrftable %d", s.VRFTable)
@@ -388,8 +392,13 @@ func seg6FromJSON(r ipRoute, v6 bool) (s seg6Route, ok, complete bool, err error
 			s.NFLen = *r.NFLen
 		}
 		if r.NH6 != "" {
-			if s.NH6, err = netip.ParseAddr(r.NH6); err != nil {
-				return s, false, false, fmt.Errorf("route %s: nh6 %q: %v", r.Dst, r.NH6, err)
+			if s.NH6, err = netip.ParseAddr(r.NH6); err != nil || !s.NH6.Is6() {
+				return s, false, false, fmt.Errorf("route %s: nh6 %q: not an IPv6 address", r.Dst, r.NH6)
+			}
+		}
+		if r.NH4 != "" {
+			if s.NH4, err = netip.ParseAddr(r.NH4); err != nil || !s.NH4.Is4() {
+				return s, false, false, fmt.Errorf("route %s: nh4 %q: not an IPv4 address", r.Dst, r.NH4)
 			}
 		}
 		if r.VRFTab != nil {
@@ -517,9 +526,18 @@ func seg6FromFields(p netip.Prefix, f []string) (seg6Route, bool, error) {
 		case "vrftable":
 			s.VRFTable, err = atoi(i, "vrftable")
 			i++
-		case "nh6":
-			if v, err = next(i, "nh6"); err == nil {
-				s.NH6, err = netip.ParseAddr(v)
+		case "nh6", "nh4":
+			what := f[i]
+			if v, err = next(i, what); err == nil {
+				var a netip.Addr
+				if a, err = netip.ParseAddr(v); err == nil && (what == "nh6") != a.Is6() {
+					err = fmt.Errorf("%s %s: wrong address family", what, v)
+				}
+				if what == "nh6" {
+					s.NH6 = a
+				} else {
+					s.NH4 = a
+				}
 				i++
 			}
 		case "mode":

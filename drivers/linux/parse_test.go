@@ -248,7 +248,7 @@ func TestSRv6Routes(t *testing.T) {
 		args = append(args, r.route.String())
 	}
 	want := []string{
-		"fd00:bbbb:1::/48 encap seg6local action End flavors next-csid lblen 32 nflen 16 dev lo",
+		"fd00:bbbb:1::/48 encap seg6local action End flavors next-csid lblen 32 nflen 16 dev sr0",
 		"fd00:bbbb:1:e001::/64 encap seg6local action End.X nh6 fe80::1 flavors next-csid lblen 32 nflen 16 dev eth1",
 		"fd00:bbbb:1:fe00::/64 encap seg6local action End.DT46 vrftable 1001 dev red",
 		"10.0.0.0/24 encap seg6 mode encap segs fd00:bbbb:2:: dev eth1",

@@ -86,14 +86,21 @@ const (
 
 func routesJSONCmd(family, table int) string {
 	if table != 0 {
-		return fmt.Sprintf("ip -j -%d route show table %d", family, table)
+		return tableRead(fmt.Sprintf("ip -j -%d route show table %d", family, table), "[]")
 	}
 	return fmt.Sprintf("ip -j -%d route show", family)
 }
 
 func routesTextCmd(family, table int) string {
 	if table != 0 {
-		return fmt.Sprintf("ip -%d route show table %d", family, table)
+		return tableRead(fmt.Sprintf("ip -%d route show table %d", family, table), "")
 	}
 	return fmt.Sprintf("ip -%d route show", family)
+}
+
+// tableRead wraps the read of one routing table: a table that does not
+// exist yet (no route was ever added to it; the kernel says "FIB table
+// does not exist") reads as empty.
+func tableRead(cmd, empty string) string {
+	return fmt.Sprintf(`out=$(%s 2>&1); rc=$?; if [ $rc -ne 0 ] && printf '%%s' "$out" | grep -q 'table does not exist'; then echo '%s'; else printf '%%s\n' "$out"; exit $rc; fi`, cmd, empty)
 }
