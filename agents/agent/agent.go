@@ -1,0 +1,205 @@
+// Package agent is the fabricbench transport agent: the UDP data plane
+// (agents/dataplane, driving the agents/transport state machines) behind
+// the authenticated control API (agents/control). `fabricbench agent`
+// runs it on each host of a fabric.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fabricbench/fabricbench/agents/control"
+	"github.com/fabricbench/fabricbench/agents/dataplane"
+	"github.com/fabricbench/fabricbench/agents/transport"
+)
+
+// Version is reported by the health check.
+const Version = "fabricbench-agent/1"
+
+// Config configures an agent.
+type Config struct {
+	Name         string         // host name, for health and logs
+	Control      string         // control API listen address (management network)
+	Token        string         // bearer token of the control API
+	Data         netip.AddrPort // data-plane address and main port
+	EntropyPorts int
+	RateBps      int64 // NIC rate to pace at
+	Params       transport.Params
+	RunID        uint32
+	FlowTimeout  time.Duration
+	Logf         func(format string, args ...any)
+}
+
+// ReadToken reads a token file, refusing files others can read.
+func ReadToken(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("token file %s: mode %v lets others read it; want 0600", path, st.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < control.MinTokenLen {
+		return "", fmt.Errorf("token file %s: token too short", path)
+	}
+	return tok, nil
+}
+
+// Agent is a running agent.
+type Agent struct {
+	cfg     Config
+	eng     *dataplane.Engine
+	srv     *control.Server
+	started time.Time
+
+	mu       sync.Mutex
+	active   map[uint32]bool
+	finished atomic.Int64
+}
+
+// Run starts the agent and serves until ctx is done or a client asks it to
+// shut down.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if !cfg.Data.IsValid() {
+		return errors.New("agent: no data-plane address")
+	}
+	eng, err := dataplane.New(dataplane.Config{Addr: cfg.Data.Addr(), Port: int(cfg.Data.Port()),
+		EntropyPorts: cfg.EntropyPorts, RateBps: cfg.RateBps, Params: cfg.Params, RunID: cfg.RunID,
+		FlowTimeout: cfg.FlowTimeout, Logf: cfg.Logf})
+	if err != nil {
+		return fmt.Errorf("agent: data plane: %w", err)
+	}
+	a := &Agent{cfg: cfg, eng: eng, started: time.Now(), active: map[uint32]bool{}}
+	srv, err := control.NewServer(cfg.Control, cfg.Token, a)
+	if err != nil {
+		eng.Close()
+		return fmt.Errorf("agent: %w", err)
+	}
+	a.srv = srv
+	cfg.Logf("agent %s: control API on %s, data plane on %s, run %d", cfg.Name, srv.Addr(), eng.LocalAddr(), cfg.RunID)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	engDone := make(chan error, 1)
+	go func() { engDone <- eng.Run(ctx) }()
+	go a.forward(ctx)
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case <-srv.ShutdownRequested():
+		cfg.Logf("agent %s: shutdown requested", cfg.Name)
+	case runErr = <-engDone:
+		if runErr != nil {
+			cfg.Logf("agent %s: data plane stopped: %v", cfg.Name, runErr)
+		}
+	}
+	cancel()
+	sctx, scancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer scancel()
+	_ = srv.Close(sctx)
+	_ = eng.Close()
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	return nil
+}
+
+// forward turns data-plane completions into control events.
+func (a *Agent) forward(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c, ok := <-a.eng.Completions():
+			if !ok {
+				return
+			}
+			a.mu.Lock()
+			delete(a.active, c.ID)
+			a.mu.Unlock()
+			a.finished.Add(1)
+			e := control.Event{Flow: c.ID, StartNs: c.Start.UnixNano(), FCTNs: c.FCT.Nanoseconds(),
+				Sent: c.Stats.Sent, Retx: c.Stats.Retx, Nacks: c.Stats.Nacks, Timeouts: c.Stats.Timeouts, ECNAcks: c.Stats.ECNAcks}
+			if c.Err != nil {
+				e.FCTNs, e.Error = -1, c.Err.Error()
+			}
+			a.srv.Publish(e)
+		}
+	}
+}
+
+// Health implements control.Agent.
+func (a *Agent) Health() control.Health {
+	a.mu.Lock()
+	active := len(a.active)
+	a.mu.Unlock()
+	return control.Health{Host: a.cfg.Name, Version: Version, RunID: a.cfg.RunID, Data: a.eng.LocalAddr().String(),
+		UptimeS: time.Since(a.started).Seconds(), Active: active, Finished: int(a.finished.Load())}
+}
+
+// Start implements control.Agent: it validates every flow first, then
+// starts them all.
+func (a *Agent) Start(flows []control.Flow) error {
+	specs := make([]dataplane.FlowSpec, len(flows))
+	for i, f := range flows {
+		dst, err := netip.ParseAddrPort(f.Dst)
+		if err != nil {
+			return fmt.Errorf("flow %d: dst %q: %v", f.ID, f.Dst, err)
+		}
+		if f.Size < 0 {
+			return fmt.Errorf("flow %d: negative size %d", f.ID, f.Size)
+		}
+		if f.BaseRTTPs < 0 || f.RateBps < 0 {
+			return fmt.Errorf("flow %d: negative base RTT or rate", f.ID)
+		}
+		specs[i] = dataplane.FlowSpec{ID: f.ID, Dst: dst, Size: f.Size, BaseRTT: f.BaseRTTPs, RateBps: f.RateBps, Mark: f.Mark}
+	}
+	a.mu.Lock()
+	for _, f := range flows {
+		if a.active[f.ID] {
+			a.mu.Unlock()
+			return fmt.Errorf("flow %d is already running", f.ID)
+		}
+	}
+	for _, f := range flows {
+		a.active[f.ID] = true
+	}
+	a.mu.Unlock()
+	for _, s := range specs {
+		if err := a.eng.StartFlow(s); err != nil {
+			return fmt.Errorf("flow %d: %w", s.ID, err)
+		}
+	}
+	return nil
+}
+
+// Stats implements control.Agent.
+func (a *Agent) Stats() control.Stats {
+	st := a.eng.Stats()
+	b, _ := json.Marshal(st)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	out := control.Stats{}
+	for k, v := range m {
+		if f, ok := v.(float64); ok && f >= 0 {
+			out[k] = uint64(f)
+		}
+	}
+	return out
+}
