@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -36,6 +37,7 @@ type runBar struct {
 	bar    *mpb.Bar
 	simNow atomic.Int64
 	total  int
+	last   time.Time // last progress line (line mode)
 }
 
 func (p *progress) add(id string, flows int) *runBar {
@@ -57,7 +59,9 @@ func (rb *runBar) update(pr Progress) {
 	rb.simNow.Store(pr.SimNow)
 	if rb.bar != nil {
 		rb.bar.SetCurrent(int64(pr.Done))
-	} else if rb.p.w != nil {
+	} else if rb.p.w != nil && (pr.Done == pr.Flows || time.Since(rb.last) >= time.Second) {
+		// Lines at most once a second, and the last one.
+		rb.last = time.Now()
 		fmt.Fprintf(rb.p.w, "run %s: %d/%d flows done, %.0f us simulated\n", rb.id, pr.Done, pr.Flows, float64(pr.SimNow)/1e6)
 	}
 }

@@ -382,3 +382,6 @@ func IsUnauthorized(err error) bool {
 	var se *StatusError
 	return errors.As(err, &se) && se.Code == http.StatusUnauthorized
 }
+
+// Addr is the agent's control address (host:port).
+func (c *Client) Addr() string { return strings.TrimPrefix(c.base, "http://") }

@@ -61,6 +61,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSimCmd(), newRunCmd(), newReportCmd(), newLabCmd(), newInventoryCmd())
+	root.AddCommand(newSimCmd(), newRunCmd(), newReportCmd(), newLabCmd(), newInventoryCmd(), newAgentCmd(), newExporterCmd())
 	return root
 }

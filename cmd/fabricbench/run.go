@@ -15,7 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricbench/fabricbench/harness"
-	_ "github.com/fabricbench/fabricbench/harness/simbackend" // the "sim" backend
+	_ "github.com/fabricbench/fabricbench/harness/netnsbackend" // the "netns" backend
+	_ "github.com/fabricbench/fabricbench/harness/simbackend"   // the "sim" backend
 	"github.com/fabricbench/fabricbench/report"
 	"github.com/fabricbench/fabricbench/results"
 )
@@ -23,7 +24,7 @@ import (
 const exitInterrupted = 130 // stopped by Ctrl-C; what was collected is kept
 
 type runOpts struct {
-	out, backend                         string
+	out, backend, agentBinary            string
 	influx, influxBucket, influxOrg, tok string
 	quiet                                bool
 	influxTimeout                        time.Duration
@@ -58,6 +59,7 @@ infrastructure error, 130 interrupted (Ctrl-C; results so far are kept).`,
 	f.StringVar(&o.tok, "influx-token-file", "", "file holding the InfluxDB token (default: $FABRICBENCH_INFLUX_TOKEN)")
 	f.DurationVar(&o.influxTimeout, "influx-timeout", 30*time.Second, "at the end of each run, wait this long for InfluxDB to take every point; the rest is saved to runs/<id>/influx-unsent.lp")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	f.StringVar(&o.agentBinary, "agent-binary", "", "fabricbench binary to deploy to hosts as agent and exporter (netns backend; default: this one)")
 	return cmd
 }
 
@@ -72,7 +74,7 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		o.out = filepath.Join("runs", base+"-"+time.Now().Format("20060102-150405"))
 	}
 	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout, InfluxCloseTimeout: o.influxTimeout,
-		LabStateRoot: labStateRoot()}
+		LabStateRoot: labStateRoot(), AgentBinary: o.agentBinary}
 	if o.influx != "" {
 		opts.Influx = &harness.InfluxOptions{URL: o.influx, Bucket: o.influxBucket, Org: o.influxOrg, TokenFile: o.tok}
 	} else if o.influxBucket != "" || o.tok != "" {

@@ -1,0 +1,402 @@
+package netnsbackend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fabricbench/fabricbench/harness"
+	_ "github.com/fabricbench/fabricbench/harness/simbackend"
+	"github.com/fabricbench/fabricbench/internal/labtest"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// fabricbenchBinary builds the fabricbench command once: it is what the
+// backend copies to the lab's hosts.
+func fabricbenchBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fabricbench-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "fabricbench")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/fabricbench/fabricbench/cmd/fabricbench").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// runSuite runs a suite file on a backend and returns its results and
+// results directory.
+func runSuite(t *testing.T, suite, backend string) (*results.Results, string) {
+	t.Helper()
+	out := t.TempDir()
+	var log bytes.Buffer
+	opts := harness.Options{SuiteFile: suite, Out: out, Backend: backend, LabStateRoot: t.TempDir(), Log: &log, Progress: &log}
+	if backend == Name {
+		opts.AgentBinary = fabricbenchBinary(t)
+	}
+	res, err := harness.Run(context.Background(), opts)
+	t.Logf("%s on %s:\n%s", suite, backend, log.String())
+	if err != nil {
+		t.Fatalf("run %s on %s: %v", suite, backend, err)
+	}
+	return res, out
+}
+
+// checkTornDown fails unless the run's lab (named by the topology file it
+// left in the results) and every deployed process are gone.
+func checkTornDown(t *testing.T, out string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, "runs", "*", "lab", "*.clab.yml"))
+	if len(files) == 0 {
+		t.Fatalf("no lab topology in %s", out)
+	}
+	for _, f := range files {
+		lab := strings.TrimSuffix(filepath.Base(f), ".clab.yml")
+		if s := labtest.TakeSnapshot(t, lab); !s.Empty() {
+			t.Errorf("lab %s left: %s", lab, s)
+		}
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if strings.HasPrefix(string(comm), "fabricbench-") && !strings.Contains(string(stat), ") Z ") {
+			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			t.Errorf("deployed process left running: pid %s: %s", e.Name(), bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
+		}
+	}
+}
+
+func kpiNames(r *results.Run) []string {
+	var out []string
+	for _, k := range r.KPIs {
+		out = append(out, k.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// portOctets returns, per device:port, the out-octets carried during the
+// run (last sample minus first) from the stored gNMI telemetry.
+func portOctets(t *testing.T, out string, run *results.Run) map[string]float64 {
+	t.Helper()
+	samples, err := telemetry.ReadStore(filepath.Join(out, run.Files["telemetry"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := map[string]float64{}, map[string]float64{}
+	for _, s := range samples {
+		if s.Measurement != telemetry.MeasInterface || s.Field != telemetry.FieldOutOctets {
+			continue
+		}
+		k := s.Target + ":" + s.Interface
+		if _, ok := first[k]; !ok {
+			first[k] = float64(s.Value)
+		}
+		last[k] = float64(s.Value)
+	}
+	d := map[string]float64{}
+	for k, v := range last {
+		d[k] = v - first[k]
+	}
+	return d
+}
+
+// TestLabSmoke is the acceptance run: the lab-smoke suite on the FRR lab,
+// agents over SSH, every flow complete, bandwidth from kernel counters via
+// gNMI, reports written, nothing left behind; and the same suite on the
+// simulator gives the same report structure and KPI names.
+func TestLabSmoke(t *testing.T) {
+	labtest.Require(t)
+	suite := "../../examples/suites/lab-smoke.yaml"
+	res, out := runSuite(t, suite, Name)
+	defer checkTornDown(t, out)
+	if len(res.Runs) != 1 {
+		t.Fatalf("%d runs", len(res.Runs))
+	}
+	run := &res.Runs[0]
+	if res.Status != results.Pass {
+		t.Errorf("suite status %s (%s): KPIs %+v", res.Status, run.Error, run.KPIs)
+	}
+	for _, j := range run.Jobs {
+		if j.Completed != j.Flows {
+			t.Errorf("job %s: %d of %d flows completed", j.Name, j.Completed, j.Flows)
+		}
+	}
+	// Per-port bandwidth came from the exporters' kernel counters.
+	oct := portOctets(t, out, run)
+	f, err := inventory.Load("leafspine:leaves=4,spines=2,hosts_per_leaf=2,gbps=0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hostOut, spineOut float64
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			v, ok := oct[n.Name+":"+f.Ports[p].Name]
+			if !ok {
+				t.Errorf("no out-octets telemetry for %s:%s", n.Name, f.Ports[p].Name)
+			}
+			switch n.Role {
+			case inventory.RoleHost:
+				hostOut += v
+			case inventory.RoleSpine:
+				spineOut += v
+			}
+		}
+	}
+	// perm: 8 x 4 MiB, incast 4 x 1 MiB, a2a 56 x 256 KiB: 50 MiB of payload.
+	payload := float64(8*4<<20 + 4<<20 + 56*256<<10)
+	if hostOut < payload || hostOut > 1.3*payload {
+		t.Errorf("hosts sent %.0f bytes by their kernel counters, want about %.0f (payload plus headers)", hostOut, payload)
+	}
+	if spineOut < 0.5*payload {
+		t.Errorf("spines forwarded only %.0f bytes", spineOut)
+	}
+	for _, name := range []string{"results.json", "junit.xml", "report.html"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	if run.Telemetry.Targets != len(f.Nodes) || run.Telemetry.Samples == 0 {
+		t.Errorf("telemetry: %d targets, %d samples", run.Telemetry.Targets, run.Telemetry.Samples)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", run.ID, "agents", "host0.log")); err != nil {
+		t.Errorf("agent log not kept: %v", err)
+	}
+
+	simRes, _ := runSuite(t, suite, "sim")
+	if got, want := kpiNames(&simRes.Runs[0]), kpiNames(run); !slices.Equal(got, want) {
+		t.Errorf("KPI names differ: sim %v, netns %v", got, want)
+	}
+	a, _ := json.Marshal(simRes.Runs[0].Files)
+	b, _ := json.Marshal(run.Files)
+	var fa, fb map[string]string
+	_ = json.Unmarshal(a, &fa)
+	_ = json.Unmarshal(b, &fb)
+	if !slices.Equal(sortedKeys(fa), sortedKeys(fb)) {
+		t.Errorf("run files differ: sim %v, netns %v", sortedKeys(fa), sortedKeys(fb))
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+const smallSuite = `name: %s
+seed: 3
+fabric:
+  spec: leafspine:leaves=2,spines=%d,hosts_per_leaf=%d,gbps=0.2
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+  ecn: {enabled: false}
+  trimming: {enabled: false}
+%s
+transport: {cc: nscc, lb: reps, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+%s
+%s
+kpis:
+  - {metric: symmetry_anomalies, max: 0}
+  - {metric: telemetry_coverage, min: 1}
+`
+
+func writeSuite(t *testing.T, name string, spines, hostsPerLeaf int, features, jobs, faults string) string {
+	p := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(p, []byte(fmt.Sprintf(smallSuite, name, spines, hostsPerLeaf, features, jobs, faults)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDegradedUplinkFailsSymmetry degrades one leaf uplink with tbf: the
+// symmetry KPI fails and names that port, while the same run without the
+// fault passes. Four spines, because an outlier needs a group of at least
+// three; four hosts per leaf, so that the permutation loads the uplinks
+// as much as the hosts can send.
+func TestDegradedUplinkFailsSymmetry(t *testing.T) {
+	labtest.Require(t)
+	job := "  - {name: perm, workload: permutation, size: 8MiB}"
+	uplinkAnomalies := func(run *results.Run) (names []string) {
+		for _, a := range run.Anomalies {
+			t.Logf("anomaly %s %s: %s", a.Kind, a.Member, a.Evidence)
+			if a.Kind == results.KindSymmetry {
+				names = append(names, a.Member)
+			}
+		}
+		return names
+	}
+	healthy, hout := runSuite(t, writeSuite(t, "lab-healthy", 4, 4, "", job, ""), Name)
+	checkTornDown(t, hout)
+	if got := uplinkAnomalies(&healthy.Runs[0]); len(got) > 0 {
+		t.Errorf("healthy fabric: symmetry anomalies %v", got)
+	}
+	suite := writeSuite(t, "lab-degraded", 4, 4, "", job,
+		"faults:\n  - {kind: degrade, port: leaf0:Ethernet4, fraction: 0.1, at: 0s}")
+	res, out := runSuite(t, suite, Name)
+	defer checkTornDown(t, out)
+	run := &res.Runs[0]
+	var sym *results.KPI
+	for i := range run.KPIs {
+		if run.KPIs[i].Metric == "symmetry_anomalies" {
+			sym = &run.KPIs[i]
+		}
+	}
+	if sym == nil || sym.Verdict != results.Fail {
+		t.Errorf("symmetry KPI: %+v, want fail", sym)
+	}
+	if got := uplinkAnomalies(run); !slices.Contains(got, "leaf0:Ethernet4") {
+		t.Errorf("symmetry anomalies %v do not name the degraded leaf0:Ethernet4", got)
+	}
+}
+
+// TestSRv6PinsToSpine pins host0 <-> host3 to spine1 with a micro-SID
+// container: their bytes cross spine1's ports only.
+func TestSRv6PinsToSpine(t *testing.T) {
+	labtest.Require(t)
+	suite := writeSuite(t, "lab-srv6", 2, 2, "  srv6: {usid: true, paths: [{src: host0, dst: host3, via: [spine1]}]}",
+		"  - {name: pinned, workload: permutation, size: 4MiB, hosts: [host0, host3]}", "")
+	res, out := runSuite(t, suite, Name)
+	defer checkTornDown(t, out)
+	run := &res.Runs[0]
+	if run.Jobs[0].Completed != run.Jobs[0].Flows {
+		t.Fatalf("pinned job: %d of %d flows completed (%s)", run.Jobs[0].Completed, run.Jobs[0].Flows, run.Error)
+	}
+	oct := portOctets(t, out, run)
+	var s0, s1 float64
+	for k, v := range oct {
+		switch {
+		case strings.HasPrefix(k, "spine0:"):
+			s0 += v
+		case strings.HasPrefix(k, "spine1:"):
+			s1 += v
+		}
+	}
+	t.Logf("spine0 forwarded %.0f bytes, spine1 %.0f", s0, s1)
+	// Two flows of 4 MiB, each crossing spine1 once (encapsulated).
+	if s1 < 2*4<<20 {
+		t.Errorf("spine1 forwarded %.0f bytes, want at least the 8 MiB of the pinned flows", s1)
+	}
+	if s0 > 64<<10 { // BGP keepalives only
+		t.Errorf("spine0 forwarded %.0f bytes of a job pinned to spine1", s0)
+	}
+}
+
+// TestAgentDeathIsReported kills one host's agent in the middle of a job:
+// the run names the host, keeps the flows that finished, and tears down.
+func TestAgentDeathIsReported(t *testing.T) {
+	labtest.Require(t)
+	f, err := inventory.Load("leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New()
+	b.Prepare(harness.Env{RunID: "death", Dir: t.TempDir(), LabStateRoot: t.TempDir(), AgentBinary: fabricbenchBinary(t), Logf: t.Logf})
+	ctx := context.Background()
+	var lab string
+	defer func() {
+		if err := b.Down(ctx); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		if lab != "" {
+			if s := labtest.TakeSnapshot(t, lab); !s.Empty() {
+				t.Errorf("lab %s left: %s", lab, s)
+			}
+		}
+	}()
+	if err := b.Up(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	lab = b.LabName()
+	if err := b.Configure(ctx, harness.Features{ECMPHash: []string{"src-ip", "dst-ip", "src-port", "dst-port"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeployAgents(ctx, harness.Transport{CC: "nscc", LB: "reps", MTU: 8192, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// host0 -> host1 small (completes), host2 <-> host3 large (cut).
+	jobs := []harness.Job{
+		{Name: "small", Workload: harness.Permutation, Hosts: []int{0, 1}, Size: 256 << 10, Reps: 1},
+		{Name: "large", Workload: harness.Permutation, Hosts: []int{2, 3}, Size: 64 << 20, Reps: 1},
+	}
+	w, err := harness.BuildWorkload(f, jobs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var victim int
+	for _, p := range b.procs {
+		if p.Host == "host3" && p.Name == "agent" {
+			victim = p.PID
+		}
+	}
+	if victim == 0 {
+		t.Fatal("no agent process on host3")
+	}
+	time.AfterFunc(time.Second, func() {
+		out, err := b.Exec(ctx, "host3", "kill -9 "+strconv.Itoa(victim))
+		if err != nil {
+			t.Errorf("kill agent: %v %s", err, out)
+		}
+	})
+	rr, err := b.RunJobs(ctx, w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Failures) == 0 || !strings.Contains(strings.Join(rr.Failures, " "), "host3") {
+		t.Fatalf("failures %q: want the dead agent on host3 named", rr.Failures)
+	}
+	for i, fl := range w.Matrix.Flows {
+		o := rr.Flows[i]
+		t.Logf("flow %d %d->%d: fct %d ps", i, fl.Src, fl.Dst, o.FCT)
+		switch {
+		case fl.Size == 256<<10 && o.FCT < 0:
+			t.Errorf("flow %d between live hosts did not complete", i)
+		case fl.Size == 64<<20 && o.FCT >= 0:
+			t.Errorf("flow %d involving the dead host completed", i)
+		}
+	}
+}

@@ -1,0 +1,672 @@
+// Package netnsbackend runs suites on a real FRR fabric on this host: the
+// suite's fabric becomes a containerlab topology (containerlab.Generate),
+// deployed natively in network namespaces (containerlab/native) with FRR
+// switches, tbf-shaped veth links and sshd on every node. The transport
+// agent and the telemetry exporter (both `fabricbench` itself) are copied
+// to the nodes over SSH/SFTP and started there; jobs run as UDP flows
+// between the agents, telemetry comes from the kernel's counters through
+// gNMI, and faults change the kernel's links and shapers.
+//
+// Every node's processes, namespaces and veths are removed by Down, also
+// after a failure.
+package netnsbackend
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fabricbench/fabricbench/agents/control"
+	"github.com/fabricbench/fabricbench/agents/dataplane"
+	"github.com/fabricbench/fabricbench/agents/deploy"
+	"github.com/fabricbench/fabricbench/agents/fleet"
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/containerlab"
+	"github.com/fabricbench/fabricbench/containerlab/native"
+	"github.com/fabricbench/fabricbench/drivers"
+	_ "github.com/fabricbench/fabricbench/drivers/frr"   // lab switches
+	_ "github.com/fabricbench/fabricbench/drivers/linux" // lab hosts
+	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/bringup"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/telemetry"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+// Name is the backend's registry name.
+const Name = "netns"
+
+func init() { harness.Register(Name, func() harness.Backend { return New() }) }
+
+// Ports the deployed processes use on each node.
+const (
+	ControlPort = 7400 // agent control API, on the management address
+	DataPort    = 7500 // agent data plane (entropy ports follow it)
+	GNMIPort    = 9339 // exporter
+	// EntropyPorts is the number of UDP source ports (entropies) an agent
+	// sprays over.
+	EntropyPorts = 256
+	// LinkMTU is the MTU of every lab link.
+	LinkMTU = 9000
+	// wireOverhead is Ethernet + IPv4 + UDP in front of the agent header.
+	wireOverhead = 14 + 20 + 8
+)
+
+// Backend is the netns backend.
+type Backend struct {
+	env     harness.Env
+	f       *inventory.Fabric
+	lab     *containerlab.Lab
+	dep     *native.Deployer
+	st      *native.State
+	target  *bringup.Target
+	nodes   map[string]*nodeInfo
+	hostIP  []netip.Addr // host number -> data address
+	feat    harness.Features
+	tp      transport.Params
+	token   string
+	gnmiPW  string
+	runID   uint32
+	faults  []harness.Fault
+	marks   map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
+	remotes map[string]*deploy.Host
+	procs   []*deploy.Proc
+	agents  []fleet.Host
+	clients []*control.Client
+	bin     *deploy.Binary
+	mu      sync.Mutex
+}
+
+type nodeInfo struct {
+	name   string
+	id     int // fabric node
+	mgmt   string
+	isHost bool
+	ifaces map[int]string // fabric port -> kernel interface
+}
+
+// New returns an idle backend.
+func New() *Backend { return &Backend{} }
+
+// Name implements harness.Backend.
+func (b *Backend) Name() string { return Name }
+
+// Prepare implements harness.Preparer.
+func (b *Backend) Prepare(env harness.Env) { b.env = env }
+
+func (b *Backend) logf(format string, args ...any) {
+	if b.env.Logf != nil {
+		b.env.Logf(format, args...)
+	}
+}
+
+// Up generates the lab from the fabric, deploys it and installs the uN
+// SIDs of every switch.
+func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
+	b.f = f
+	root := b.env.LabStateRoot
+	if root == "" {
+		root = native.DefaultStateRoot
+	}
+	b.dep = native.New(native.WithStateRoot(root), native.WithLogf(b.logf), native.WithReadyTimeout(3*time.Minute))
+	dir := b.env.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "fabricbench-netns-")
+		if err != nil {
+			return err
+		}
+		dir = d
+	}
+	dir = filepath.Join(dir, "lab")
+	var lastErr error
+	for attempt := 0; attempt < 6; attempt++ {
+		name := labName(b.env.RunID, attempt)
+		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, LinkRates: true, MTU: LinkMTU, SRv6: true})
+		if err != nil {
+			return fmt.Errorf("generate lab: %w", err)
+		}
+		if err := g.Write(dir); err != nil {
+			return fmt.Errorf("write lab: %w", err)
+		}
+		topo := filepath.Join(dir, g.TopologyFile)
+		t, err := containerlab.Parse(topo)
+		if err != nil {
+			return err
+		}
+		lab, err := t.Lab(dir)
+		if err != nil {
+			return err
+		}
+		if err := b.dep.Preflight(lab); err != nil {
+			return &harness.CapabilityError{Backend: Name, Feature: "native labs", Reason: err.Error()}
+		}
+		if err := native.MgmtFree(lab.Mgmt); err != nil {
+			lastErr = err
+			continue // the management subnet is taken: next name
+		}
+		b.lab = lab
+		b.logf("deploying lab %s (%d nodes, %d links) from %s", lab.Name, len(lab.Nodes), len(lab.Links), topo)
+		st, err := b.dep.Deploy(ctx, lab, topo)
+		if err != nil {
+			return fmt.Errorf("deploy lab %s: %w", lab.Name, err)
+		}
+		b.st = st
+		break
+	}
+	if b.st == nil {
+		return fmt.Errorf("no free lab name or management subnet: %w", lastErr)
+	}
+	h := fnv.New32a()
+	h.Write([]byte(b.lab.Name + b.env.RunID))
+	b.runID = h.Sum32()
+	if err := b.index(); err != nil {
+		return err
+	}
+	t, err := bringup.FromLab(b.lab, b.st, "")
+	if err != nil {
+		return err
+	}
+	b.target = t
+	if feats := bringup.LabFeatures(b.lab); len(feats) > 0 {
+		if _, err := bringup.Apply(ctx, t, feats, nil, false); err != nil {
+			return fmt.Errorf("install SRv6 uN SIDs: %w", err)
+		}
+	}
+	return nil
+}
+
+// labName is a short lab name for a run; attempt varies it.
+func labName(run string, attempt int) string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s/%d/%d/%d", run, os.Getpid(), time.Now().UnixNano(), attempt)
+	return fmt.Sprintf("fbn%06x", h.Sum32()&0xffffff)
+}
+
+// index maps fabric nodes and ports to lab nodes and kernel interfaces.
+// containerlab.Generate names a node's port i eth<i+1>.
+func (b *Backend) index() error {
+	b.nodes = map[string]*nodeInfo{}
+	for id, n := range b.f.Nodes {
+		ns, ok := b.st.Node(n.Name)
+		if !ok {
+			return fmt.Errorf("lab %s has no node %s", b.lab.Name, n.Name)
+		}
+		ni := &nodeInfo{name: n.Name, id: id, mgmt: ns.Mgmt, isHost: !n.IsSwitch(), ifaces: map[int]string{}}
+		for i, p := range n.Ports {
+			ni.ifaces[p] = "eth" + strconv.Itoa(i+1)
+		}
+		b.nodes[n.Name] = ni
+	}
+	b.hostIP = make([]netip.Addr, b.f.NumHosts())
+	for h := range b.hostIP {
+		name := b.f.Host(h).Name
+		for _, l := range b.lab.Links {
+			for _, ep := range []containerlab.Endpoint{l.A, l.B} {
+				if ep.Node == name && ep.Interface == "eth1" && ep.IPv4.IsValid() {
+					b.hostIP[h] = ep.IPv4.Addr()
+				}
+			}
+		}
+		if !b.hostIP[h].IsValid() {
+			return fmt.Errorf("lab %s: host %s has no IPv4 address on eth1", b.lab.Name, name)
+		}
+	}
+	return nil
+}
+
+// Configure applies the switch features through the drivers. The kernel
+// of this host has no RED qdisc (so no ECN marking), no packet trimming
+// and no PFC; those are capability errors, as are queue sizes other than
+// the lab's tbf default and suite VRFs.
+func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
+	b.feat = feat
+	switch {
+	case feat.Trimming:
+		return &harness.CapabilityError{Backend: Name, Feature: "features.trimming", Reason: "Linux forwarding does not trim packets (FRR and the kernel drop); set trimming: {enabled: false}"}
+	case feat.PFC:
+		return &harness.CapabilityError{Backend: Name, Feature: "features.pfc", Reason: "veth links have no pause frames"}
+	case feat.VRFs > 0:
+		return &harness.CapabilityError{Backend: Name, Feature: "features.vrfs", Reason: "this kernel has no VRF device; suite VRFs are not mapped onto the lab (FRR netns VRFs are available through the frr driver)"}
+	case feat.QueueBytes > 0:
+		return &harness.CapabilityError{Backend: Name, Feature: "features.queue", Reason: "lab links are tbf-shaped with a 5 ms queue; per-run queue sizes are not supported"}
+	}
+	feats := map[string]*drivers.Features{}
+	for _, d := range b.target.Devices {
+		if d.IsHost() {
+			continue
+		}
+		df := &drivers.Features{ECMPHash: driverHash(feat.ECMPHash)}
+		if feat.ECN {
+			df.ECN = &drivers.ECN{MinBytes: 20_000, MaxBytes: 100_000, MaxProbPercent: 100}
+		}
+		feats[d.Name] = df
+	}
+	if _, err := bringup.Apply(ctx, b.target, feats, nil, false); err != nil {
+		var ce *drivers.CapabilityError
+		if errors.As(err, &ce) {
+			feature := "features." + string(ce.Feature)
+			if ce.Feature == drivers.FeatECN {
+				feature = "features.ecn"
+			}
+			return &harness.CapabilityError{Backend: Name, Feature: feature, Reason: ce.Error() + "; set ecn: {enabled: false} on this host"}
+		}
+		return fmt.Errorf("configure switches: %w", err)
+	}
+	if len(feat.SRv6Paths) > 0 {
+		if err := b.configureSRv6(ctx, feat.SRv6Paths); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// driverHash maps the suite's hash field names to the drivers'.
+func driverHash(fields []string) []string {
+	out := slices.Clone(fields)
+	for i, f := range out {
+		if f == "protocol" {
+			out[i] = "ip-proto"
+		}
+	}
+	return out
+}
+
+// DeployAgents copies fabricbench to every host over SFTP, starts the
+// agent there with a per-run token and waits until each answers.
+func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
+	p := transport.DefaultParams()
+	var err error
+	if p.CC, err = transport.ParseCC(t.CC); err != nil {
+		return err
+	}
+	if p.LB, err = transport.ParseLB(t.LB); err != nil {
+		return err
+	}
+	if t.MTU > 0 {
+		p.MTU = t.MTU
+	}
+	if t.QuickAdapt != nil {
+		p.QuickAdapt = *t.QuickAdapt
+	}
+	if t.FastIncrease != nil {
+		p.FastIncrease = *t.FastIncrease
+	}
+	p.Trimming = false
+	p.HeaderBytes = wireOverhead + dataplane.DataHeaderLen
+	p.AckBytes = wireOverhead + dataplane.AckHeaderLen
+	if p.MTU+dataplane.DataHeaderLen+28 > LinkMTU {
+		return &harness.CapabilityError{Backend: Name, Feature: "transport.mtu",
+			Reason: fmt.Sprintf("%d payload bytes plus headers exceed the lab's %d-byte link MTU (at most %d)", p.MTU, LinkMTU, LinkMTU-28-dataplane.DataHeaderLen)}
+	}
+	p.Seed = t.Seed
+	p.Entropies = EntropyPorts
+	b.tp = p
+	b.token = rand.Text()
+	b.gnmiPW = rand.Text()
+	if b.bin, err = deploy.LocalBinary(b.env.AgentBinary); err != nil {
+		return err
+	}
+	if err := b.connectAll(ctx); err != nil {
+		return err
+	}
+	b.agents = make([]fleet.Host, b.f.NumHosts())
+	b.clients = make([]*control.Client, b.f.NumHosts())
+	err = b.forHosts(func(h int) error {
+		n := b.nodes[b.f.Host(h).Name]
+		r := b.remotes[n.name]
+		tok, err := r.WriteSecret(ctx, "agent.token", []byte(b.token))
+		if err != nil {
+			return err
+		}
+		args := []string{"agent", "--name", n.name, "--control", net.JoinHostPort(n.mgmt, strconv.Itoa(ControlPort)),
+			"--token-file", tok, "--data", netip.AddrPortFrom(b.hostIP[h], DataPort).String(),
+			"--entropy-ports", strconv.Itoa(EntropyPorts), "--rate", strconv.FormatInt(b.hostRate(h), 10),
+			"--cc", p.CC.String(), "--lb", p.LB.String(), "--mtu", strconv.Itoa(p.MTU),
+			"--header-bytes", strconv.Itoa(p.HeaderBytes), "--ack-bytes", strconv.Itoa(p.AckBytes),
+			"--quick-adapt=" + strconv.FormatBool(p.QuickAdapt), "--fast-increase=" + strconv.FormatBool(p.FastIncrease),
+			"--seed", strconv.FormatUint(p.Seed, 10), "--run-id", strconv.FormatUint(uint64(b.runID), 10)}
+		proc, err := r.Start(ctx, "agent", args)
+		if err != nil {
+			return err
+		}
+		b.addProc(proc)
+		c := control.NewClient(net.JoinHostPort(n.mgmt, strconv.Itoa(ControlPort)), b.token)
+		if err := waitHealthy(ctx, c, r, proc); err != nil {
+			return fmt.Errorf("agent on %s: %w", n.name, err)
+		}
+		b.clients[h] = c
+		b.agents[h] = fleet.Host{Name: n.name, Agent: c}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("deploy agents: %w", err)
+	}
+	b.logf("agents running on %d hosts (%s, %s, entropy ports %d-%d)", b.f.NumHosts(), p.CC, p.LB, DataPort+1, DataPort+EntropyPorts)
+	return nil
+}
+
+func waitHealthy(ctx context.Context, c *control.Client, r *deploy.Host, p *deploy.Proc) error {
+	deadline := time.Now().Add(15 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		hc, cancel := context.WithTimeout(ctx, time.Second)
+		_, err = c.Health(hc)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if control.IsUnauthorized(err) {
+			return err
+		}
+		if !r.Alive(ctx, p) {
+			return fmt.Errorf("exited at start: %s", r.LogTail(ctx, p, 10))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no answer on its control API within 15s (%v); log: %s", err, r.LogTail(ctx, p, 10))
+}
+
+// hostRate is the rate of host h's NIC.
+func (b *Backend) hostRate(h int) int64 {
+	n := b.f.Host(h)
+	if len(n.Ports) == 0 {
+		return 0
+	}
+	return b.f.PortRate(n.Ports[0])
+}
+
+func (b *Backend) addProc(p *deploy.Proc) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.procs = append(b.procs, p)
+}
+
+// connectAll opens an SSH session to every node and installs the binary.
+func (b *Backend) connectAll(ctx context.Context) error {
+	if b.remotes != nil {
+		return nil
+	}
+	b.remotes = map[string]*deploy.Host{}
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for _, d := range b.target.Devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r, err := deploy.Connect(ctx, d.Name, d.Config, "run-"+strconv.FormatUint(uint64(b.runID), 16))
+			if err == nil {
+				_, err = r.Install(ctx, b.bin)
+				if err != nil {
+					r.Close()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			b.remotes[d.Name] = r
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// forHosts runs fn for every host number in parallel.
+func (b *Backend) forHosts(fn func(h int) error) error {
+	errs := make([]error, b.f.NumHosts())
+	var wg sync.WaitGroup
+	for h := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[h] = fn(h) }()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// TelemetryTargets starts an exporter on every node: switches serve their
+// ports and queues, hosts their NIC, all under the fabric's port names.
+func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) ([]telemetry.TargetSpec, error) {
+	if interval < time.Millisecond {
+		return nil, &harness.CapabilityError{Backend: Name, Feature: "telemetry.interval",
+			Reason: fmt.Sprintf("%v is below the 1 ms the kernel-counter exporter samples at", interval)}
+	}
+	if err := b.connectAll(ctx); err != nil {
+		return nil, err
+	}
+	specs := make([]telemetry.TargetSpec, len(b.f.Nodes))
+	errs := make([]error, len(b.f.Nodes))
+	var wg sync.WaitGroup
+	for id := range b.f.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			specs[id], errs[id] = b.startExporter(ctx, id, interval)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("start exporters: %w", err)
+	}
+	return specs, nil
+}
+
+func (b *Backend) startExporter(ctx context.Context, id int, interval time.Duration) (telemetry.TargetSpec, error) {
+	n := &b.f.Nodes[id]
+	ni := b.nodes[n.Name]
+	r := b.remotes[n.Name]
+	pw, err := r.WriteSecret(ctx, "gnmi.password", []byte(b.gnmiPW))
+	if err != nil {
+		return telemetry.TargetSpec{}, err
+	}
+	addr := net.JoinHostPort(ni.mgmt, strconv.Itoa(GNMIPort))
+	args := []string{"exporter", "--device", n.Name, "--listen", addr, "--interval", interval.String(),
+		"--username", telemetry.DefaultUsername, "--password-file", pw}
+	if n.IsSwitch() {
+		args = append(args, "--queues")
+	}
+	for _, p := range n.Ports {
+		args = append(args, "--interface", b.f.Ports[p].Name+"="+ni.ifaces[p])
+	}
+	proc, err := r.Start(ctx, "exporter", args)
+	if err != nil {
+		return telemetry.TargetSpec{}, err
+	}
+	b.addProc(proc)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) || !r.Alive(ctx, proc) {
+			return telemetry.TargetSpec{}, fmt.Errorf("exporter on %s did not start: %v; log: %s", n.Name, err, r.LogTail(ctx, proc, 10))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return telemetry.TargetSpec{Name: n.Name, Address: addr, Username: telemetry.DefaultUsername, Password: b.gnmiPW}, nil
+}
+
+// InjectFaults records the faults; RunJobs applies them on time.
+func (b *Backend) InjectFaults(ctx context.Context, faults []harness.Fault) error {
+	for _, ft := range faults {
+		if ft.Link < 0 || ft.Link >= len(b.f.Links) {
+			return fmt.Errorf("fault %q: link %d out of range", ft.Description, ft.Link)
+		}
+	}
+	b.faults = faults
+	return nil
+}
+
+// RunJobs runs the workload on the agents.
+func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+	if len(b.agents) == 0 {
+		return nil, errors.New("agents not deployed")
+	}
+	// Faults at time 0 are in place before the first packet.
+	var later []harness.Fault
+	for _, ft := range b.faults {
+		if ft.At <= 0 {
+			if err := b.applyFault(ctx, ft); err != nil {
+				return nil, err
+			}
+		} else {
+			later = append(later, ft)
+		}
+	}
+	rtt := b.baseRTTs()
+	opt := fleet.Options{
+		Flow: func(i int, fl workloads.Flow) control.Flow {
+			return control.Flow{ID: uint32(i), Dst: netip.AddrPortFrom(b.hostIP[fl.Dst], DataPort).String(), Size: fl.Size,
+				BaseRTTPs: rtt(fl.Src, fl.Dst), RateBps: b.hostRate(fl.Src), Mark: b.marks[[2]int{fl.Src, fl.Dst}]}
+		},
+		Logf: b.logf,
+	}
+	if progress != nil {
+		t0 := time.Now()
+		opt.Progress = func(done, total int) {
+			progress(harness.Progress{Done: done, Flows: total, SimNow: time.Since(t0).Nanoseconds() * 1000})
+		}
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var faultErr error
+	var fmu sync.Mutex
+	var timers []*time.Timer
+	start := time.Now()
+	for _, ft := range later {
+		timers = append(timers, time.AfterFunc(time.Duration(ft.At/1000), func() {
+			if err := b.applyFault(context.WithoutCancel(fctx), ft); err != nil {
+				fmu.Lock()
+				faultErr = errors.Join(faultErr, err)
+				fmu.Unlock()
+			}
+		}))
+	}
+	res, err := fleet.Run(fctx, b.agents, w.Matrix, opt)
+	for _, t := range timers {
+		t.Stop()
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &harness.RunResult{
+		Flows: make([]harness.FlowOutcome, len(res.Flows)), End: res.End.Nanoseconds() * 1000,
+		Wall: time.Since(start), EpochNs: res.Epoch.UnixNano(), Interrupted: res.Interrupted,
+		Ideal: b.idealFCT(rtt), Failures: res.Failures, Extra: map[string]float64{},
+	}
+	for i, o := range res.Flows {
+		fo := harness.FlowOutcome{ID: w.Matrix.Flows[i].ID, Start: -1, FCT: -1, Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts}
+		if o.Start >= 0 {
+			fo.Start = o.Start.Nanoseconds() * 1000
+		}
+		if o.FCT >= 0 {
+			fo.FCT = o.FCT.Nanoseconds() * 1000
+		}
+		out.Flows[i] = fo
+		out.Packets.Sent += o.Sent
+		out.Packets.Retransmitted += o.Retx
+		if o.ECNAcks > 0 {
+			out.Packets.ECNMarked += o.ECNAcks
+		}
+	}
+	drops, err := b.fabricDrops(ctx)
+	if err != nil {
+		b.logf("reading qdisc drops: %v", err)
+	}
+	out.Packets.Dropped = drops
+	fmu.Lock()
+	defer fmu.Unlock()
+	if faultErr != nil {
+		out.Failures = append(out.Failures, "fault injection: "+faultErr.Error())
+	}
+	return out, nil
+}
+
+// Down stops the agents and exporters (exporters end their streams so the
+// collector drains), keeps the agents' logs, and destroys the lab.
+func (b *Backend) Down(ctx context.Context) error {
+	var errs []error
+	b.mu.Lock()
+	procs := b.procs
+	b.procs = nil
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, p := range procs {
+		r := b.remotes[p.Host]
+		if r == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p.Name == "agent" && b.env.Dir != "" {
+				if out, err := r.Run(ctx, "cat "+p.Log); err == nil {
+					dir := filepath.Join(b.env.Dir, "agents")
+					if os.MkdirAll(dir, 0o755) == nil {
+						_ = os.WriteFile(filepath.Join(dir, p.Host+".log"), []byte(out), 0o644)
+					}
+				}
+			}
+			if _, err := r.Stop(ctx, p, 3*time.Second); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, r := range b.remotes {
+		_ = r.Cleanup(ctx)
+		r.Close()
+	}
+	b.remotes = nil
+	if b.lab != nil && b.dep != nil {
+		names := make([]string, len(b.lab.Nodes))
+		for i, n := range b.lab.Nodes {
+			names[i] = n.Name
+		}
+		if _, err := b.dep.Destroy(ctx, b.lab.Name, names); err != nil {
+			errs = append(errs, fmt.Errorf("destroy lab %s: %w", b.lab.Name, err))
+		}
+		b.lab = nil
+	}
+	return errors.Join(errs...)
+}
+
+// LabName is the deployed lab's name ("" before Up).
+func (b *Backend) LabName() string {
+	if b.lab == nil {
+		return ""
+	}
+	return b.lab.Name
+}
+
+// Exec runs a shell script in a lab node (tests and fault injection).
+func (b *Backend) Exec(ctx context.Context, node, script string) (string, error) {
+	if b.st == nil {
+		return "", errors.New("lab not deployed")
+	}
+	return b.dep.Exec(ctx, b.st, node, script)
+}

@@ -1,0 +1,333 @@
+package netnsbackend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+
+	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/bringup"
+)
+
+// Per-hop costs of the lab's software data plane, used for the base RTT
+// the transport's congestion control starts from and for ideal
+// completion times: forwarding through a namespace (veth, FIB lookup,
+// tbf) and the agents' own receive-and-reply path.
+const (
+	hopForwardPs = 15_000_000  // 15 µs per hop and direction
+	endpointPs   = 150_000_000 // 150 µs of agent and socket time per RTT
+)
+
+// route is the hops and bottleneck rate between two hosts.
+type route struct {
+	hops int
+	rate int64
+}
+
+// routes returns a shortest path's hop count and bottleneck for every host
+// pair (breadth-first over the fabric; ECMP paths of a Clos are equal).
+func (b *Backend) routes() [][]route {
+	n := b.f.NumHosts()
+	out := make([][]route, n)
+	for s := 0; s < n; s++ {
+		out[s] = make([]route, n)
+		src := b.f.Hosts[s]
+		dist := map[int]int{src: 0}
+		rate := map[int]int64{src: 1 << 62}
+		queue := []int{src}
+		for len(queue) > 0 {
+			u := queue[0]
+			queue = queue[1:]
+			// Hosts do not forward.
+			if u != src && !b.f.Nodes[u].IsSwitch() {
+				continue
+			}
+			for _, p := range b.f.Nodes[u].Ports {
+				v := b.f.PeerNode(p)
+				if _, seen := dist[v]; seen {
+					continue
+				}
+				dist[v] = dist[u] + 1
+				rate[v] = min(rate[u], b.f.PortRate(p))
+				queue = append(queue, v)
+			}
+		}
+		for d := 0; d < n; d++ {
+			dn := b.f.Hosts[d]
+			out[s][d] = route{hops: dist[dn], rate: rate[dn]}
+		}
+	}
+	return out
+}
+
+// baseRTTs returns the unloaded RTT estimate (ps) between two hosts:
+// store-and-forward serialisation of a full data packet and of its ACK on
+// every hop, plus the software costs.
+func (b *Backend) baseRTTs() func(src, dst int) int64 {
+	rs := b.routes()
+	data := int64(b.tp.MTU + b.tp.HeaderBytes)
+	ack := int64(b.tp.AckBytes)
+	return func(src, dst int) int64 {
+		r := rs[src][dst]
+		if r.rate <= 0 || r.hops == 0 {
+			return endpointPs
+		}
+		ser := int64(float64(data+ack) * 8e12 / float64(r.rate))
+		return int64(r.hops)*(ser+2*hopForwardPs) + endpointPs
+	}
+}
+
+// idealFCT is the unloaded completion time of a flow: one base RTT plus
+// the rest of the flow's wire bytes at the bottleneck rate.
+func (b *Backend) idealFCT(rtt func(src, dst int) int64) func(src, dst int, size int64) int64 {
+	rs := b.routes()
+	mtu, hdr := int64(b.tp.MTU), int64(b.tp.HeaderBytes)
+	return func(src, dst int, size int64) int64 {
+		r := rs[src][dst]
+		if r.rate <= 0 {
+			return -1
+		}
+		pkts := max((size+mtu-1)/mtu, 1)
+		rest := max(size+pkts*hdr-(mtu+hdr), 0)
+		return rtt(src, dst) + int64(float64(rest)*8e12/float64(r.rate))
+	}
+}
+
+// tbfCommand shapes dev to rateBps the way the native deployer does: a
+// 1 ms burst (at least four full frames) and 5 ms of queue.
+func tbfCommand(dev string, rateBps int64) string {
+	rate := rateBps / 8
+	burst := max(rate/1000, 4*(LinkMTU+14))
+	limit := rate*5/1000 + burst
+	return fmt.Sprintf("tc qdisc replace dev %s root handle 1: tbf rate %dbit burst %d limit %d", dev, rateBps, burst, limit)
+}
+
+// applyFault changes the kernel's links: down/up with ip link, degrade
+// by re-shaping the transmit side's tbf.
+func (b *Backend) applyFault(ctx context.Context, ft harness.Fault) error {
+	l := b.f.Links[ft.Link]
+	type end struct{ node, dev string }
+	var ends []end
+	for k, p := range []int{l.A, l.B} {
+		if ft.Direction != 0 && ft.Direction != k+1 && ft.Up && ft.Fraction > 0 {
+			continue
+		}
+		n := b.f.Nodes[b.f.Ports[p].Node].Name
+		ends = append(ends, end{n, b.nodes[n].ifaces[p]})
+	}
+	for _, e := range ends {
+		var cmd string
+		switch {
+		case !ft.Up:
+			cmd = "ip link set dev " + e.dev + " down"
+		case ft.Fraction > 0:
+			cmd = tbfCommand(e.dev, int64(float64(l.RateBps)*ft.Fraction))
+		default:
+			cmd = "ip link set dev " + e.dev + " up && " + tbfCommand(e.dev, l.RateBps)
+		}
+		if out, err := b.Exec(ctx, e.node, cmd); err != nil {
+			return fmt.Errorf("%s on %s: %v: %s", ft.Description, e.node, err, strings.TrimSpace(out))
+		}
+		b.logf("fault %q: %s: %s", ft.Description, e.node, cmd)
+	}
+	return nil
+}
+
+// fabricDrops sums the packets every node's qdiscs dropped (tbf drops are
+// where a shaped lab link loses packets).
+func (b *Backend) fabricDrops(ctx context.Context) (uint64, error) {
+	var mu sync.Mutex
+	var total uint64
+	var errs []string
+	var wg sync.WaitGroup
+	for name := range b.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := b.Exec(ctx, name, "tc -s -j qdisc show")
+			var qs []struct {
+				Kind  string `json:"kind"`
+				Drops uint64 `json:"drops"`
+			}
+			if err == nil {
+				err = json.Unmarshal([]byte(strings.TrimSpace(out)), &qs)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, name+": "+err.Error())
+				return
+			}
+			for _, q := range qs {
+				total += q.Drops
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return total, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return total, nil
+}
+
+// SRv6 path placement. A path from host S to host D via switches V1..Vk
+// is one micro-SID container: block fd00:bbbb::/32, then the uN of each
+// via switch, the uN of D's leaf and D's uDX4 function on that leaf
+// (0xe000 + the leaf port index towards D), which decapsulates and
+// forwards to D. Host S sends the path's flows with a firewall mark; a
+// policy rule looks the mark up in the path's table, whose route to D
+// encapsulates. Host D's agent answers with the same mark, through the
+// reverse container, so the ACKs take the same switches.
+const (
+	markBase  = 0x100
+	tableBase = 100
+	rulePref  = 1000
+	dx4Base   = 0xe000
+)
+
+func (b *Backend) configureSRv6(ctx context.Context, paths []harness.SRv6Path) error {
+	if len(paths) > 200 {
+		return fmt.Errorf("features.srv6.paths: at most 200 paths")
+	}
+	base := bringup.LabFeatures(b.lab)
+	feats := map[string]*drivers.Features{}
+	get := func(node string) *drivers.SRv6 {
+		if feats[node] == nil {
+			f := &drivers.Features{SRv6: &drivers.SRv6{}}
+			if bf := base[node]; bf != nil && bf.SRv6 != nil {
+				c := *bf.SRv6
+				c.SIDs = append([]drivers.SID(nil), bf.SRv6.SIDs...)
+				f.SRv6 = &c
+			}
+			feats[node] = f
+		}
+		return feats[node].SRv6
+	}
+	b.marks = map[[2]int]uint32{}
+	for k, p := range paths {
+		mark, table := uint32(markBase+k), tableBase+k
+		fwd, err := b.container(p.Via, p.Dst)
+		if err != nil {
+			return fmt.Errorf("features.srv6.paths[%d] (%s): %w", k, p.Name, err)
+		}
+		rev := make([]int, len(p.Via))
+		for i, v := range p.Via {
+			rev[len(p.Via)-1-i] = v
+		}
+		back, err := b.container(rev, p.Src)
+		if err != nil {
+			return fmt.Errorf("features.srv6.paths[%d] (%s): reverse: %w", k, p.Name, err)
+		}
+		for _, side := range []struct {
+			host, peer int
+			segs       netip.Addr
+		}{{p.Src, p.Dst, fwd}, {p.Dst, p.Src, back}} {
+			name := b.f.Host(side.host).Name
+			sr := get(name)
+			sr.Rules = append(sr.Rules, drivers.PolicyRule{Mark: mark, Table: table, Priority: rulePref + k, Family: 4})
+			sr.Steer = append(sr.Steer, drivers.Steer{Prefix: netip.PrefixFrom(b.hostIP[side.peer], 32),
+				Segments: []netip.Addr{side.segs}, Dev: "eth1", Table: table})
+			// The peer's leaf decapsulates towards the peer.
+			leaf, sid, dev := b.dx4(side.peer)
+			lsr := get(leaf)
+			if !hasSID(lsr.SIDs, sid) {
+				lsr.SIDs = append(lsr.SIDs, drivers.SID{Addr: sid, Behavior: "uDX4", Nexthop: b.hostIP[side.peer], Dev: dev})
+			}
+		}
+		b.marks[[2]int{p.Src, p.Dst}] = mark
+		if _, set := b.marks[[2]int{p.Dst, p.Src}]; !set {
+			b.marks[[2]int{p.Dst, p.Src}] = mark
+		}
+		b.logf("srv6 path %s: %s -> %s via %s, container %s (mark %#x, table %d)", p.Name,
+			b.f.Host(p.Src).Name, b.f.Host(p.Dst).Name, b.names(p.Via), fwd, mark, table)
+	}
+	if _, err := bringup.Apply(ctx, b.target, feats, nil, false); err != nil {
+		return fmt.Errorf("configure SRv6 paths: %w", err)
+	}
+	return nil
+}
+
+func hasSID(sids []drivers.SID, p netip.Prefix) bool {
+	for _, s := range sids {
+		if s.Addr == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Backend) names(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = b.f.Nodes[id].Name
+	}
+	return strings.Join(s, ",")
+}
+
+// uN returns a switch's 16-bit micro-SID node ID (from its locator).
+func (b *Backend) uN(node string) (uint16, error) {
+	for _, n := range b.lab.Nodes {
+		if n.Name == node {
+			if !n.SRv6Locator.IsValid() {
+				return 0, fmt.Errorf("switch %s has no SRv6 locator", node)
+			}
+			a := n.SRv6Locator.Addr().As16()
+			return uint16(a[4])<<8 | uint16(a[5]), nil
+		}
+	}
+	return 0, fmt.Errorf("no lab node %s", node)
+}
+
+// dx4 returns host h's leaf, the leaf's uDX4 SID towards h and the leaf's
+// interface to h.
+func (b *Backend) dx4(h int) (leaf string, sid netip.Prefix, dev string) {
+	hn := b.f.Host(h)
+	p := hn.Ports[0]
+	peer := b.f.Ports[p].Peer
+	ln := b.f.Nodes[b.f.Ports[peer].Node]
+	id, _ := b.uN(ln.Name)
+	var a [16]byte
+	a[0], a[1], a[2], a[3] = 0xfd, 0x00, 0xbb, 0xbb
+	a[4], a[5] = byte(id>>8), byte(id)
+	fn := dx4Base + b.f.Ports[peer].Index
+	a[6], a[7] = byte(fn>>8), byte(fn)
+	return ln.Name, netip.PrefixFrom(netip.AddrFrom16(a), 64), b.nodes[ln.Name].ifaces[peer]
+}
+
+// container builds the micro-SID container from via switches to host dst.
+func (b *Backend) container(via []int, dst int) (netip.Addr, error) {
+	if len(via) == 0 {
+		return netip.Addr{}, fmt.Errorf("no via switches")
+	}
+	leaf, sid, _ := b.dx4(dst)
+	var ids []uint16
+	for _, v := range via {
+		id, err := b.uN(b.f.Nodes[v].Name)
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		ids = append(ids, id)
+	}
+	lid, err := b.uN(leaf)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	if ids[len(ids)-1] != lid {
+		ids = append(ids, lid)
+	}
+	s := sid.Addr().As16()
+	ids = append(ids, uint16(s[6])<<8|uint16(s[7]))
+	if len(ids) > 6 {
+		return netip.Addr{}, fmt.Errorf("%d micro-SIDs do not fit one container (at most 6 with a 32-bit block)", len(ids))
+	}
+	var a [16]byte
+	a[0], a[1], a[2], a[3] = 0xfd, 0x00, 0xbb, 0xbb
+	for i, id := range ids {
+		a[4+2*i], a[5+2*i] = byte(id>>8), byte(id)
+	}
+	return netip.AddrFrom16(a), nil
+}
