@@ -9,3 +9,7 @@ trap 'rm -rf "$out"' EXIT
   --tm permutation:size=2MiB --seed 1 --json "$out/bench.json"
 echo
 go test -run='^$' -bench=. -benchtime=1x ./sim/ ./agents/transport/
+echo
+# Agent data plane (loopback packets/s) and the kernel-counter exporter's
+# per-tick read cost (needs root for its veths; skips otherwise).
+go test -run='^$' -bench=. -benchtime=2s ./agents/dataplane/ ./telemetry/kernelexp/

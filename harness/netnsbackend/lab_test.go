@@ -275,9 +275,7 @@ func TestDegradedUplinkFailsSymmetry(t *testing.T) {
 	if got := uplinkAnomalies(&healthy.Runs[0]); len(got) > 0 {
 		t.Errorf("healthy fabric: symmetry anomalies %v", got)
 	}
-	suite := writeSuite(t, "lab-degraded", 4, 4, "", job,
-		"faults:\n  - {kind: degrade, port: leaf0:Ethernet4, fraction: 0.1, at: 0s}")
-	res, out := runSuite(t, suite, Name)
+	res, out := runSuite(t, "../../examples/suites/lab-degraded.yaml", Name)
 	defer checkTornDown(t, out)
 	run := &res.Runs[0]
 	var sym *results.KPI
@@ -298,9 +296,7 @@ func TestDegradedUplinkFailsSymmetry(t *testing.T) {
 // container: their bytes cross spine1's ports only.
 func TestSRv6PinsToSpine(t *testing.T) {
 	labtest.Require(t)
-	suite := writeSuite(t, "lab-srv6", 2, 2, "  srv6: {usid: true, paths: [{src: host0, dst: host3, via: [spine1]}]}",
-		"  - {name: pinned, workload: permutation, size: 4MiB, hosts: [host0, host3]}", "")
-	res, out := runSuite(t, suite, Name)
+	res, out := runSuite(t, "../../examples/suites/lab-srv6.yaml", Name)
 	defer checkTornDown(t, out)
 	run := &res.Runs[0]
 	if run.Jobs[0].Completed != run.Jobs[0].Flows {

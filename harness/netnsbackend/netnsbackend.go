@@ -131,7 +131,8 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	var lastErr error
 	for attempt := 0; attempt < 6; attempt++ {
 		name := labName(b.env.RunID, attempt)
-		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, LinkRates: true, MTU: LinkMTU, SRv6: true})
+		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, MgmtSubnet: mgmtSubnet(name),
+			LinkRates: true, MTU: LinkMTU, SRv6: true})
 		if err != nil {
 			return fmt.Errorf("generate lab: %w", err)
 		}
@@ -190,6 +191,15 @@ func labName(run string, attempt int) string {
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s/%d/%d/%d", run, os.Getpid(), time.Now().UnixNano(), attempt)
 	return fmt.Sprintf("fbn%06x", h.Sum32()&0xffffff)
+}
+
+// mgmtSubnet picks the lab's management /24 from 198.19.100.0 to
+// 198.19.199.0 (a hash of its name), away from the fixed subnets of
+// hand-written labs and tests (198.19.240.0 and up).
+func mgmtSubnet(name string) netip.Prefix {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(100 + h.Sum32()%100), 0}), 24)
 }
 
 // index maps fabric nodes and ports to lab nodes and kernel interfaces.
