@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -93,6 +94,30 @@ type Transport struct {
 	QuickAdapt   *bool
 	FastIncrease *bool
 	Seed         uint64
+}
+
+// Params returns the transport parameters of t over the defaults both
+// the simulator and the agents start from.
+func (t Transport) Params() (transport.Params, error) {
+	p := transport.DefaultParams()
+	var err error
+	if p.CC, err = transport.ParseCC(t.CC); err != nil {
+		return p, err
+	}
+	if p.LB, err = transport.ParseLB(t.LB); err != nil {
+		return p, err
+	}
+	if t.MTU > 0 {
+		p.MTU = t.MTU
+	}
+	if t.QuickAdapt != nil {
+		p.QuickAdapt = *t.QuickAdapt
+	}
+	if t.FastIncrease != nil {
+		p.FastIncrease = *t.FastIncrease
+	}
+	p.Seed = t.Seed
+	return p, nil
 }
 
 // Fault is one fault event, in time relative to the start of the jobs.

@@ -294,22 +294,9 @@ func driverHash(fields []string) []string {
 // DeployAgents copies fabricbench to every host over SFTP, starts the
 // agent there with a per-run token and waits until each answers.
 func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
-	p := transport.DefaultParams()
-	var err error
-	if p.CC, err = transport.ParseCC(t.CC); err != nil {
+	p, err := t.Params()
+	if err != nil {
 		return err
-	}
-	if p.LB, err = transport.ParseLB(t.LB); err != nil {
-		return err
-	}
-	if t.MTU > 0 {
-		p.MTU = t.MTU
-	}
-	if t.QuickAdapt != nil {
-		p.QuickAdapt = *t.QuickAdapt
-	}
-	if t.FastIncrease != nil {
-		p.FastIncrease = *t.FastIncrease
 	}
 	p.Trimming = false
 	p.HeaderBytes = wireOverhead + dataplane.DataHeaderLen
@@ -318,7 +305,6 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 		return &harness.CapabilityError{Backend: Name, Feature: "transport.mtu",
 			Reason: fmt.Sprintf("%d payload bytes plus headers exceed the lab's %d-byte link MTU (at most %d)", p.MTU, LinkMTU, LinkMTU-28-dataplane.DataHeaderLen)}
 	}
-	p.Seed = t.Seed
 	p.Entropies = EntropyPorts
 	b.tp = p
 	b.token = rand.Text()

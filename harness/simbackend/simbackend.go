@@ -91,23 +91,11 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 // DeployAgents sets the transport the simulated hosts run: the same
 // agents/transport state machine as the UDP agent.
 func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
-	p := transport.DefaultParams()
-	var err error
-	if p.CC, err = transport.ParseCC(t.CC); err != nil {
+	p, err := t.Params()
+	if err != nil {
 		return err
 	}
-	if p.LB, err = transport.ParseLB(t.LB); err != nil {
-		return err
-	}
-	if t.MTU > 0 {
-		p.MTU = t.MTU
-	}
-	if t.QuickAdapt != nil {
-		p.QuickAdapt = *t.QuickAdapt
-	}
-	if t.FastIncrease != nil {
-		p.FastIncrease = *t.FastIncrease
-	}
+	p.Seed = 0 // the simulator seeds each run from b.seed
 	p.Trimming = b.feat.Trimming
 	b.tp, b.seed = p, t.Seed
 	return nil
