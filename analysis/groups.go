@@ -233,8 +233,8 @@ func (a *analyzer) symmetry(gr group, d groupData) (GroupStat, []results.Anomaly
 			Group:  gr.name,
 			Member: label,
 			Score:  round(math.Abs(z), 3),
-			Evidence: fmt.Sprintf("%s carried %.1f Gb/s vs group median %.1f Gb/s (%s) over %s",
-				label, x/1e9, med/1e9, signedPercent(-short), fmtDurationNs(int64(d.nAct)*a.g.step)),
+			Evidence: fmt.Sprintf("%s carried %s vs group median %s (%s) over %s",
+				label, fmtRate(x), fmtRate(med), signedPercent(-short), fmtDurationNs(int64(d.nAct)*a.g.step)),
 			Details: map[string]float64{
 				"mean_gbps":   round(x/1e9, 3),
 				"median_gbps": round(med/1e9, 3),
@@ -279,4 +279,13 @@ func median(v []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// fmtRate renders a rate for people: Gb/s from 1 Gb/s up, Mb/s below (lab
+// links run at a few hundred Mb/s).
+func fmtRate(bps float64) string {
+	if bps >= 1e9 || bps == 0 {
+		return fmt.Sprintf("%.1f Gb/s", bps/1e9)
+	}
+	return fmt.Sprintf("%.1f Mb/s", bps/1e6)
 }

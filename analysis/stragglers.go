@@ -145,8 +145,8 @@ func (a *analyzer) stragglers(j *JobInput) ([]results.Anomaly, []results.NICHist
 					Group:  "job:" + j.Name,
 					Member: n.host,
 					Score:  round(mf, 4),
-					Evidence: fmt.Sprintf("%s spent %.0f%% of %d samples between %.0f%% and %.0f%% of line rate (median participant %.0f%%); mean %.1f Gb/s",
-						n.host, 100*mf, n.samples, 100*a.opts.StragLow, 100*a.opts.StragHigh, 100*med, mean/1e9),
+					Evidence: fmt.Sprintf("%s spent %.0f%% of %d samples between %.0f%% and %.0f%% of line rate (median participant %.0f%%); mean %s",
+						n.host, 100*mf, n.samples, 100*a.opts.StragLow, 100*a.opts.StragHigh, 100*med, fmtRate(mean)),
 					Details: map[string]float64{
 						"middle_fraction":        round(mf, 4),
 						"median_middle_fraction": round(med, 4),

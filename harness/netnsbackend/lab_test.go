@@ -229,13 +229,13 @@ func sortedKeys(m map[string]string) []string {
 const smallSuite = `name: %s
 seed: 3
 fabric:
-  spec: leafspine:leaves=2,spines=%d,hosts_per_leaf=%d,gbps=0.2
+  spec: leafspine:leaves=2,spines=%d,hosts_per_leaf=%d,gbps=0.05
 features:
   ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
   ecn: {enabled: false}
   trimming: {enabled: false}
 %s
-transport: {cc: nscc, lb: reps, mtu: 8192}
+transport: {cc: nscc, lb: ops, mtu: 8192}
 telemetry: {interval: 5ms}
 jobs:
 %s
@@ -260,7 +260,7 @@ func writeSuite(t *testing.T, name string, spines, hostsPerLeaf int, features, j
 // as much as the hosts can send.
 func TestDegradedUplinkFailsSymmetry(t *testing.T) {
 	labtest.Require(t)
-	job := "  - {name: perm, workload: permutation, size: 8MiB}"
+	job := "  - {name: perm, workload: permutation, size: 4MiB}"
 	uplinkAnomalies := func(run *results.Run) (names []string) {
 		for _, a := range run.Anomalies {
 			t.Logf("anomaly %s %s: %s", a.Kind, a.Member, a.Evidence)
