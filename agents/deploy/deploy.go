@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -290,6 +289,3 @@ func shq(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-// ErrNotInstalled is returned when a process is started before Install.
-var ErrNotInstalled = errors.New("deploy: binary not installed")

@@ -582,9 +582,7 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		out.Flows[i] = fo
 		out.Packets.Sent += o.Sent
 		out.Packets.Retransmitted += o.Retx
-		if o.ECNAcks > 0 {
-			out.Packets.ECNMarked += o.ECNAcks
-		}
+		out.Packets.ECNMarked += o.ECNAcks
 	}
 	drops, err := b.fabricDrops(ctx)
 	if err != nil {
