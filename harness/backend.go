@@ -130,6 +130,12 @@ type Fault struct {
 	// Description names the fault for reports, e.g.
 	// "degrade leaf0:Ethernet4 to 50%".
 	Description string
+	// ID names the suite fault entry ("F1" for faults[0]); Kind is down,
+	// up, degrade, restore, flap-down or flap-up; Ports are the transmit
+	// sides hit ("device:port"); Host is set for a nic fault.
+	ID, Kind string
+	Ports    []string
+	Host     string
 }
 
 // Progress is reported while jobs run.

@@ -128,7 +128,7 @@ func TestIncastAndPermutationParticipants(t *testing.T) {
 
 func TestResolveFaults(t *testing.T) {
 	f := fabric(t)
-	got, err := resolveFault(f, &suite.Fault{Kind: "degrade", Port: "spine2:Ethernet1", Fraction: 0.25, At: "10us", Until: "20us"})
+	got, err := resolveFault(f, &suite.Fault{Kind: "degrade", Port: "spine2:Ethernet1", Fraction: 0.25, At: "10us", Until: "20us"}, "F1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,14 +140,14 @@ func TestResolveFaults(t *testing.T) {
 	if f.Nodes[f.Ports[l.B].Node].Name != "spine2" || f.Ports[l.B].Name != "Ethernet1" {
 		t.Fatalf("wrong link %+v", l)
 	}
-	flap, err := resolveFault(f, &suite.Fault{Kind: "flap", NIC: "host3", Period: "10us", Count: 3})
+	flap, err := resolveFault(f, &suite.Fault{Kind: "flap", NIC: "host3", Period: "10us", Count: 3}, "F1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(flap) != 6 || flap[0].Up || !flap[1].Up || flap[1].At != 5e6 || flap[4].At != 20e6 {
 		t.Fatalf("flap: %+v", flap)
 	}
-	if _, err := resolveFault(f, &suite.Fault{Kind: "down", Port: "leaf0:Ethernet99"}); err == nil {
+	if _, err := resolveFault(f, &suite.Fault{Kind: "down", Port: "leaf0:Ethernet99"}, "F1"); err == nil {
 		t.Fatal("an unknown port was accepted")
 	}
 }

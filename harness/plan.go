@@ -135,7 +135,7 @@ func resolve(sp suite.Point) (*Point, error) {
 		p.Jobs = append(p.Jobs, j)
 	}
 	for i := range s.Faults {
-		fs, err := resolveFault(f, &s.Faults[i])
+		fs, err := resolveFault(f, &s.Faults[i], "F"+strconv.Itoa(i+1))
 		if err != nil {
 			return nil, fmt.Errorf("faults[%d]: %w", i, err)
 		}
@@ -200,7 +200,7 @@ func hostNumber(f *inventory.Fabric, node int) int {
 }
 
 // resolveFault turns a suite fault into link events.
-func resolveFault(f *inventory.Fabric, sf *suite.Fault) ([]Fault, error) {
+func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string) ([]Fault, error) {
 	link, dir, what, err := faultTarget(f, sf)
 	if err != nil {
 		return nil, err
@@ -213,22 +213,34 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault) ([]Fault, error) {
 	if err != nil {
 		return nil, fmt.Errorf("until: %w", err)
 	}
+	// The transmit sides the fault hits: one port for a port fault, both
+	// ends of the link otherwise.
+	l := f.Links[link]
+	var ports []string
+	portName := func(p int) string { return f.Nodes[f.Ports[p].Node].Name + ":" + f.Ports[p].Name }
+	if dir != sim.DirBA {
+		ports = append(ports, portName(l.A))
+	}
+	if dir != sim.DirAB {
+		ports = append(ports, portName(l.B))
+	}
 	var out []Fault
-	add := func(t int64, up bool, frac float64, d int, desc string) {
-		out = append(out, Fault{At: t, Link: link, Up: up, Fraction: frac, Direction: d, Description: desc + " at " + fmtPs(t)})
+	add := func(t int64, up bool, frac float64, d int, kind, desc string) {
+		out = append(out, Fault{At: t, Link: link, Up: up, Fraction: frac, Direction: d, Description: desc + " at " + fmtPs(t),
+			ID: id, Kind: kind, Ports: ports, Host: sf.NIC})
 	}
 	switch sf.Kind {
 	case "down":
-		add(at, false, 0, 0, "down "+what)
+		add(at, false, 0, 0, "down", "down "+what)
 		if until > 0 {
-			add(until, true, 0, 0, "up "+what)
+			add(until, true, 0, 0, "up", "up "+what)
 		}
 	case "up":
-		add(at, true, 0, 0, "up "+what)
+		add(at, true, 0, 0, "up", "up "+what)
 	case "degrade":
-		add(at, true, sf.Fraction, dir, fmt.Sprintf("degrade %s to %s%%", what, strconv.FormatFloat(100*sf.Fraction, 'g', 4, 64)))
+		add(at, true, sf.Fraction, dir, "degrade", fmt.Sprintf("degrade %s to %s%%", what, strconv.FormatFloat(100*sf.Fraction, 'g', 4, 64)))
 		if until > 0 {
-			add(until, true, 1, dir, "restore "+what)
+			add(until, true, 1, dir, "restore", "restore "+what)
 		}
 	case "flap":
 		period, err := optDuration(sf.Period)
@@ -237,8 +249,8 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault) ([]Fault, error) {
 		}
 		for i := 0; i < sf.Count; i++ {
 			t := at + int64(i)*period
-			add(t, false, 0, 0, "flap down "+what)
-			add(t+period/2, true, 0, 0, "flap up "+what)
+			add(t, false, 0, 0, "flap-down", "flap down "+what)
+			add(t+period/2, true, 0, 0, "flap-up", "flap up "+what)
 		}
 	default:
 		return nil, fmt.Errorf("kind: unknown fault kind %q", sf.Kind)

@@ -61,15 +61,24 @@ type Run struct {
 	Error  string            `json:"error,omitempty"`
 	Fabric string            `json:"fabric"` // a one-line description
 	// Config echoes the effective settings (cc, lb, trimming, ecn, ...).
-	Config    map[string]string `json:"config,omitempty"`
-	SimEndUs  float64           `json:"sim_end_us"`
-	WallS     float64           `json:"wall_s"`
-	Packets   Packets           `json:"packets"`
-	Jobs      []Job             `json:"jobs"`
-	KPIs      []KPI             `json:"kpis"`
-	Anomalies []Anomaly         `json:"anomalies"`
-	Faults    []Fault           `json:"faults,omitempty"`
-	Telemetry Telemetry         `json:"telemetry"`
+	Config   map[string]string `json:"config,omitempty"`
+	SimEndUs float64           `json:"sim_end_us"`
+	WallS    float64           `json:"wall_s"`
+	Packets  Packets           `json:"packets"`
+	Jobs     []Job             `json:"jobs"`
+	KPIs     []KPI             `json:"kpis"`
+	// Anomalies are the culprits found, ranked: Anomalies[i].Rank == i+1.
+	Anomalies []Anomaly `json:"anomalies"`
+	// Imbalances are group-level findings: symmetry groups whose members'
+	// loads spread more than a healthy group's (ECMP hash collisions),
+	// without a member that a congestion signal singles out.
+	Imbalances []Imbalance `json:"imbalances"`
+	// Faults are the injected fault events, in time order.
+	Faults []Fault `json:"faults,omitempty"`
+	// FaultMatches tie each injected fault (one per suite fault entry) to
+	// the anomaly that explains it.
+	FaultMatches []FaultMatch `json:"fault_matches,omitempty"`
+	Telemetry    Telemetry    `json:"telemetry"`
 	// Files are paths relative to the results directory.
 	Files map[string]string `json:"files,omitempty"` // e.g. "telemetry": "runs/r1/telemetry.csv"
 	// Bringup holds the checks of a bring-up validation run.
@@ -114,10 +123,35 @@ type Packets struct {
 	ECNMarked     uint64 `json:"ecn_marked"`
 }
 
-// Fault is a fault that was injected.
+// Fault is one injected fault event.
 type Fault struct {
 	AtUs        float64 `json:"at_us"`
 	Description string  `json:"description"` // e.g. "degrade leaf0:Ethernet4 to 50%"
+	// ID names the suite fault entry the event comes from: "F1" for
+	// faults[0]; the events of a flap share it.
+	ID string `json:"id,omitempty"`
+	// Kind is down, up, degrade, restore, flap-down or flap-up.
+	Kind string `json:"kind,omitempty"`
+	// Ports are the transmit sides the event hits, "device:port": both
+	// ports of a link or NIC fault, one port for a port fault.
+	Ports []string `json:"ports,omitempty"`
+	// Host is the host whose NIC a nic fault hits.
+	Host string `json:"host,omitempty"`
+}
+
+// FaultMatch ties one injected fault (all events of one suite fault entry)
+// to the anomaly that explains it.
+type FaultMatch struct {
+	ID          string   `json:"id"`          // "F1"
+	Description string   `json:"description"` // e.g. "degrade leaf0:Ethernet5 to 50% at 200us"
+	Ports       []string `json:"ports"`
+	Host        string   `json:"host,omitempty"`
+	StartUs     float64  `json:"start_us"`
+	EndUs       float64  `json:"end_us"` // -1: never restored
+	// Anomaly is the rank of the anomaly that explains the fault (its
+	// culprit is one of Ports, Host or their link, in an overlapping
+	// window), 0 when no anomaly does.
+	Anomaly int `json:"anomaly"`
 }
 
 // Telemetry describes what was collected.
@@ -201,16 +235,82 @@ type KPI struct {
 	Message   string  `json:"message,omitempty"`
 }
 
-// Anomaly is a symmetry outlier or a straggler.
+// Anomaly causes: what the culprit's own signals showed.
+const (
+	CauseCapacity = "capacity" // transmitting below its line rate while its queue was backlogged
+	CauseLoss     = "loss"     // dropping most of what it transmitted without a full queue (down, flapping)
+	CauseSlowNIC  = "slow-nic" // a host whose own NIC or access link limits it
+	CauseThrottle = "throttle" // a host NIC stuck between idle and line rate, no fabric culprit explains it
+	CauseQueue    = "queue"    // queueing where its equally loaded siblings do not (spraying): serving its load more slowly
+)
+
+// Anomaly is one culprit: a port, link or host whose own signals show it
+// limited traffic, with the members it slowed (its victims) under it.
 type Anomaly struct {
-	Kind   string  `json:"kind"`   // symmetry or straggler
-	Group  string  `json:"group"`  // e.g. "leaf-uplinks:leaf0" or "job:a2a"
-	Member string  `json:"member"` // "leaf0:Ethernet4" or "host7"
-	Score  float64 `json:"score"`  // robust z-score (symmetry) or middle-band fraction (straggler)
+	// Rank orders the anomalies of a run, 1 the most severe (highest
+	// score, then earliest start).
+	Rank  int    `json:"rank"`
+	Kind  string `json:"kind"`  // symmetry (a fabric port or link) or straggler (a host)
+	Group string `json:"group"` // e.g. "leaf-uplinks:leaf0" or "rail:leaf1" or "job:a2a"
+	// Member is the culprit: "leaf0:Ethernet4" or a host name ("host7").
+	Member string `json:"member"`
+	// Link is set when both directions of a link are culprits: "leaf0-spine1".
+	Link string `json:"link,omitempty"`
+	// Cause is one of the Cause* constants.
+	Cause string `json:"cause"`
+	// Score is the severity in interval-equivalents: the sum, over the
+	// sample intervals in which the culprit was abnormal, of the share of
+	// its capacity lost (1 − rate/line rate, capacity and slow-nic) or of
+	// the share of its packets lost (loss); for throttle the middle-band
+	// fraction, for starved the shortfall from the group median.
+	Score float64 `json:"score"`
+	// StartUs and EndUs bound the window in which the culprit's signals
+	// were abnormal, µs of run time (sample interval ends).
+	StartUs float64 `json:"start_us"`
+	EndUs   float64 `json:"end_us"`
+	// Signals are the signals that decided, with the group's baseline.
+	Signals []Signal `json:"signals"`
+	// Victims are members and hosts slowed by this culprit.
+	Victims []Victim `json:"victims,omitempty"`
+	// Faults are the IDs of the injected faults this anomaly explains.
+	Faults []string `json:"faults,omitempty"`
 	// Evidence is a human-readable explanation with the numbers behind it.
 	Evidence string `json:"evidence"`
 	// Details are the same numbers, machine-readable.
 	Details map[string]float64 `json:"details,omitempty"`
+}
+
+// Signal is one telemetry signal of a culprit over its window, next to the
+// median of its symmetry group's other members (Baseline, -1 when none).
+type Signal struct {
+	Name     string  `json:"name"` // rate_util, backlog_util, queue_bytes, loss, ecn_marks, drops, trims, bytes_share
+	Value    float64 `json:"value"`
+	Baseline float64 `json:"baseline"`
+	Unit     string  `json:"unit,omitempty"`
+}
+
+// Victim is a member or host slowed by a culprit.
+type Victim struct {
+	Member string `json:"member"` // "spine0" (a plane), "leaf1:Ethernet4", "host3"
+	Group  string `json:"group"`  // symmetry group, or "job:NAME" for a host
+	// Why: "low bytes (−23%) with an empty queue", "flows cross the culprit", ...
+	Why string `json:"why"`
+}
+
+// Imbalance is a group-level finding: a symmetry group whose members'
+// loads spread more than the thresholds allow (typically ECMP hash
+// collisions), reported once per group instead of once per member.
+type Imbalance struct {
+	Group   string  `json:"group"`
+	Kind    string  `json:"kind"`
+	Members int     `json:"members"`
+	CV      float64 `json:"cv"`      // coefficient of variation of member loads
+	MaxMin  float64 `json:"max_min"` // max/min member load, 0 when a member carried nothing
+	Jain    float64 `json:"jain"`    // Jain fairness index, 1/n..1
+	// MaxMember and MinMember name the most and least loaded members.
+	MaxMember string `json:"max_member,omitempty"`
+	MinMember string `json:"min_member,omitempty"`
+	Evidence  string `json:"evidence"`
 }
 
 // Plots is runs/<id>/plots.json: the analysed series the report draws.
