@@ -38,6 +38,10 @@ const (
 	MetricDrops             = "drops"
 	MetricTrims             = "trims"
 	MetricECNMarked         = "ecn_marked"
+	MetricAnomalies         = "anomalies"
+	MetricImbalancedGroups  = "imbalanced_groups"
+	MetricMinGroupJain      = "min_group_jain"
+	MetricUnmatchedFaults   = "unmatched_faults"
 )
 
 // NoData marks a missing value in GroupStat.Means and in the Gbps arrays of
@@ -84,7 +88,10 @@ type Input struct {
 	// Ideal returns the unloaded FCT in ps of a flow; nil skips slowdowns.
 	Ideal  func(src, dst int, size int64) int64
 	Faults []results.Fault
-	Opts   Options
+	// LB is the transport's load balancer (ecmp, ops, reps, ...): with
+	// ECMP, unequal member loads are hashing, not a fault.
+	LB   string
+	Opts Options
 }
 
 // Options tune anomaly detection; zero values take the defaults.
@@ -95,6 +102,17 @@ type Options struct {
 	StragHigh       float64 // upper bound of the middle bands (0.8)
 	StragMinMiddle  float64 // minimum middle-band fraction of a straggler (0.5)
 	ActiveFraction  float64 // group activity threshold, fraction of line rate (0.05)
+
+	// Culprit detection (see the package documentation).
+	BacklogBytes    float64 // queue high-water that counts as backlogged, bytes (16384)
+	Capacity        float64 // a backlogged port below this fraction of line rate is capped (0.8)
+	Loss            float64 // share of transmitted packets dropped that makes an interval lossy (0.5)
+	MinIntervals    int     // consecutive capped intervals on a rate plateau that make a capacity episode (4)
+	PlateauTol      float64 // spread of a plateau's rates, fraction of line rate (0.01; at least 2 packets per interval)
+	MinLostPackets  float64 // packets lost that make a loss episode (8)
+	MergeGap        int     // normal intervals bridged inside one episode (2)
+	VictimDeviation float64 // shortfall from the group median that makes a starved member (0.1)
+	ImbalanceCV     float64 // CV of a load-balanced group that makes an imbalance finding (0.15)
 }
 
 // Defaults.
@@ -105,6 +123,16 @@ const (
 	DefaultStragHigh       = 0.8
 	DefaultStragMinMiddle  = 0.5
 	DefaultActiveFraction  = 0.05
+
+	DefaultBacklogBytes    = 16384
+	DefaultCapacity        = 0.8
+	DefaultLoss            = 0.5
+	DefaultMinIntervals    = 4
+	DefaultPlateauTol      = 0.01
+	DefaultMinLostPackets  = 8
+	DefaultMergeGap        = 2
+	DefaultVictimDeviation = 0.1
+	DefaultImbalanceCV     = 0.15
 )
 
 // StragglerMargin is how far a straggler's middle-band fraction must exceed
@@ -128,7 +156,27 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.StragHigh, DefaultStragHigh)
 	def(&o.StragMinMiddle, DefaultStragMinMiddle)
 	def(&o.ActiveFraction, DefaultActiveFraction)
-	for _, v := range []float64{o.SymZ, o.SymMinDeviation, o.StragLow, o.StragHigh, o.StragMinMiddle, o.ActiveFraction} {
+	def(&o.BacklogBytes, DefaultBacklogBytes)
+	def(&o.Capacity, DefaultCapacity)
+	def(&o.Loss, DefaultLoss)
+	def(&o.MinLostPackets, DefaultMinLostPackets)
+	def(&o.VictimDeviation, DefaultVictimDeviation)
+	def(&o.ImbalanceCV, DefaultImbalanceCV)
+	def(&o.PlateauTol, DefaultPlateauTol)
+	if o.MinIntervals == 0 {
+		o.MinIntervals = DefaultMinIntervals
+	}
+	if o.MergeGap == 0 {
+		o.MergeGap = DefaultMergeGap
+	}
+	if o.MinIntervals < 1 || o.MinIntervals > 1000 || o.MergeGap < 0 || o.MergeGap > 1000 {
+		return o, fmt.Errorf("min intervals must be 1..1000 and merge gap 0..1000: %+v", o)
+	}
+	if o.Capacity > 1 || o.Loss > 1 || o.VictimDeviation > 1 || o.PlateauTol > 1 {
+		return o, fmt.Errorf("capacity, loss and victim deviation are fractions (at most 1): %+v", o)
+	}
+	for _, v := range []float64{o.SymZ, o.SymMinDeviation, o.StragLow, o.StragHigh, o.StragMinMiddle, o.ActiveFraction,
+		o.BacklogBytes, o.Capacity, o.Loss, o.MinLostPackets, o.VictimDeviation, o.ImbalanceCV, o.PlateauTol} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 			return o, fmt.Errorf("analysis options must be finite and non-negative: %+v", o)
 		}
@@ -144,11 +192,16 @@ func (o Options) withDefaults() (Options, error) {
 
 // Output is the analysis of one run.
 type Output struct {
-	Jobs      []results.Job
+	Jobs []results.Job
+	// Anomalies are the culprits, ranked (Rank 1 first).
 	Anomalies []results.Anomaly
-	Groups    []GroupStat
-	Plots     results.Plots
-	Coverage  Coverage
+	// Imbalances are group-level findings (see results.Imbalance).
+	Imbalances []results.Imbalance
+	// FaultMatches tie each injected fault to the anomaly explaining it.
+	FaultMatches []results.FaultMatch
+	Groups       []GroupStat
+	Plots        results.Plots
+	Coverage     Coverage
 	// Metrics are the fabric-wide metrics (see the Metric* constants).
 	Metrics map[string]float64
 	// Index gives access to every telemetry series of the run.
@@ -200,9 +253,7 @@ func Analyze(in Input) (*Output, error) {
 			return nil, fmt.Errorf("analysis: job %q: %v", in.Jobs[ji].Name, err)
 		}
 	}
-	a := &analyzer{in: in, f: f, opts: opts, idx: NewIndex(in.Samples)}
-	a.g = newGrid(a.idx, in.EpochNs)
-	a.portVals = map[int][]float64{}
+	a := newAnalyzer(in, opts)
 
 	out := &Output{Index: a.idx, Metrics: map[string]float64{}}
 	out.Coverage = a.coverage()
@@ -211,27 +262,52 @@ func Analyze(in Input) (*Output, error) {
 	}
 
 	groups := a.buildGroups()
-	var symAnoms []results.Anomaly
-	maxCV, active := 0.0, 0
+	maxCV, active, minJain := 0.0, 0, 1.0
 	data := make([]groupData, len(groups))
+	starvedBy := make([][]starved, len(groups))
 	for gi, gr := range groups {
 		data[gi] = a.groupData(gr)
-		st, anoms := a.symmetry(gr, data[gi])
+		st, sv := a.symmetry(gr, data[gi])
 		out.Groups = append(out.Groups, st)
-		symAnoms = append(symAnoms, anoms...)
+		starvedBy[gi] = sv
 		if st.Active && len(gr.members) >= 3 {
 			active++
 			maxCV = math.Max(maxCV, st.CV)
+			var vals []float64
+			for _, m := range st.Means {
+				if m >= 0 {
+					vals = append(vals, m)
+				}
+			}
+			if len(vals) >= 2 {
+				_, _, j := spread(vals)
+				minJain = math.Min(minJain, j)
+			}
 		}
-		out.Plots.Groups = append(out.Plots.Groups, a.groupSeries(gr, data[gi], anoms))
 	}
-	var stragAnoms []results.Anomaly
-	for ji := range in.Jobs {
-		anoms, hists := a.stragglers(&in.Jobs[ji])
-		stragAnoms = append(stragAnoms, anoms...)
-		out.Plots.NICHists = append(out.Plots.NICHists, hists...)
+	at := a.attribute(groups, out.Groups, starvedBy)
+	out.Anomalies, out.Imbalances, out.FaultMatches = at.anomalies, at.imbalances, at.matches
+	stragglerHost := map[string]bool{}
+	for _, an := range at.anomalies {
+		if an.Kind == results.KindStraggler {
+			stragglerHost[an.Member] = true
+		}
 	}
-	out.Anomalies = append(append(out.Anomalies, symAnoms...), stragAnoms...)
+	for i := range at.hists {
+		at.hists[i].Straggler = stragglerHost[at.hists[i].Host]
+	}
+	out.Plots.NICHists = at.hists
+	var symAnoms []results.Anomaly
+	for gi, gr := range groups {
+		var mine []results.Anomaly
+		for _, an := range at.anomalies {
+			if an.Group == gr.name {
+				mine = append(mine, an)
+			}
+		}
+		symAnoms = append(symAnoms, mine...)
+		out.Plots.Groups = append(out.Plots.Groups, a.groupSeries(gr, data[gi], mine))
+	}
 
 	for ji := range in.Jobs {
 		out.Plots.FCTs = append(out.Plots.FCTs, fctSeries(&in.Jobs[ji]))
@@ -240,8 +316,18 @@ func Analyze(in Input) (*Output, error) {
 	out.Plots.TimeSeries = a.faultSeries(groups, data, symAnoms)
 
 	m := out.Metrics
-	m[MetricSymmetryAnomalies] = float64(len(symAnoms))
-	m[MetricStragglers] = float64(len(stragAnoms))
+	m[MetricSymmetryAnomalies] = float64(at.symmetry)
+	m[MetricStragglers] = float64(at.stragglers)
+	m[MetricAnomalies] = float64(len(at.anomalies))
+	m[MetricImbalancedGroups] = float64(len(at.imbalances))
+	m[MetricMinGroupJain] = round(minJain, 6)
+	unmatched := 0
+	for _, fm := range at.matches {
+		if fm.Anomaly == 0 {
+			unmatched++
+		}
+	}
+	m[MetricUnmatchedFaults] = float64(unmatched)
 	m[MetricMaxGroupCV] = round(maxCV, 6)
 	m[MetricActiveGroups] = float64(active)
 	if c := out.Coverage; c.SwitchPorts > 0 {
@@ -282,6 +368,18 @@ type analyzer struct {
 	g    grid
 	// portVals caches each port's out-octets rate on the grid.
 	portVals map[int][]float64
+	sigs     map[int]*portSignals
+	queues   map[[2]string]string
+	dists    map[int][]int
+}
+
+func newAnalyzer(in Input, opts Options) *analyzer {
+	a := &analyzer{in: in, f: in.Fabric, opts: opts, idx: NewIndex(in.Samples)}
+	a.g = newGrid(a.idx, in.EpochNs)
+	a.portVals = map[int][]float64{}
+	a.sigs = map[int]*portSignals{}
+	a.dists = map[int][]int{}
+	return a
 }
 
 // portName is "device:port".

@@ -1,6 +1,6 @@
 // Package analysis turns the telemetry and flow records of one run into job
-// results, symmetry-group statistics, anomalies (symmetry outliers and
-// stragglers), plot data and fabric-wide metrics. [Analyze] is the entry
+// results, symmetry-group statistics, ranked anomalies (culprits with their
+// victims), group imbalances, fault correlation, plot data and fabric-wide metrics. [Analyze] is the entry
 // point; package kpis evaluates KPIs against its [Output].
 //
 // # Telemetry model
@@ -51,24 +51,60 @@
 // never active reports means over all intervals, CV and MaxMin 0, and is not
 // checked; neither is a group with fewer than 3 members with samples.
 //
-// # Symmetry anomalies
+// # Culprits
 //
-// With m the median of the member values and MAD = median(|x−m|), the
-// robust z-score of a member is z = 0.6745·(x−m)/MAD', where MAD' is MAD,
-// or 1% of m when MAD is smaller than that (so a perfectly uniform group
-// never divides by zero and a genuine shortfall still scores high). A
-// member is an anomaly when
+// Every port (switch egress ports and host NICs) is judged on its own
+// signals on the common time axis: transmit rate r, queue high-water q
+// (max-queue-len), and the increases of out-discards, out-pkts and the
+// queue's ECN-mark and trim counters. In bucket k a port is
 //
-//	z ≤ −SymZ (3.5)  and  (m−x)/m ≥ SymMinDeviation (0.2).
+//	backlogged  q ≥ BacklogBytes (16 KiB) and it marked, dropped or trimmed
+//	capped      backlogged and r < Capacity (0.8) · line rate
+//	lossy       drops ≥ 2 and drops ≥ Loss (0.5) · max(out-pkts, drops),
+//	            unless backlogged at or above Capacity · line rate
 //
-// Only low outliers are flagged: a member carrying less than its symmetric
-// peers is the signature of a fault on it (a degraded or flapping link, a
-// bad optic, a mis-hashed ECMP member), whereas a member carrying more is
-// usually the consequence of a fault elsewhere (its peers' traffic moved
-// onto it) or of a skewed workload, and flagging it would blame the wrong
-// port. The anomaly's Score is |z|; Details hold mean_gbps, median_gbps,
-// deviation ((m−x)/m) and z. A host flagged in a rail group may also be a
-// straggler; both anomalies are kept.
+// A run of consecutive capped buckets counts only if it holds a plateau:
+// MinIntervals (4) consecutive buckets whose rates lie within PlateauTol
+// (1%) of line rate of each other, or within two packets per interval if
+// that is more. A degraded or shaped link serves its standing queue at one
+// fixed rate; a healthy port at less than line rate is partly idle and its
+// rate wanders. Flagged buckets separated by at most MergeGap (2) normal
+// ones form an episode; a loss episode needs MinLostPackets (8). With OPS
+// (oblivious spraying, every member of a port group offered the same load)
+// a member whose queue stood above every sibling's and at least twice
+// their median in at least half the group's active intervals (and at least
+// 2·MinIntervals of them), carrying at most 10% more bytes than the
+// median, is a queue culprit: it serves its share more slowly.
+//
+// The verdicts become culprits: both directions of one link (overlapping
+// windows) are one culprit naming the link; a host's NIC and the switch
+// port towards it are a host culprit of kind straggler, cause slow-nic;
+// other ports are symmetry culprits of their group. Score is the sum over
+// the flagged buckets of 1 − r/line (capacity), the share of packets lost
+// (loss) or 1 − median sibling queue / queue (queue). Each anomaly lists
+// its signals with the median of its group's other members over the same
+// window (Baseline), its window (start of the first, end of the last
+// flagged bucket) and its victims.
+//
+// # Victims
+//
+// A group member is starved when its mean over the group's active window
+// is a low outlier: robust z = 0.6745·(x−m)/MAD' ≤ −SymZ (3.5), with m
+// the median, MAD' the median absolute deviation floored at 1% of m, and
+// (m−x)/m ≥ VictimDeviation (0.1). A starved member is a victim, never a
+// culprit: it is listed under the culprit whose ports touch its switch
+// (else the highest-scoring one). Hosts with a flow that may cross a
+// culprit port (a shortest path through it) while the culprit was
+// abnormal, or that send to or receive from a host culprit, are its
+// victims too. A starved member with no culprit stays unnamed; its group
+// shows as an imbalance.
+//
+// # Imbalance
+//
+// Load-balanced groups (leaf-uplinks, spine-uplinks, planes) that no
+// anomaly touches and whose member means have a coefficient of variation
+// of at least ImbalanceCV (0.15) are reported once, with CV, max/min and
+// Jain's index (ECMP hash collisions are real imbalance, not culprits).
 //
 // # Stragglers
 //
@@ -83,12 +119,25 @@
 // samples in [StragLow, StragHigh) (default [0.1, 0.8)). Healthy
 // participants of a collective are bimodal, at line rate or idle (Spectrum-X
 // paper §5.2); a host stuck in between is throttled. A participant with at
-// least MinStragglerSamples samples is a straggler when
+// least MinStragglerSamples samples is a candidate when
 //
 //	middle ≥ StragMinMiddle (0.5)  and  middle − median participant's middle ≥ 0.25
 //
 // (the median over participants with enough samples; at least 3 are
-// needed). Score is the middle fraction.
+// needed). A candidate that is a victim of a culprit, a host culprit
+// itself, or whose flows may cross a hot port (backlogged at line rate in
+// MinIntervals intervals: oversubscribed, e.g. by ECMP collisions) is not
+// reported; the others are straggler anomalies with cause throttle, score
+// the middle fraction.
+//
+// # Ranking and faults
+//
+// Anomalies are ordered by score (then start time, then member) and
+// numbered from 1. The injected fault events are grouped by suite fault
+// ID; a fault matches the best-ranked anomaly whose member is one of its
+// ports or its host (or whose link is the fault's link, or a host culprit
+// whose NIC the fault hits) in a window overlapping the fault's, within two
+// sample intervals.
 //
 // # Job results
 //
@@ -111,17 +160,20 @@
 //
 // # Plots and metrics
 //
-// Plots hold a GroupSeries per group, a NICHist per participant of every
-// straggler-checked job, an FCTSeries per job and, in TimeSeries, for every
-// symmetry anomaly and every group member a fault description names
+// Plots hold a GroupSeries per group (Anomalous: the culprits of that
+// group), a NICHist per participant of every straggler-checked job, an
+// FCTSeries per job and, in TimeSeries, for every anomaly of a group and
+// every group member a fault description names
 // ("leaf0:Ethernet4", a node name or a link "leaf0-spine1"), the member's
 // bandwidth and its group's median, on a panel named after the group.
 // Series longer than MaxPlotPoints are averaged over consecutive intervals;
 // values are Gb/s rounded to 3 decimals, NoData (−1) where no sample
 // exists.
 //
-// Output.Metrics: symmetry_anomalies, stragglers, max_group_cv (over active
-// groups with at least 3 members), active_groups, telemetry_coverage
+// Output.Metrics: anomalies, symmetry_anomalies (culprits of kind
+// symmetry), stragglers (of kind straggler), unmatched_faults,
+// imbalanced_groups, max_group_cv and min_group_jain (over active groups
+// with at least 3 members), active_groups, telemetry_coverage
 // (fraction of switch ports with samples), and drops, trims and ecn_marked:
 // the summed increases, over all switch targets, of the interface
 // out-discards counters and of the queue trim-pkts and ecn-marked-pkts

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/fabricbench/fabricbench/inventory"
-	"github.com/fabricbench/fabricbench/results"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -163,8 +162,10 @@ func (a *analyzer) groupData(gr group) groupData {
 	return d
 }
 
-// symmetry summarises a group and flags its low outliers.
-func (a *analyzer) symmetry(gr group, d groupData) (GroupStat, []results.Anomaly) {
+// symmetry summarises a group and lists its starved members: those whose
+// mean is a low outlier (robust z ≤ −SymZ) at least VictimDeviation below
+// the group median.
+func (a *analyzer) symmetry(gr group, d groupData) (GroupStat, []starved) {
 	st := GroupStat{Name: gr.name, Kind: gr.kind, Active: d.nAct > 0, ActiveIntervals: d.nAct}
 	means := make([]float64, len(gr.members))
 	var valid []float64
@@ -217,33 +218,24 @@ func (a *analyzer) symmetry(gr group, d groupData) (GroupStat, []results.Anomaly
 		dev[i] = math.Abs(v - med)
 	}
 	mad := math.Max(median(dev), 0.01*med)
-	var anoms []results.Anomaly
+	var out []starved
 	for mi, x := range means {
 		if math.IsNaN(x) {
 			continue
 		}
 		z := 0.6745 * (x - med) / mad
 		short := (med - x) / med
-		if z > -a.opts.SymZ || short < a.opts.SymMinDeviation {
+		if z > -a.opts.SymZ || short < a.opts.VictimDeviation {
 			continue
 		}
-		label := gr.members[mi].label
-		anoms = append(anoms, results.Anomaly{
-			Kind:   results.KindSymmetry,
-			Group:  gr.name,
-			Member: label,
-			Score:  round(math.Abs(z), 3),
-			Evidence: fmt.Sprintf("%s carried %s vs group median %s (%s) over %s",
-				label, fmtRate(x), fmtRate(med), signedPercent(-short), fmtDurationNs(int64(d.nAct)*a.g.step)),
-			Details: map[string]float64{
-				"mean_gbps":   round(x/1e9, 3),
-				"median_gbps": round(med/1e9, 3),
-				"deviation":   round(short, 4),
-				"z":           round(z, 3),
-			},
-		})
+		m := gr.members[mi]
+		node := -1
+		if gr.kind == KindPlane && len(m.ports) > 0 {
+			node = a.f.Ports[m.ports[0]].Node
+		}
+		out = append(out, starved{group: gr.name, label: m.label, ports: m.ports, node: node, short: short, z: z, mean: x, med: med})
 	}
-	return st, anoms
+	return st, out
 }
 
 // signedPercent formats a fraction as "−51%" / "+3%".

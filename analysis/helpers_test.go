@@ -87,3 +87,44 @@ func anomaliesOf(out *Output, kind string) []string {
 	}
 	return s
 }
+
+// queueFunc gives port p's queue high-water (bytes) and ECN marks during
+// interval i.
+type queueFunc func(p, i int) (hw, marks int64)
+
+// withQueues adds, for every switch port, the queue high-water and the
+// cumulative ECN-mark counter (queue "q0"), and the cumulative out-pkts
+// and out-discards counters of every port (pkts at 4 KiB per packet of the
+// rate; drops from drop(p, i), nil for none).
+func withQueues(f *inventory.Fabric, n int, rate rateFunc, queue queueFunc, drop func(p, i int) int64) []telemetry.Sample {
+	var out []telemetry.Sample
+	for p := range f.Ports {
+		pt := &f.Ports[p]
+		target := f.Nodes[pt.Node].Name
+		var marks, pkts, drops int64
+		for i := 0; i <= n; i++ {
+			hw := int64(0)
+			if i > 0 {
+				var m int64
+				hw, m = queue(p, i)
+				marks += m
+				pkts += int64(rate(p, i) * 1e9 / 8 * float64(testStep) / 1e9 / 4096)
+				if drop != nil {
+					d := drop(p, i)
+					drops += d
+					pkts += d
+				}
+			}
+			tm := testEpoch + int64(i)*testStep
+			out = append(out,
+				telemetry.Sample{Time: tm, Target: target, Measurement: telemetry.MeasInterface, Interface: pt.Name, Field: telemetry.FieldOutPkts, Value: pkts},
+				telemetry.Sample{Time: tm, Target: target, Measurement: telemetry.MeasInterface, Interface: pt.Name, Field: telemetry.FieldOutDiscards, Value: drops})
+			if f.Nodes[pt.Node].IsSwitch() {
+				out = append(out,
+					telemetry.Sample{Time: tm, Target: target, Measurement: telemetry.MeasQueue, Interface: pt.Name, Queue: "q0", Field: telemetry.FieldMaxQueueLen, Value: hw},
+					telemetry.Sample{Time: tm, Target: target, Measurement: telemetry.MeasQueue, Interface: pt.Name, Queue: "q0", Field: telemetry.FieldECNMarkedPkts, Value: marks})
+			}
+		}
+	}
+	return append(out, synth(f, n, rate)...)
+}

@@ -80,9 +80,16 @@ func uniqueHosts(hosts []int) []int {
 	return out
 }
 
-// stragglers builds the NIC histograms of a job's participants and flags
-// the stragglers (see the package documentation).
-func (a *analyzer) stragglers(j *JobInput) ([]results.Anomaly, []results.NICHist) {
+// stragCand is a participant stuck between idle and line rate: a
+// straggler unless a culprit explains it.
+type stragCand struct {
+	host    int // host number
+	anomaly results.Anomaly
+}
+
+// stragglers builds the NIC histograms of a job's participants and lists
+// the straggler candidates (see the package documentation).
+func (a *analyzer) stragglers(j *JobInput) ([]stragCand, []results.NICHist) {
 	if !stragglerChecked(j) {
 		return nil, nil
 	}
@@ -129,7 +136,7 @@ func (a *analyzer) stragglers(j *JobInput) ([]results.Anomaly, []results.NICHist
 		}
 	}
 	med := median(fracs)
-	var anoms []results.Anomaly
+	var anoms []stragCand
 	var hists []results.NICHist
 	edges := histEdges()
 	for i := range nics {
@@ -140,11 +147,15 @@ func (a *analyzer) stragglers(j *JobInput) ([]results.Anomaly, []results.NICHist
 			if mf >= a.opts.StragMinMiddle && mf-med >= StragglerMargin {
 				straggler = true
 				mean := n.sumBps / float64(n.samples)
-				anoms = append(anoms, results.Anomaly{
-					Kind:   results.KindStraggler,
-					Group:  "job:" + j.Name,
-					Member: n.host,
-					Score:  round(mf, 4),
+				anoms = append(anoms, stragCand{host: hosts[i], anomaly: results.Anomaly{
+					Kind:    results.KindStraggler,
+					Group:   "job:" + j.Name,
+					Member:  n.host,
+					Cause:   results.CauseThrottle,
+					Score:   round(mf, 4),
+					StartUs: round(float64(ws-a.in.EpochNs)/1e3, 3),
+					EndUs:   round(float64(we-a.in.EpochNs)/1e3, 3),
+					Signals: []results.Signal{{Name: "middle_fraction", Value: round(mf, 4), Baseline: round(med, 4), Unit: "fraction of samples"}},
 					Evidence: fmt.Sprintf("%s spent %.0f%% of %d samples between %.0f%% and %.0f%% of line rate (median participant %.0f%%); mean %s",
 						n.host, 100*mf, n.samples, 100*a.opts.StragLow, 100*a.opts.StragHigh, 100*med, fmtRate(mean)),
 					Details: map[string]float64{
@@ -153,7 +164,7 @@ func (a *analyzer) stragglers(j *JobInput) ([]results.Anomaly, []results.NICHist
 						"samples":                float64(n.samples),
 						"mean_gbps":              round(mean/1e9, 3),
 					},
-				})
+				}})
 			}
 		}
 		hists = append(hists, results.NICHist{Job: j.Name, Host: n.host, Edges: edges, Counts: n.counts, Straggler: straggler})

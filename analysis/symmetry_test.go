@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -90,14 +91,17 @@ func TestUniformLoadHasNoAnomalies(t *testing.T) {
 	}
 }
 
-// (b) One leaf uplink at 50% while its peers run at 95%: exactly one
-// anomaly, on that port; the spine side (whose every downlink loses the same
-// share) and the rails stay quiet.
+// (b) One leaf uplink degraded to 50%: it serves its standing queue
+// (100 KB, marking) at a flat 50 Gb/s while its peers run at 95 with short
+// queues. Exactly one anomaly, a capacity culprit on that port, in the
+// fault's window; the spine1 plane member, which carries less because of
+// it, is its victim, not a second anomaly.
 func TestDegradedLeafUplinkIsTheOnlyAnomaly(t *testing.T) {
 	f := testFabric(t)
 	bad := portOf(t, f, "leaf0", "spine1")
-	up := func(p int) float64 {
-		if p == bad {
+	const from = 5 // degraded from interval 5 on
+	up := func(p, i int) float64 {
+		if p == bad && i >= from {
 			return 50
 		}
 		return 95
@@ -108,51 +112,72 @@ func TestDegradedLeafUplinkIsTheOnlyAnomaly(t *testing.T) {
 		case isHostPort(f, p):
 			return 95
 		case pt.Uplink:
-			return up(p)
+			return up(p, i)
 		case strings.HasPrefix(nodeName(f, p), "spine"):
 			// A spine forwards an equal share of what every leaf sends it.
 			sp := nodeName(f, p)
 			sum := 0.0
 			for _, l := range []string{"leaf0", "leaf1", "leaf2", "leaf3"} {
-				sum += up(portOf(t, f, l, sp))
+				sum += up(portOf(t, f, l, sp), i)
 			}
 			return sum / 4
 		}
 		return 95 // leaf downlinks
 	}
-	out := analyze(t, Input{Fabric: f, Samples: synth(f, 20, rate), EpochNs: testEpoch,
-		Faults: []results.Fault{{AtUs: 0, Description: "degrade leaf0:Ethernet5 to 50%"}}})
-	got := anomaliesOf(out, results.KindSymmetry)
-	if !reflect.DeepEqual(got, []string{"leaf-uplinks:leaf0 leaf0:Ethernet5"}) {
-		t.Fatalf("symmetry anomalies %v, want exactly leaf0:Ethernet5", got)
+	queue := func(p, i int) (int64, int64) {
+		if p == bad && i >= from {
+			return 100_000, 40
+		}
+		return 8_000, 0
 	}
+	// The spine1 plane carries 8.6% less over the active window.
+	out := analyze(t, Input{Fabric: f, Samples: withQueues(f, 20, rate, queue, nil), EpochNs: testEpoch, LB: "reps", Opts: Options{VictimDeviation: 0.05},
+		Faults: []results.Fault{{AtUs: 400, ID: "F1", Kind: "degrade", Ports: []string{"leaf0:Ethernet5"}, Description: "degrade leaf0:Ethernet5 (transmit) to 50% at 400us"}}})
 	if nodeName(f, bad)+":"+f.Ports[bad].Name != "leaf0:Ethernet5" {
 		t.Fatalf("the degraded port is %s", f.Ports[bad].Name)
 	}
+	if len(out.Anomalies) != 1 {
+		t.Fatalf("anomalies %+v, want exactly leaf0:Ethernet5", out.Anomalies)
+	}
 	a := out.Anomalies[0]
-	if d := a.Details["deviation"]; math.Abs(d-45.0/95) > 0.002 {
-		t.Errorf("deviation %g, want %.4f", d, 45.0/95)
+	if a.Rank != 1 || a.Kind != results.KindSymmetry || a.Group != "leaf-uplinks:leaf0" || a.Member != "leaf0:Ethernet5" || a.Cause != results.CauseCapacity || a.Link != "" {
+		t.Fatalf("anomaly %+v", a)
 	}
-	if a.Details["median_gbps"] != 95 || math.Abs(a.Details["mean_gbps"]-50) > 0.01 || a.Score < 20 {
-		t.Errorf("details %v score %g", a.Details, a.Score)
+	if a.StartUs != 400 || a.EndUs != 2000 {
+		t.Errorf("window %v-%v µs, want 400-2000", a.StartUs, a.EndUs)
 	}
-	if !strings.Contains(a.Evidence, "leaf0:Ethernet5 carried 50.0 Gb/s vs group median 95.0 Gb/s (\u221247%) over 2.0 ms") {
-		t.Errorf("evidence %q", a.Evidence)
+	// 16 intervals at half capacity.
+	if math.Abs(a.Score-8) > 0.01 || a.Details["rate_util"] != 0.5 || a.Details["queue_bytes"] != 100_000 || a.Details["ecn_marks"] != 640 {
+		t.Errorf("score %v details %v", a.Score, a.Details)
 	}
-	if out.Metrics[MetricSymmetryAnomalies] != 1 {
-		t.Errorf("metric %v", out.Metrics[MetricSymmetryAnomalies])
+	want := "leaf0:Ethernet5 sent at 50% of its 100.0 Gb/s line rate in 16 intervals while its queue held 100 KB"
+	if !strings.HasPrefix(a.Evidence, want) {
+		t.Errorf("evidence %q, want prefix %q", a.Evidence, want)
 	}
-	// The spine1 plane member carries 11% less than its peers: a clear
-	// z-score, but below the minimum deviation.
-	for _, g := range out.Groups {
-		if g.Name == "plane:fabric" && (g.CV < 0.01 || g.Means[1] >= g.Means[0]) {
-			t.Errorf("plane stats %+v", g)
-		}
+	var sigs []string
+	for _, s := range a.Signals {
+		sigs = append(sigs, fmt.Sprintf("%s=%v/%v", s.Name, s.Value, s.Baseline))
 	}
-	// Plot data: the group series marks the member; the fault and the
-	// anomaly give the member's and the median's time series.
+	if !reflect.DeepEqual(sigs[:2], []string{"rate_util=0.5/-1", "queue_bytes=100000/8000"}) {
+		t.Errorf("signals %v", sigs)
+	}
+	var victims []string
+	for _, v := range a.Victims {
+		victims = append(victims, v.Group+" "+v.Member)
+	}
+	if !slices.Contains(victims, "plane:fabric spine1") {
+		t.Errorf("victims %v, want the spine1 plane", victims)
+	}
+	if !reflect.DeepEqual(a.Faults, []string{"F1"}) || len(out.FaultMatches) != 1 || out.FaultMatches[0].Anomaly != 1 {
+		t.Errorf("fault correlation: anomaly faults %v, matches %+v", a.Faults, out.FaultMatches)
+	}
+	if out.Metrics[MetricSymmetryAnomalies] != 1 || out.Metrics[MetricAnomalies] != 1 || out.Metrics[MetricStragglers] != 0 || out.Metrics[MetricUnmatchedFaults] != 0 {
+		t.Errorf("metrics %v", out.Metrics)
+	}
+	// Plot data: the group series marks the member; the anomaly gives the
+	// member's and the median's time series.
 	gs := out.Plots.Groups[0]
-	if gs.Group != "leaf-uplinks:leaf0" || !reflect.DeepEqual(gs.Anomalous, []string{"leaf0:Ethernet5"}) || len(gs.TimesUs) != 20 || gs.TimesUs[0] != 100 || gs.Gbps[1][3] != 50 {
+	if gs.Group != "leaf-uplinks:leaf0" || !reflect.DeepEqual(gs.Anomalous, []string{"leaf0:Ethernet5"}) || len(gs.TimesUs) != 20 || gs.TimesUs[0] != 100 || gs.Gbps[1][6] != 50 {
 		t.Errorf("group series %+v", gs)
 	}
 	var ts []string
@@ -162,16 +187,116 @@ func TestDegradedLeafUplinkIsTheOnlyAnomaly(t *testing.T) {
 	if !reflect.DeepEqual(ts, []string{"leaf-uplinks:leaf0|leaf0:Ethernet5", "leaf-uplinks:leaf0|median of leaf-uplinks:leaf0"}) {
 		t.Errorf("time series %v", ts)
 	}
-	if s := out.Plots.TimeSeries[1]; s.Gbps[5] != 95 {
-		t.Errorf("median series %v", s.Gbps)
-	}
 	if _, err := json.Marshal(out); err != nil {
 		t.Errorf("output does not marshal: %v", err)
 	}
 }
 
-// (c) A spine sending more on one downlink than on the others is not an
-// anomaly (high side); the same spine sending much less on one is.
+// A member low on bytes with an empty queue is starved: a victim, never a
+// culprit, with spraying or ECMP. With no culprit to hang it under, its
+// group is reported once as an imbalance.
+func TestStarvedMemberIsNeverACulprit(t *testing.T) {
+	f := testFabric(t)
+	low := portOf(t, f, "leaf0", "spine1")
+	rate := func(p, i int) float64 {
+		if p == low {
+			return 40
+		}
+		return 95
+	}
+	quiet := func(p, i int) (int64, int64) { return 4_000, 0 }
+	spray := analyze(t, Input{Fabric: f, Samples: withQueues(f, 10, rate, quiet, nil), EpochNs: testEpoch, LB: "ops"})
+	if len(spray.Anomalies) != 0 || len(spray.Imbalances) != 1 {
+		t.Fatalf("spraying: anomalies %+v imbalances %+v", spray.Anomalies, spray.Imbalances)
+	}
+	ecmp := analyze(t, Input{Fabric: f, Samples: withQueues(f, 10, rate, quiet, nil), EpochNs: testEpoch, LB: "ecmp"})
+	if len(ecmp.Anomalies) != 0 {
+		t.Fatalf("ECMP: anomalies %+v, want none", ecmp.Anomalies)
+	}
+	if len(ecmp.Imbalances) != 1 || ecmp.Imbalances[0].Group != "leaf-uplinks:leaf0" || ecmp.Imbalances[0].MinMember != "leaf0:Ethernet5" {
+		t.Fatalf("ECMP imbalances %+v", ecmp.Imbalances)
+	}
+	im := ecmp.Imbalances[0]
+	// Loads 95, 40, 95, 95: mean 81.25, CV 0.293, max/min 2.375, Jain 0.921.
+	if math.Abs(im.CV-0.2929) > 0.001 || math.Abs(im.MaxMin-2.375) > 0.001 || math.Abs(im.Jain-0.921) > 0.001 {
+		t.Errorf("imbalance %+v", im)
+	}
+	if ecmp.Metrics[MetricImbalancedGroups] != 1 {
+		t.Errorf("metrics %v", ecmp.Metrics)
+	}
+}
+
+// A healthy port whose queue filled in part of each interval, at a rate
+// that wanders below line rate, is not capped: no plateau. The same port
+// serving a standing queue at a flat 60% is.
+func TestCapacityNeedsAPlateau(t *testing.T) {
+	f := testFabric(t)
+	port := portOf(t, f, "spine2", "leaf3")
+	for _, c := range []struct {
+		name  string
+		rates []float64
+		want  int
+	}{
+		{"wandering", []float64{62, 75, 66, 79, 63, 71, 78, 64}, 0},
+		{"flat", []float64{60, 60.4, 59.8, 60.1, 60, 59.9, 60.2, 60}, 1},
+	} {
+		rate := func(p, i int) float64 {
+			if p == port && i <= len(c.rates) {
+				return c.rates[i-1]
+			}
+			return 95
+		}
+		queue := func(p, i int) (int64, int64) {
+			if p == port {
+				return 60_000, 10
+			}
+			return 4_000, 0
+		}
+		out := analyze(t, Input{Fabric: f, Samples: withQueues(f, 10, rate, queue, nil), EpochNs: testEpoch, LB: "reps"})
+		n := 0
+		for _, a := range out.Anomalies {
+			if a.Cause == results.CauseCapacity {
+				n++
+			}
+		}
+		if n != c.want {
+			t.Errorf("%s: capacity anomalies %+v, want %d", c.name, out.Anomalies, c.want)
+		}
+	}
+}
+
+// A link down for three intervals loses what both ports send in that
+// time: one loss anomaly naming the link, with its window.
+func TestLinkDownIsALossCulprit(t *testing.T) {
+	f := testFabric(t)
+	a, b := portOf(t, f, "leaf2", "spine3"), portOf(t, f, "spine3", "leaf2")
+	rate := func(p, i int) float64 { return 90 }
+	quiet := func(p, i int) (int64, int64) { return 4_000, 0 }
+	drop := func(p, i int) int64 {
+		if (p == a || p == b) && i >= 6 && i <= 8 {
+			return 1000
+		}
+		return 0
+	}
+	out := analyze(t, Input{Fabric: f, Samples: withQueues(f, 15, rate, quiet, drop), EpochNs: testEpoch, LB: "ops",
+		Faults: []results.Fault{
+			{AtUs: 500, ID: "F1", Kind: "down", Ports: []string{"leaf2:Ethernet7", "spine3:Ethernet2"}, Description: "down link leaf2-spine3 at 500us"},
+			{AtUs: 800, ID: "F1", Kind: "up", Ports: []string{"leaf2:Ethernet7", "spine3:Ethernet2"}, Description: "up link leaf2-spine3 at 800us"},
+		}})
+	if len(out.Anomalies) != 1 {
+		t.Fatalf("anomalies %+v", out.Anomalies)
+	}
+	an := out.Anomalies[0]
+	if an.Cause != results.CauseLoss || an.Link != "leaf2-spine3" || an.StartUs != 500 || an.EndUs != 800 {
+		t.Errorf("anomaly %+v", an)
+	}
+	if fm := out.FaultMatches; len(fm) != 1 || fm[0].Anomaly != 1 || fm[0].StartUs != 500 || fm[0].EndUs != 800 {
+		t.Errorf("fault matches %+v", fm)
+	}
+}
+
+// (c) A spine sending more on one downlink than on the others is not
+// starved (high side); the same spine sending much less on one is.
 func TestSpineDownlinkHighMemberIsNotAnAnomaly(t *testing.T) {
 	f := testFabric(t)
 	run := func(first float64) []string {
@@ -185,7 +310,7 @@ func TestSpineDownlinkHighMemberIsNotAnAnomaly(t *testing.T) {
 			}
 			return 83
 		}
-		return anomaliesOf(analyze(t, Input{Fabric: f, Samples: synth(f, 20, rate), EpochNs: testEpoch}), results.KindSymmetry)
+		return starvedOf(t, Input{Fabric: f, Samples: synth(f, 20, rate), EpochNs: testEpoch, Opts: Options{VictimDeviation: 0.2}})
 	}
 	if got := run(100); len(got) != 0 {
 		t.Errorf("{100, 83, 83, 83}: anomalies %v", got)
@@ -214,10 +339,11 @@ func TestActiveWindow(t *testing.T) {
 		}
 		return 90
 	}
-	out := analyze(t, Input{Fabric: f, Samples: synth(f, 60, rate), EpochNs: testEpoch})
-	if got := anomaliesOf(out, results.KindSymmetry); !reflect.DeepEqual(got, []string{"leaf-uplinks:leaf2 leaf2:Ethernet7"}) {
-		t.Fatalf("anomalies %v", got)
+	in := Input{Fabric: f, Samples: synth(f, 60, rate), EpochNs: testEpoch}
+	if got := starvedOf(t, in); !reflect.DeepEqual(got, []string{"leaf-uplinks:leaf2 leaf2:Ethernet7"}) {
+		t.Fatalf("starved %v", got)
 	}
+	out := analyze(t, in)
 	for _, g := range out.Groups {
 		if g.Name == "leaf-uplinks:leaf2" && (g.ActiveIntervals != 10 || math.Abs(g.Means[3]-40e9) > 1e6) {
 			t.Errorf("%+v", g)
@@ -344,6 +470,25 @@ func TestLongRunsAreDownsampled(t *testing.T) {
 	}
 }
 
+// starvedOf lists the starved members ("group member") the symmetry test
+// finds.
+func starvedOf(t *testing.T, in Input) []string {
+	t.Helper()
+	opts, err := in.Opts.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAnalyzer(in, opts)
+	var out []string
+	for _, gr := range a.buildGroups() {
+		_, sv := a.symmetry(gr, a.groupData(gr))
+		for _, s := range sv {
+			out = append(out, s.group+" "+s.label)
+		}
+	}
+	return out
+}
+
 // The MAD is floored at 1% of the median: in a near-uniform group a small
 // shortfall does not score as an outlier just because the others agree to
 // within noise.
@@ -356,9 +501,8 @@ func TestMADFloor(t *testing.T) {
 		}
 		return 95
 	}
-	opts := Options{SymMinDeviation: 0.01}
-	out := analyze(t, Input{Fabric: f, Samples: synth(f, 10, rate), EpochNs: testEpoch, Opts: opts})
-	if got := anomaliesOf(out, results.KindSymmetry); len(got) != 0 {
+	opts := Options{SymMinDeviation: 0.01, VictimDeviation: 0.01}
+	if got := starvedOf(t, Input{Fabric: f, Samples: synth(f, 10, rate), EpochNs: testEpoch, Opts: opts}); len(got) != 0 {
 		t.Fatalf("a 1.6%% shortfall in a near-uniform group: %v", got)
 	}
 	// 3% short: z = 0.6745 · 3 / 0.95 ≈ 2.1 with the floor, still not an
@@ -368,9 +512,8 @@ func TestMADFloor(t *testing.T) {
 		want int
 	}{{92.1, 0}, {89.3, 1}} {
 		leaf0[1] = c.v
-		out = analyze(t, Input{Fabric: f, Samples: synth(f, 10, rate), EpochNs: testEpoch, Opts: opts})
-		if got := anomaliesOf(out, results.KindSymmetry); len(got) != c.want {
-			t.Errorf("leaf0:Ethernet5 at %v: anomalies %v", c.v, got)
+		if got := starvedOf(t, Input{Fabric: f, Samples: synth(f, 10, rate), EpochNs: testEpoch, Opts: opts}); len(got) != c.want {
+			t.Errorf("leaf0:Ethernet5 at %v: starved %v", c.v, got)
 		}
 	}
 }

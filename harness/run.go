@@ -22,6 +22,7 @@ import (
 	"github.com/fabricbench/fabricbench/report"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
+	"github.com/fabricbench/fabricbench/workloads"
 )
 
 // Options control a suite run.
@@ -247,7 +248,8 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		return fail(&InputError{fmt.Errorf("jobs: %w", err)})
 	}
 	for _, ft := range p.Faults {
-		run.Faults = append(run.Faults, results.Fault{AtUs: float64(ft.At) / 1e6, Description: ft.Description})
+		run.Faults = append(run.Faults, results.Fault{AtUs: float64(ft.At) / 1e6, Description: ft.Description,
+			ID: ft.ID, Kind: ft.Kind, Ports: ft.Ports, Host: ft.Host})
 	}
 
 	b, err := newBackend(opts.Backend)
@@ -402,11 +404,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	in := analysis.Input{
 		Fabric: p.Fabric, Samples: samples, EpochNs: rr.EpochNs, Ideal: rr.Ideal, Faults: run.Faults,
-		Opts: analysis.Options{
-			SymZ: p.Suite.Analysis.Symmetry.Z, SymMinDeviation: p.Suite.Analysis.Symmetry.MinDeviation,
-			StragLow: p.Suite.Analysis.Straggler.Low, StragHigh: p.Suite.Analysis.Straggler.High,
-			StragMinMiddle: p.Suite.Analysis.Straggler.MinMiddle,
-		},
+		LB: p.Transport.LB, Opts: analysisOptions(&p.Suite.Analysis),
 	}
 	for ji, j := range w.Jobs {
 		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps}
@@ -429,6 +427,11 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	if run.Anomalies == nil {
 		run.Anomalies = []results.Anomaly{}
 	}
+	run.Imbalances = out.Imbalances
+	if run.Imbalances == nil {
+		run.Imbalances = []results.Imbalance{}
+	}
+	run.FaultMatches = out.FaultMatches
 	extra := map[string]float64{
 		"retransmitted": float64(rr.Packets.Retransmitted), "trimmed": float64(rr.Packets.Trimmed),
 		"dropped": float64(rr.Packets.Dropped), "ecn_marked_packets": float64(rr.Packets.ECNMarked),
@@ -469,6 +472,23 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		return run, fmt.Errorf("run %s: influxdb: %w", p.ID, influxErr)
 	}
 	return run, nil
+}
+
+// analysisOptions maps a suite's analysis section (defaults filled by
+// suite.Load) onto analysis.Options.
+func analysisOptions(a *suite.Analysis) analysis.Options {
+	backlog, err := workloads.ParseSize(a.Culprit.Backlog)
+	if err != nil {
+		backlog = 0 // the analysis default; suite.Load already rejected bad sizes
+	}
+	return analysis.Options{
+		SymZ: a.Symmetry.Z, SymMinDeviation: a.Symmetry.MinDeviation,
+		VictimDeviation: a.Symmetry.VictimDeviation, ImbalanceCV: a.Symmetry.ImbalanceCV,
+		StragLow: a.Straggler.Low, StragHigh: a.Straggler.High, StragMinMiddle: a.Straggler.MinMiddle,
+		BacklogBytes: float64(backlog), Capacity: a.Culprit.Capacity, Loss: a.Culprit.Loss,
+		MinIntervals: a.Culprit.MinIntervals, MinLostPackets: float64(a.Culprit.MinLostPackets),
+		MergeGap: a.Culprit.MergeGap,
+	}
 }
 
 // redactURL drops a password from a URL before it is stored or shown.

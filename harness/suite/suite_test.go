@@ -94,7 +94,8 @@ func TestLoadSmoke(t *testing.T) {
 	if k1.Name != "coverage" || k1.Scope != "fabric" || k1.Min == nil || *k1.Min != 0.5 {
 		t.Errorf("kpi 1: %+v", k1)
 	}
-	want := Analysis{Symmetry: SymmetryOpts{Z: 3.5, MinDeviation: 0.2}, Straggler: StragglerOpts{Low: 0.1, High: 0.8, MinMiddle: 0.5}}
+	want := Analysis{Symmetry: SymmetryOpts{Z: 3.5, MinDeviation: 0.2, VictimDeviation: 0.1, ImbalanceCV: 0.15}, Straggler: StragglerOpts{Low: 0.1, High: 0.8, MinMiddle: 0.5},
+		Culprit: CulpritOpts{Backlog: "16KiB", Capacity: 0.8, Loss: 0.5, MinIntervals: 4, MinLostPackets: 8, MergeGap: 2}}
 	if s.Analysis != want {
 		t.Errorf("analysis = %+v", s.Analysis)
 	}
@@ -475,6 +476,9 @@ func TestBadSuites(t *testing.T) {
 		{"analysis z", base + "analysis:\n  symmetry: {z: 0}\n", `8:17: analysis.symmetry.z: 0 is out of range (want z > 0)`},
 		{"analysis low/high", base + "analysis:\n  straggler: {low: 0.9}\n", `8:20: analysis.straggler.low: low (0.9) must be less than high (0.8)`},
 		{"analysis min_middle", base + "analysis:\n  straggler: {min_middle: 1.5}\n", `8:27: analysis.straggler.min_middle: 1.5 is out of range`},
+		{"analysis culprit capacity", base + "analysis:\n  culprit: {capacity: 1.5}\n", `8:23: analysis.culprit.capacity: 1.5 is out of range`},
+		{"analysis culprit backlog", base + "analysis:\n  culprit: {backlog: 2GiB}\n", `8:22: analysis.culprit.backlog: 2GiB is out of range`},
+		{"analysis culprit min_intervals", base + "analysis:\n  culprit: {min_intervals: 0}\n", `8:28: analysis.culprit.min_intervals: 0 is out of range`},
 		{"sim end", base + "sim:\n  end: soon\n", `8:8: sim.end: "soon" is not a duration`},
 		{"matrix key that does not exist", base + "matrix:\n  transport.speed: [1, 2]\n",
 			`8:3: matrix["transport.speed"]: transport has no field "speed" (want cc, lb, mtu, quick_adapt or fast_increase)`},

@@ -217,6 +217,30 @@ type KPI struct {
 type Analysis struct {
 	Symmetry  SymmetryOpts  `yaml:"symmetry"`
 	Straggler StragglerOpts `yaml:"straggler"`
+	Culprit   CulpritOpts   `yaml:"culprit"`
+}
+
+// CulpritOpts tune culprit detection: the per-interval tests on a port's
+// own signals (package analysis documents them; the defaults come from the
+// fault-localisation benchmark, harness/faultbench).
+type CulpritOpts struct {
+	// Backlog is the queue high-water that counts as backlogged (16KiB;
+	// 1B..1GiB).
+	Backlog string `yaml:"backlog"`
+	// Capacity: a backlogged port transmitting below this fraction of its
+	// line rate is capped (0.8; 0 < capacity <= 1).
+	Capacity float64 `yaml:"capacity"`
+	// Loss: an interval in which a port drops at least this share of what
+	// it transmits, without being backlogged at line rate, is lossy (0.5;
+	// 0 < loss <= 1).
+	Loss float64 `yaml:"loss"`
+	// MinIntervals consecutive capped intervals on a rate plateau make a
+	// capacity episode (4; 1..1000).
+	MinIntervals int `yaml:"min_intervals"`
+	// MinLostPackets lost in an episode make a loss episode (8; 1..1e9).
+	MinLostPackets int `yaml:"min_lost_packets"`
+	// MergeGap: normal intervals bridged inside one episode (2; 1..1000).
+	MergeGap int `yaml:"merge_gap"`
 }
 
 // SymmetryOpts tune symmetry-group outliers.
@@ -226,6 +250,13 @@ type SymmetryOpts struct {
 	// MinDeviation is the smallest relative shortfall from the group median
 	// that counts (0.2).
 	MinDeviation float64 `yaml:"min_deviation"` // 0 < d < 1
+	// VictimDeviation is the smallest shortfall that makes a low member a
+	// victim listed under a culprit (0.1; 0 < v < 1).
+	VictimDeviation float64 `yaml:"victim_deviation"`
+	// ImbalanceCV is the coefficient of variation of member loads above
+	// which a load-balanced group (leaf or spine uplinks, planes) is
+	// reported as imbalanced (0.15; 0 < cv <= 100).
+	ImbalanceCV float64 `yaml:"imbalance_cv"`
 }
 
 // StragglerOpts tune straggler detection.

@@ -37,6 +37,16 @@ const (
 	DefaultStragglerLow       = 0.1
 	DefaultStragglerHigh      = 0.8
 	DefaultStragglerMinMiddle = 0.5
+	DefaultVictimDeviation    = 0.1
+	DefaultImbalanceCV        = 0.15
+	DefaultCulpritBacklog     = "16KiB"
+	DefaultCulpritCapacity    = 0.8
+	DefaultCulpritLoss        = 0.5
+	DefaultCulpritMinInterval = 4
+	DefaultCulpritMinLost     = 8
+	DefaultCulpritMergeGap    = 2
+	// MaxCulpritBacklog bounds analysis.culprit.backlog.
+	MaxCulpritBacklog = 1 << 30
 )
 
 // DefaultPaths are the telemetry paths subscribed when a suite lists none.
@@ -225,6 +235,31 @@ func (c *checker) defaults() {
 	}
 	if !d.has("analysis.straggler.min_middle") {
 		a.Straggler.MinMiddle = DefaultStragglerMinMiddle
+	}
+	if !d.has("analysis.symmetry.victim_deviation") {
+		a.Symmetry.VictimDeviation = DefaultVictimDeviation
+	}
+	if !d.has("analysis.symmetry.imbalance_cv") {
+		a.Symmetry.ImbalanceCV = DefaultImbalanceCV
+	}
+	cu := &a.Culprit
+	if !d.has("analysis.culprit.backlog") {
+		cu.Backlog = DefaultCulpritBacklog
+	}
+	if !d.has("analysis.culprit.capacity") {
+		cu.Capacity = DefaultCulpritCapacity
+	}
+	if !d.has("analysis.culprit.loss") {
+		cu.Loss = DefaultCulpritLoss
+	}
+	if !d.has("analysis.culprit.min_intervals") {
+		cu.MinIntervals = DefaultCulpritMinInterval
+	}
+	if !d.has("analysis.culprit.min_lost_packets") {
+		cu.MinLostPackets = DefaultCulpritMinLost
+	}
+	if !d.has("analysis.culprit.merge_gap") {
+		cu.MergeGap = DefaultCulpritMergeGap
 	}
 }
 
@@ -967,6 +1002,33 @@ func (c *checker) analysis() {
 	}
 	if !(a.Straggler.MinMiddle > 0 && a.Straggler.MinMiddle <= 1) {
 		c.errf("analysis.straggler.min_middle", "%v is out of range (want 0 < min_middle <= 1)", a.Straggler.MinMiddle)
+	}
+	if !(a.Symmetry.VictimDeviation > 0 && a.Symmetry.VictimDeviation < 1) {
+		c.errf("analysis.symmetry.victim_deviation", "%v is out of range (want 0 < victim_deviation < 1)", a.Symmetry.VictimDeviation)
+	}
+	if !(a.Symmetry.ImbalanceCV > 0 && a.Symmetry.ImbalanceCV <= 100) {
+		c.errf("analysis.symmetry.imbalance_cv", "%v is out of range (want 0 < imbalance_cv <= 100)", a.Symmetry.ImbalanceCV)
+	}
+	cu := &a.Culprit
+	if n, err := workloads.ParseSize(cu.Backlog); err != nil {
+		c.errf("analysis.culprit.backlog", "%q is not a size (%s)", cu.Backlog, wantSize)
+	} else if n <= 0 || n > MaxCulpritBacklog {
+		c.errf("analysis.culprit.backlog", "%s is out of range (want 1B..1GiB)", cu.Backlog)
+	}
+	if !(cu.Capacity > 0 && cu.Capacity <= 1) {
+		c.errf("analysis.culprit.capacity", "%v is out of range (want 0 < capacity <= 1)", cu.Capacity)
+	}
+	if !(cu.Loss > 0 && cu.Loss <= 1) {
+		c.errf("analysis.culprit.loss", "%v is out of range (want 0 < loss <= 1)", cu.Loss)
+	}
+	if cu.MinIntervals < 1 || cu.MinIntervals > 1000 {
+		c.errf("analysis.culprit.min_intervals", "%d is out of range (want 1..1000)", cu.MinIntervals)
+	}
+	if cu.MinLostPackets < 1 || cu.MinLostPackets > 1e9 {
+		c.errf("analysis.culprit.min_lost_packets", "%d is out of range (want 1..1000000000)", cu.MinLostPackets)
+	}
+	if cu.MergeGap < 1 || cu.MergeGap > 1000 {
+		c.errf("analysis.culprit.merge_gap", "%d is out of range (want 1..1000)", cu.MergeGap)
 	}
 }
 

@@ -1,0 +1,116 @@
+package analysis
+
+import (
+	"math"
+
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+// portSignals are one port's telemetry on the common grid: per bucket,
+// the transmit rate, the queue high-water and the counter increases. A
+// bucket without a sample is NaN (rate, queue) or 0 (counters, with
+// has[k] false).
+type portSignals struct {
+	rate  []float64 // bps, NaN missing
+	queue []float64 // bytes (max-queue-len high-water), NaN missing or no queue leaf
+	drops []float64 // out-discards increase
+	pkts  []float64 // out-pkts increase
+	marks []float64 // ECN-marked packets
+	trims []float64 // trimmed packets
+	has   []bool    // an interval of the out-octets counter ends in the bucket
+	line  float64   // nominal line rate, bps
+	// hasQueue: the port streams a queue high-water (switch ports on the
+	// simulator, every shaped veth in the lab).
+	hasQueue bool
+}
+
+// signals returns (and caches) port p's signals.
+func (a *analyzer) signals(p int) *portSignals {
+	if s, ok := a.sigs[p]; ok {
+		return s
+	}
+	pt := &a.f.Ports[p]
+	dev := a.f.Nodes[pt.Node].Name
+	s := &portSignals{line: float64(a.f.PortRate(p))}
+	s.rate = a.outRate(p)
+	s.has = make([]bool, a.g.n)
+	for i, v := range s.rate {
+		s.has[i] = !math.IsNaN(v)
+	}
+	s.drops = a.g.placeDelta(a.idx.Interface(dev, pt.Name, telemetry.FieldOutDiscards))
+	s.pkts = a.g.placeDelta(a.idx.Interface(dev, pt.Name, telemetry.FieldOutPkts))
+	qk := func(field string) *Series {
+		return a.idx.Get(telemetry.Key{Target: dev, Measurement: telemetry.MeasQueue, Interface: pt.Name, Queue: a.queueName(dev, pt.Name), Field: field})
+	}
+	s.marks = a.g.placeDelta(qk(telemetry.FieldECNMarkedPkts))
+	s.trims = a.g.placeDelta(qk(telemetry.FieldTrimPkts))
+	hw := qk(telemetry.FieldMaxQueueLen)
+	s.hasQueue = hw != nil && len(hw.T) > 1
+	s.queue = a.g.placeGauge(hw)
+	a.sigs[p] = s
+	return s
+}
+
+// queueName is the name of the (first) queue the device streams for an
+// interface, "" when it streams none.
+func (a *analyzer) queueName(dev, iface string) string {
+	if a.queues == nil {
+		a.queues = map[[2]string]string{}
+		for _, k := range a.idx.Keys() {
+			if k.Measurement != telemetry.MeasQueue {
+				continue
+			}
+			id := [2]string{k.Target, k.Interface}
+			if _, ok := a.queues[id]; !ok {
+				a.queues[id] = k.Queue
+			}
+		}
+	}
+	return a.queues[[2]string{dev, iface}]
+}
+
+// placeDelta puts the increases of a cumulative counter onto the grid: the
+// increase over each sample interval lands in the bucket of the interval's
+// end (a decrease, i.e. a reset, counts as 0). Buckets without an
+// interval hold 0.
+func (g grid) placeDelta(s *Series) []float64 {
+	out := make([]float64, g.n)
+	if s == nil {
+		return out
+	}
+	for i := 1; i < len(s.T); i++ {
+		d := s.V[i] - s.V[i-1]
+		if d <= 0 {
+			continue
+		}
+		k := g.bucket(s.T[i]) - g.k0
+		if k < 0 || k >= g.n {
+			continue
+		}
+		out[k] += float64(d)
+	}
+	return out
+}
+
+// placeGauge puts a per-interval gauge (a high-water mark reported at the
+// interval's end) onto the grid, the largest value per bucket; NaN where
+// no sample ends in the bucket. The first sample only opens the series.
+func (g grid) placeGauge(s *Series) []float64 {
+	out := make([]float64, g.n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	if s == nil {
+		return out
+	}
+	for i := 1; i < len(s.T); i++ {
+		k := g.bucket(s.T[i]) - g.k0
+		if k < 0 || k >= g.n {
+			continue
+		}
+		if v := float64(s.V[i]); math.IsNaN(out[k]) || v > out[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
