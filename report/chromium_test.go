@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -87,9 +89,21 @@ const probeScript = `<pre id="probe"></pre>
       w: r.width, h: r.height,
       shapes: s.querySelectorAll('path,rect,line,polygon,polyline,circle').length,
       texts: s.querySelectorAll('text').length,
-      textW: Array.prototype.reduce.call(s.querySelectorAll('text'), function (m, t) { return Math.max(m, t.getBoundingClientRect().width); }, 0)
+      textW: Array.prototype.reduce.call(s.querySelectorAll('text'), function (m, t) { return Math.max(m, t.getBoundingClientRect().width); }, 0),
+      marks: Array.prototype.filter.call(s.querySelectorAll('text'), function (t) { return /^#\d+$/.test(t.textContent.trim()) && t.getBoundingClientRect().width > 0; }).map(function (t) { return t.textContent.trim(); })
     });
   });
+  out.culprits = Array.prototype.map.call(document.querySelectorAll('li.culprit'), function (li) {
+    var vs = li.querySelectorAll('ul.victims li');
+    return {
+      rank: li.querySelector('.rank').textContent,
+      h: li.getBoundingClientRect().height,
+      victims: vs.length,
+      shown: Array.prototype.filter.call(vs, function (v) { return v.checkVisibility ? v.checkVisibility() : v.getBoundingClientRect().height > 0; }).length,
+      indent: vs.length ? vs[0].getBoundingClientRect().left - li.getBoundingClientRect().left : 0
+    };
+  });
+  out.faultRows = Array.prototype.map.call(document.querySelectorAll('table.faultmatch tbody tr'), function (tr) { return tr.innerText; });
   out.resources = performance.getEntriesByType('resource').length;
   out.scrollWidth = document.documentElement.scrollWidth;
   out.innerWidth = window.innerWidth;
@@ -100,17 +114,26 @@ const probeScript = `<pre id="probe"></pre>
 
 type probe struct {
 	SVGs []struct {
-		Label  string  `json:"label"`
-		Role   string  `json:"role"`
-		W      float64 `json:"w"`
-		H      float64 `json:"h"`
-		Shapes int     `json:"shapes"`
-		Texts  int     `json:"texts"`
-		TextW  float64 `json:"textW"`
+		Label  string   `json:"label"`
+		Role   string   `json:"role"`
+		W      float64  `json:"w"`
+		H      float64  `json:"h"`
+		Shapes int      `json:"shapes"`
+		Texts  int      `json:"texts"`
+		TextW  float64  `json:"textW"`
+		Marks  []string `json:"marks"` // anomaly window labels drawn
 	} `json:"svgs"`
-	Resources   int `json:"resources"`
-	ScrollWidth int `json:"scrollWidth"`
-	InnerWidth  int `json:"innerWidth"`
+	Culprits []struct {
+		Rank    string  `json:"rank"`
+		H       float64 `json:"h"`
+		Victims int     `json:"victims"`
+		Shown   int     `json:"shown"`  // victims laid out (not collapsed)
+		Indent  float64 `json:"indent"` // of the first victim from its culprit's left edge
+	} `json:"culprits"`
+	FaultRows   []string `json:"faultRows"`
+	Resources   int      `json:"resources"`
+	ScrollWidth int      `json:"scrollWidth"`
+	InnerWidth  int      `json:"innerWidth"`
 }
 
 var probeRE = regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`)
@@ -165,6 +188,38 @@ func TestChromiumRendersReport(t *testing.T) {
 		if s.Texts < 6 || s.TextW <= 0 {
 			t.Errorf("svg %q has %d text elements (widest %.0f px): axis labels missing", s.Label, s.Texts, s.TextW)
 		}
+	}
+	// The culprits, ranked: #1's victims laid out nested under it, #2's
+	// twelve collapsed; #1's window drawn on leaf0's heat map.
+	var ranks []string
+	for _, c := range pr.Culprits {
+		ranks = append(ranks, c.Rank)
+		if c.H < 30 {
+			t.Errorf("culprit %s is %.0f px tall", c.Rank, c.H)
+		}
+	}
+	if strings.Join(ranks, " ") != "#1 #2 #3" {
+		t.Errorf("culprits in the order %v, want #1 #2 #3", ranks)
+	}
+	if len(pr.Culprits) == 3 {
+		if c := pr.Culprits[0]; c.Victims != 3 || c.Shown != 3 || c.Indent < 20 {
+			t.Errorf("culprit #1: %d victims, %d shown, indented %.0f px; want 3 nested and shown", c.Victims, c.Shown, c.Indent)
+		}
+		if c := pr.Culprits[1]; c.Victims != 12 || c.Shown != 0 {
+			t.Errorf("culprit #2: %d victims, %d shown; want 12, collapsed", c.Victims, c.Shown)
+		}
+	}
+	marked := false
+	for _, s := range pr.SVGs {
+		if strings.Contains(s.Label, "leaf-uplinks:leaf0") && slices.Contains(s.Marks, "#1") {
+			marked = true
+		}
+	}
+	if !marked {
+		t.Errorf("no heat map of leaf-uplinks:leaf0 shows the window of #1")
+	}
+	if len(pr.FaultRows) != 3 || !strings.Contains(pr.FaultRows[0], "→ anomaly #1") || !strings.Contains(pr.FaultRows[2], "no anomaly explains F3") {
+		t.Errorf("fault correlation rows %q", pr.FaultRows)
 	}
 	if pr.Resources != 0 {
 		t.Errorf("the page loaded %d external resources, want none", pr.Resources)

@@ -12,8 +12,9 @@ import (
 )
 
 // HTML writes a single self-contained HTML page for r: a header with the
-// suite's status and counts, then per run the KPI, anomaly, job and fault
-// tables and the plots drawn from plots[run.ID] (a run may have none). The
+// suite's status and counts, then per run the KPI table, the ranked
+// culprits with their victims, the fault correlation, imbalance and job
+// tables, and the plots drawn from plots[run.ID] (a run may have none). The
 // page fetches nothing: styles are inline and plots are inline SVG.
 func HTML(w io.Writer, r *results.Results, plots map[string]*results.Plots) error {
 	return writeHTML(w, r, plots, nil)
@@ -58,9 +59,12 @@ type runView struct {
 	Packets             []kv
 	KPIs                []kpiRow
 	KPICounts           string
-	Anomalies           []results.Anomaly
+	Anomalies           []anomalyView // ranked, rank 1 first
+	FaultMatches        []faultMatchView
+	FaultCallouts       []callout // unmatched faults and anomalies
+	Imbalances          []imbalanceView
 	Jobs                []jobRow
-	Faults              []faultRow
+	Faults              []faultRow // fault events
 	Sections            []plotSection
 	Notes               []string
 	Bringup             *bringupView
@@ -173,7 +177,6 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 		StatusClass: statusClass(run.Status),
 		Error:       run.Error,
 		Fabric:      run.Fabric,
-		Anomalies:   run.Anomalies,
 		Notes:       notes,
 	}
 	if run.Bringup != nil {
@@ -251,13 +254,18 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 		faults = pl.Faults
 	}
 	for i, f := range faults {
-		v.Faults = append(v.Faults, faultRow{Label: fmt.Sprintf("F%d", i+1), At: fmtUs(f.AtUs), Description: f.Description})
+		v.Faults = append(v.Faults, faultRow{Label: faultLabel(&f, i), At: fmtUs(f.AtUs), Description: f.Description})
 	}
+	ids := &idSet{}
+	var targets figureTargets
+	var groups []results.GroupSeries
 	if pl != nil {
-		v.Sections = buildPlotSections(pl, faults)
+		v.Sections, targets = buildPlotSections(pl, faults, run.Anomalies, v.Anchor, ids)
+		groups = pl.Groups
 	} else if len(notes) == 0 {
 		v.Notes = append(v.Notes, "This run has no plot data.")
 	}
+	buildCulprits(&v, run, groups, targets, ids)
 	return v
 }
 
@@ -315,6 +323,37 @@ figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:8px;backg
 figure svg.plot{display:block;width:100%;max-width:760px;height:auto;margin:0 auto}
 figcaption{color:var(--muted);font-size:12.5px;margin-top:4px}
 footer{color:var(--muted);font-size:12px;text-align:center;margin:20px 0}
+a{color:#0550ae}
+ol.culprits{list-style:none;padding:0;margin:6px 0}
+li.culprit{border:1px solid var(--line);border-left:4px solid var(--fail);border-radius:6px;padding:7px 12px 8px;margin:0 0 8px;background:#fff}
+li.culprit:target,tr:target td{background:#fff8c5}
+.chead{display:flex;flex-wrap:wrap;align-items:baseline;gap:2px 10px}
+.rank{font-weight:700;font-size:16px;color:var(--fail);min-width:2.1em}
+.culprit-name{font-size:15px}
+.culprit-name a{color:#1f2328;text-decoration:underline dotted #8c959f}
+.cause{display:inline-block;padding:0 7px;border-radius:4px;font-size:12px;font-weight:700;background:var(--fail-bg);color:var(--fail)}
+.cause.loss{background:#f3e8ff;color:#6f42c1}.cause.slow-nic,.cause.throttle{background:var(--error-bg);color:var(--error)}
+.cmeta{color:var(--muted);font-size:13px}.cmeta b{color:#1f2328;font-weight:600}
+.tag{display:inline-block;padding:0 6px;border-radius:4px;font-size:12px;background:#eef1f4;color:#1f2328;text-decoration:none}
+a.tag{background:#ddf4ff;color:#0550ae}
+.tag.warn{background:var(--error-bg);color:var(--error);font-weight:600}
+.cbody{margin:3px 0 0 calc(2.1em + 10px)}
+ul.signals{list-style:none;padding:0;margin:2px 0;display:flex;flex-wrap:wrap;gap:3px 6px}
+ul.signals li{background:#f6f8fa;border:1px solid var(--line);border-radius:4px;padding:0 6px;font-size:12.5px}
+ul.signals .base{color:var(--muted)}
+p.evidence{margin:3px 0;color:#3d444d;font-size:13px}
+ul.victims{margin:4px 0 0;padding:0 0 0 14px;border-left:2px solid var(--line);list-style:none;font-size:13px}
+ul.victims li{margin:1px 0}
+ul.victims li::before{content:"↳ ";color:var(--muted)}
+ul.victims .vgroup{color:var(--muted)}
+ul.victims a{color:#1f2328;text-decoration:underline dotted #8c959f}
+details.victims>summary{cursor:pointer;font-size:13px;color:#3d444d;margin-top:3px}
+.vlabel{font-size:13px;color:var(--muted);margin-top:3px}
+td.arrow a{font-weight:600}
+ul.callouts{margin:6px 0;padding:0;list-style:none}
+ul.callouts li{background:var(--error-bg);border-left:4px solid var(--error);padding:4px 10px;margin:4px 0;font-size:13px}
+ul.callouts a{color:inherit;font-weight:600;text-decoration:underline dotted}
+details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--muted);font-size:13px}
 </style>
 </head>
 <body>
@@ -362,10 +401,38 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin:20px 0}
 {{end}}</tbody></table></div>{{else}}<p class="note">No KPIs were evaluated.</p>{{end}}
 
 <h3>Anomalies</h3>
-{{if .Anomalies}}<div class="scroll"><table class="anomalies">
-<thead><tr><th>kind</th><th>group</th><th>member</th><th class="num">score</th><th>evidence</th></tr></thead>
-<tbody>{{range .Anomalies}}<tr><td>{{.Kind}}</td><td>{{.Group}}</td><td><b>{{.Member}}</b></td><td class="num">{{fmtNum .Score}}</td><td>{{.Evidence}}</td></tr>
-{{end}}</tbody></table></div>{{else}}<p class="note">No anomalies.</p>{{end}}
+{{if .Anomalies}}<p class="note">Culprits ranked by severity (#1 the most severe): the port, link or host whose own signals show it limited traffic, the window in which it did, the signals that decided (value and, in brackets, its symmetry group's baseline) and the members it slowed (its victims). Follow a culprit to its heat map.</p>
+<ol class="culprits">{{range .Anomalies}}
+<li class="culprit" id="{{.ID}}" value="{{.Rank}}">
+<div class="chead"><span class="rank">#{{.Rank}}</span> <span class="culprit-name">{{if .Href}}<a href="#{{.Href}}" title="{{.HrefTitle}}"><b>{{.Member}}</b></a>{{else}}<b>{{.Member}}</b>{{end}}</span> {{if .Link}}<span class="tag">link {{.Link}}</span> {{end}}{{if .Cause}}<span class="cause {{.Cause}}">{{.Cause}}</span> {{end}}<span class="cmeta">{{if .Window}}window <b>{{.Window}}</b> · {{end}}score <b>{{.Score}}</b>{{if .Group}} · {{if .Kind}}{{.Kind}} {{end}}group <b>{{.Group}}</b>{{end}}</span>{{range .Faults}} {{if .Href}}<a class="tag" href="#{{.Href}}">explains {{.ID}}</a>{{else}}<span class="tag">explains {{.ID}}</span>{{end}}{{end}}{{if .Unmatched}} <span class="tag warn">matches no injected fault</span>{{end}}</div>
+<div class="cbody">
+{{if .Signals}}<ul class="signals">{{range .Signals}}<li><code>{{.Name}}</code> <b>{{.Value}}</b>{{if .Baseline}} <span class="base">(group {{.Baseline}})</span>{{end}}</li>{{end}}</ul>{{end}}
+{{if .Evidence}}<p class="evidence">{{.Evidence}}</p>{{end}}
+{{if .Victims}}{{$c := .}}{{if .Collapse}}<details class="victims"><summary>{{.VictimSum}}</summary>{{else}}<div class="vlabel">{{len .Victims}} victim{{if gt (len .Victims) 1}}s{{end}}:</div>{{end}}
+<ul class="victims">{{range .Victims}}<li id="{{.ID}}"><a href="#{{$c.ID}}" title="slowed by #{{$c.Rank}} {{$c.Member}}">{{.Member}}</a>{{if .Group}} <span class="vgroup">in {{.Group}}</span>{{end}}{{if .Why}} — {{.Why}}{{end}}</li>{{end}}</ul>
+{{if .Collapse}}</details>{{end}}{{end}}
+</div>
+</li>{{end}}
+</ol>{{else}}<p class="note">No anomalies.</p>{{end}}
+
+{{if or .FaultMatches .Faults}}<h3>Faults</h3>
+{{if .FaultMatches}}<div class="scroll"><table class="faultmatch">
+<thead><tr><th>fault</th><th>injected</th><th>ports hit</th><th class="num">window</th><th>explained by</th></tr></thead>
+<tbody>{{range .FaultMatches}}<tr{{if .Anchor}} id="{{.Anchor}}"{{end}}{{if .Unmatched}} class="error"{{end}}><td><b>{{.ID}}</b></td><td>{{.Description}}</td><td>{{.Target}}</td><td class="num">{{.Window}}</td>{{if .Unmatched}}<td class="warn">{{.UnmatchedMsg}}</td>{{else}}<td class="arrow">→ {{if .AnomalyHref}}<a href="#{{.AnomalyHref}}">anomaly #{{.Rank}}</a>{{else}}anomaly #{{.Rank}}{{end}}{{if .Culprit}} {{.Culprit}}{{end}}</td>{{end}}</tr>
+{{end}}</tbody></table></div>{{end}}
+{{if .FaultCallouts}}<ul class="callouts">{{range .FaultCallouts}}<li>{{.Prefix}}{{range $i, $l := .Links}}{{if $i}}, {{end}}{{if $l.Href}}<a href="#{{$l.Href}}">{{$l.Text}}</a>{{else}}{{$l.Text}}{{end}}{{end}}{{.Suffix}}</li>{{end}}</ul>{{end}}
+{{if .Faults}}{{if .FaultMatches}}<details class="events"><summary>{{len .Faults}} fault event{{if gt (len .Faults) 1}}s{{end}}</summary>{{end}}
+<div class="scroll"><table class="faults"><thead><tr><th></th><th class="num">at</th><th>event</th></tr></thead>
+<tbody>{{range .Faults}}<tr><td>{{.Label}}</td><td class="num">{{.At}}</td><td>{{.Description}}</td></tr>
+{{end}}</tbody></table></div>{{if .FaultMatches}}</details>{{end}}{{end}}
+{{end}}
+
+{{if .Imbalances}}<h3>Imbalances</h3>
+<p class="note">Symmetry groups whose members' loads spread more than a healthy group's (typically ECMP hash collisions), without a culprit member.</p>
+<div class="scroll"><table class="imbalances">
+<thead><tr><th>group</th><th class="num">members</th><th class="num">CV</th><th class="num">max/min</th><th class="num">Jain</th><th>most loaded</th><th>least loaded</th><th>evidence</th></tr></thead>
+<tbody>{{range .Imbalances}}<tr><td>{{if .Href}}<a href="#{{.Href}}"><b>{{.Group}}</b></a>{{else}}<b>{{.Group}}</b>{{end}}{{if .Kind}} <span class="tag">{{.Kind}}</span>{{end}}</td><td class="num">{{.Members}}</td><td class="num">{{.CV}}</td><td class="num">{{.MaxMin}}</td><td class="num">{{.Jain}}</td><td>{{.MaxMember}}</td><td>{{.MinMember}}</td><td>{{.Evidence}}</td></tr>
+{{end}}</tbody></table></div>{{end}}
 
 <h3>Jobs</h3>
 {{if .Jobs}}<div class="scroll"><table class="jobs">
@@ -374,11 +441,6 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin:20px 0}
 {{end}}</tbody></table></div>
 <p class="note">p01 pair bw: 1st-percentile pair bandwidth as a share of line rate.</p>{{else}}<p class="note">No jobs.</p>{{end}}
 
-{{if .Faults}}<h3>Faults</h3>
-<div class="scroll"><table class="faults"><thead><tr><th></th><th class="num">at</th><th>fault</th></tr></thead>
-<tbody>{{range .Faults}}<tr><td>{{.Label}}</td><td class="num">{{.At}}</td><td>{{.Description}}</td></tr>
-{{end}}</tbody></table></div>{{end}}
-
 <h3>Plots</h3>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
 {{range .Sections}}
@@ -386,7 +448,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin:20px 0}
 {{if .Figures}}<p class="note">{{.Intro}}</p>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
 <div class="figs">{{range .Figures}}
-<figure>{{if .SVG}}{{.SVG}}{{else}}<p class="note"><b>{{.Title}}</b>: {{.Note}}</p>{{end}}{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>{{end}}
+<figure{{if .ID}} id="{{.ID}}"{{end}}>{{if .SVG}}{{.SVG}}{{else}}<p class="note"><b>{{.Title}}</b>: {{.Note}}</p>{{end}}{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>{{end}}
 </div>{{else}}<p class="note">{{.Empty}}</p>{{end}}
 {{end}}
 {{end}}

@@ -168,17 +168,29 @@ func TestHTMLFixture(t *testing.T) {
 	for _, want := range []string{
 		"<title>nightly-fabric — FAIL</title>",
 		`<span class="badge fail">FAIL</span>`,
-		`<table class="kpis">`, `<table class="anomalies">`, `<table class="jobs">`, `<table class="faults">`,
+		`<table class="kpis">`, `<ol class="culprits">`, `<table class="jobs">`, `<table class="faults">`,
+		`<table class="faultmatch">`, `<table class="imbalances">`,
 		`<tr class="fail"><td><code>perm.busbw</code>`,
 		`<tr class="error"><td><code>fabric.drops</code>`,
-		"<td><b>leaf0:Ethernet4</b></td>", "<td><b>host7</b></td>",
 		"mean 49.7 Gb/s vs group median 96.1 Gb/s (MAD 1.2) from 2.0 ms &lt;after fault F1&gt;",
+		"window <b>2.1–6 ms</b>", `<span class="cause capacity">capacity</span>`, `<span class="cause slow-nic">slow-nic</span>`,
+		"<code>rate_util</code> <b>50 %</b> <span class=\"base\">(group 97 %)</span>",
+		"<code>queue_bytes</code> <b>402.3 KiB</b> <span class=\"base\">(group 2.83 KiB)</span>",
+		"<code>bytes_share</code> <b>0.52×</b>", "<code>drops</code> <b>1834</b>",
+		`<a class="tag" href="#run-r1-fault-F1">explains F1</a>`,
+		"no anomaly explains F3",
+		`<span class="tag warn">matches no injected fault</span>`,
+		"from 2 ms, never restored", "4–4.8 ms", "host7:eth0, leaf0:Ethernet15, NIC of host7",
+		"<td>leaf2:Ethernet1</td><td>leaf2:Ethernet6</td>", `<td class="num">0.957</td>`,
+		"6 fault events",
 		`<td class="num warn">238/240</td>`, "46.3 Gb/s", "1.45 ms", "8 MiB", "48 %",
 		"Heat map of port bandwidth in Gb/s over time for symmetry group leaf-uplinks:leaf0",
 		"» leaf0:Ethernet4", "Anomalous members (marked in red): leaf0:Ethernet4.",
 		"Histogram of per-NIC bandwidth for job perm", "host7 (straggler)", "Stragglers: host7.",
 		"Cumulative distribution of flow completion times per job",
-		"F1 at 2 ms: degrade leaf0:Ethernet4 to 50%.",
+		"F1 at 2 ms: degrade leaf0:Ethernet4 to 50%;", "F3 at 4.6 ms: flap up leaf2:Ethernet1 at 4.6ms.",
+		"Anomaly windows (white boxes): #1 leaf0:Ethernet4 2.1–6 ms.",
+		"symmetry group leaf-uplinks:leaf0, with anomaly windows #1 leaf0:Ethernet4 2.1–6 ms",
 		"time (ms)", "bandwidth (Gb/s)", "NIC bandwidth (% of line rate)", "flow completion time (ms)", ">Gb/s<",
 		"No bandwidth time series for this run.", // r2 has no faults
 		`href="#run-r2"`, `id="run-r2"`,
@@ -191,17 +203,245 @@ func TestHTMLFixture(t *testing.T) {
 	if i, j := strings.Index(page, "group leaf-uplinks:leaf0"), strings.Index(page, "group leaf-uplinks:leaf1"); i < 0 || j < i {
 		t.Errorf("anomalous group not drawn first (%d, %d)", i, j)
 	}
+	if n := strings.Count(page, "<h3>Imbalances</h3>"); n != 1 {
+		t.Errorf("%d imbalance sections, want 1 (r2 has none)", n)
+	}
+	checkCulprits(t, page)
+}
+
+// checkCulprits checks the fixture's ranked culprit list, its links and
+// the fault correlation in the parsed page.
+func checkCulprits(t *testing.T, page string) {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]*html.Node{}
+	var culprits []*html.Node
+	walk(doc, func(n *html.Node) {
+		if id := attr(n, "id"); id != "" {
+			ids[id] = n
+		}
+		if n.Data == "li" && attr(n, "class") == "culprit" {
+			culprits = append(culprits, n)
+		}
+	})
+	// r1's three culprits, rank 1 first.
+	if len(culprits) != 3 {
+		t.Fatalf("%d culprit entries, want 3", len(culprits))
+	}
+	for i, want := range []string{"#1 leaf0:Ethernet4", "#2 host7", "#3 spine2:Ethernet3"} {
+		if got := strings.Join(strings.Fields(text(find(culprits[i], "div", "chead"))), " "); !strings.HasPrefix(got, want) {
+			t.Errorf("culprit %d reads %q, want it to start with %q", i, got, want)
+		}
+	}
+	// The culprit links to its heat map, which shows the group.
+	c1 := culprits[0]
+	if id := attr(c1, "id"); id != "run-r1-anomaly-1" {
+		t.Errorf("culprit #1 has id %q", id)
+	}
+	a := find(c1, "a", "")
+	if a == nil || attr(a, "href") != "#run-r1-group-leaf-uplinks-leaf0" {
+		t.Fatalf("culprit #1 does not link to its heat map: %v", a)
+	}
+	fig := ids["run-r1-group-leaf-uplinks-leaf0"]
+	if fig == nil || fig.Data != "figure" || !strings.Contains(attr(find(fig, "svg", "plot"), "aria-label"), "leaf-uplinks:leaf0") {
+		t.Errorf("the heat map anchor is not the leaf-uplinks:leaf0 figure: %v", fig)
+	}
+	// A straggler host links to its job's NIC histogram.
+	if a := find(culprits[1], "a", ""); a == nil || attr(a, "href") != "#run-r1-job-perm" || ids["run-r1-job-perm"] == nil {
+		t.Errorf("host7 does not link to the perm NIC histogram: %v", a)
+	}
+	// No heat map for spine2's group: the culprit is not a link.
+	if a := find(find(culprits[2], "span", "culprit-name"), "a", ""); a != nil {
+		t.Errorf("culprit #3 links to %q, but its group has no heat map", attr(a, "href"))
+	}
+	// Victims are nested under their culprit and link back to it.
+	v := ids["run-r1-anomaly-1-victim-1"]
+	if v == nil || !within(v, c1) || !strings.Contains(text(v), "spine4:Ethernet1 in spine-downlinks:spine4 — low bytes (−23%) with an empty queue") {
+		t.Fatalf("victim spine4:Ethernet1 is not nested under culprit #1: %v", v)
+	}
+	if a := find(v, "a", ""); a == nil || attr(a, "href") != "#run-r1-anomaly-1" {
+		t.Errorf("victim does not link to its culprit")
+	}
+	// 12 victims: collapsed.
+	d := find(culprits[1], "details", "victims")
+	if d == nil || len(findAll(d, "li")) != 12 {
+		t.Errorf("host7's 12 victims are not in a <details>")
+	} else if sum := text(find(d, "summary", "")); sum != "12 victims: host0, host2, host3, host5 +8 more" {
+		t.Errorf("collapsed victims summary %q", sum)
+	}
+	if find(c1, "details", "") != nil {
+		t.Errorf("culprit #1's 3 victims are collapsed")
+	}
+	// Fault correlation: F1 -> anomaly #1, linked.
+	f1 := ids["run-r1-fault-F1"]
+	if f1 == nil {
+		t.Fatal("no fault row F1")
+	}
+	var cells []string
+	for _, td := range findAll(f1, "td") {
+		cells = append(cells, strings.Join(strings.Fields(text(td)), " "))
+	}
+	if row := strings.Join(cells, " | "); row != "F1 | degrade leaf0:Ethernet4 to 50% at 2ms | leaf0:Ethernet4 | from 2 ms, never restored | → anomaly #1 leaf0:Ethernet4 (capacity, 2.1–6 ms)" {
+		t.Errorf("fault row F1 reads %q", row)
+	}
+	if a := find(f1, "a", ""); a == nil || attr(a, "href") != "#run-r1-anomaly-1" {
+		t.Errorf("fault F1 does not link to anomaly #1")
+	}
+	if f3 := ids["run-r1-fault-F3"]; f3 == nil || !strings.Contains(text(f3), "no anomaly explains F3") {
+		t.Errorf("F3 is not called out as unexplained")
+	}
+	var callouts []string
+	for _, li := range findAll(find(doc, "ul", "callouts"), "li") {
+		callouts = append(callouts, text(li))
+	}
+	if !slices.Equal(callouts, []string{
+		"No anomaly explains F3 (flap leaf2:Ethernet1 every 400us x2 at 4ms).",
+		"Anomaly #3 (spine2:Ethernet3, loss) matches no injected fault.",
+	}) {
+		t.Errorf("callouts %q", callouts)
+	}
+	if a := findAll(find(doc, "ul", "callouts"), "a"); len(a) != 2 || attr(a[0], "href") != "#run-r1-fault-F3" || attr(a[1], "href") != "#run-r1-anomaly-3" {
+		t.Errorf("callouts do not link to the fault and the anomaly")
+	}
+}
+
+func walk(n *html.Node, fn func(*html.Node)) {
+	if n == nil {
+		return
+	}
+	if n.Type == html.ElementNode {
+		fn(n)
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, fn)
+	}
+}
+
+func attr(n *html.Node, key string) string {
+	if n == nil {
+		return ""
+	}
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// find returns the first element under n (n included) with tag and, if
+// class is set, that class.
+func find(n *html.Node, tag, class string) *html.Node {
+	var out *html.Node
+	walk(n, func(m *html.Node) {
+		if out == nil && m.Data == tag && (class == "" || slices.Contains(strings.Fields(attr(m, "class")), class)) {
+			out = m
+		}
+	})
+	return out
+}
+
+func findAll(n *html.Node, tag string) []*html.Node {
+	var out []*html.Node
+	walk(n, func(m *html.Node) {
+		if m.Data == tag {
+			out = append(out, m)
+		}
+	})
+	return out
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	var rec func(*html.Node)
+	rec = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			rec(c)
+		}
+	}
+	if n != nil {
+		rec(n)
+	}
+	return b.String()
+}
+
+func within(n, ancestor *html.Node) bool {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p == ancestor {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHTMLManyCulprits renders a run with 10 culprits of 20 victims each:
+// every list is collapsed, anchors stay unique and the page stays small.
+func TestHTMLManyCulprits(t *testing.T) {
+	r, plots := fixture()
+	run := &r.Runs[0]
+	run.Anomalies = nil
+	for i := range run.FaultMatches {
+		run.FaultMatches[i].Anomaly = 0
+	}
+	for i := range 10 {
+		a := results.Anomaly{Rank: i + 1, Kind: results.KindSymmetry, Group: fmt.Sprintf("leaf-uplinks:leaf%d", i%4),
+			Member: fmt.Sprintf("leaf%d:Ethernet%d", i%4, i%8), Cause: results.CauseCapacity, Score: 3 - 0.2*float64(i),
+			StartUs: 100 * float64(i+1), EndUs: 100 * float64(i+20),
+			Signals: []results.Signal{{Name: "rate_util", Value: 0.4, Baseline: 0.95}, {Name: "backlog_util", Value: 0.9, Baseline: 0.1}}}
+		if i == 3 {
+			a.Link = "leaf3-spine3"
+		}
+		for j := range 20 {
+			a.Victims = append(a.Victims, results.Victim{Member: fmt.Sprintf("host%d", j), Group: "job:perm", Why: "flows cross the culprit"})
+		}
+		run.Anomalies = append(run.Anomalies, a)
+	}
+	page := renderHTML(t, r, plots)
+	checkStructure(t, page)
+	checkNoFetches(t, page)
+	if n := strings.Count(page, `<li class="culprit"`); n != 10 {
+		t.Errorf("%d culprits, want 10", n)
+	}
+	if n := strings.Count(page, `<details class="victims">`); n != 10 {
+		t.Errorf("%d collapsed victim lists, want 10", n)
+	}
+	if !strings.Contains(page, `<span class="tag">link leaf3-spine3</span>`) {
+		t.Errorf("the link of culprit #4 is not shown")
+	}
+	// Three culprits are leaf0 uplinks: their windows are drawn on its heat map.
+	if !strings.Contains(page, "Anomaly windows (white boxes): #1 leaf0:Ethernet0 0.1–2 ms; #5 leaf0:Ethernet4 0.5–2.4 ms; #9 leaf0:Ethernet0 0.9–2.8 ms.") {
+		t.Errorf("leaf0's heat map does not list its three windows: %q", regexp.MustCompile(`Anomaly windows[^<]*`).FindAllString(page, -1))
+	}
+	if i, j := strings.Index(page, `id="run-r1-anomaly-1"`), strings.Index(page, `id="run-r1-anomaly-10"`); i < 0 || j < i {
+		t.Errorf("culprits not in rank order")
+	}
+	// Faults were injected and none is explained: every fault and every
+	// anomaly is called out, in one sentence each.
+	for _, want := range []string{"No anomaly explains <a", "Anomalies <a", " match no injected fault.</li>"} {
+		if strings.Count(page, want) != 1 {
+			t.Errorf("page has %d × %q, want 1", strings.Count(page, want), want)
+		}
+	}
 }
 
 func TestHTMLEscapes(t *testing.T) {
 	evil := `<script>alert("x")</script>`
 	r := &results.Results{Schema: results.Schema, Suite: evil, Status: results.Error, Runs: []results.Run{{
 		ID: `r"1`, Status: results.Error, Error: evil, Fabric: evil,
-		Params:    map[string]string{evil: evil},
-		KPIs:      []results.KPI{{Name: evil, Verdict: results.Error, Message: evil, Unit: evil}},
-		Anomalies: []results.Anomaly{{Kind: evil, Group: evil, Member: evil, Evidence: evil}},
-		Jobs:      []results.Job{{Name: evil, Workload: evil}},
-		Faults:    []results.Fault{{Description: evil}},
+		Params: map[string]string{evil: evil},
+		KPIs:   []results.KPI{{Name: evil, Verdict: results.Error, Message: evil, Unit: evil}},
+		Anomalies: []results.Anomaly{{Kind: evil, Group: evil, Member: evil, Evidence: evil, Cause: evil, Link: evil,
+			Signals: []results.Signal{{Name: evil, Unit: evil}}, Victims: []results.Victim{{Member: evil, Group: evil, Why: evil}}, Faults: []string{evil}}},
+		Jobs:         []results.Job{{Name: evil, Workload: evil}},
+		Faults:       []results.Fault{{Description: evil, ID: evil}},
+		FaultMatches: []results.FaultMatch{{ID: evil, Description: evil, Ports: []string{evil}, Host: evil}},
+		Imbalances:   []results.Imbalance{{Group: evil, Kind: evil, MaxMember: evil, MinMember: evil, Evidence: evil}},
 	}}}
 	plots := map[string]*results.Plots{`r"1`: {
 		Groups:     []results.GroupSeries{{Group: evil, Members: []string{evil}, TimesUs: []float64{1, 2}, Gbps: [][]float64{{1, 2}}, Anomalous: []string{evil}}},
@@ -303,8 +543,8 @@ func TestHeatmapCap(t *testing.T) {
 		}
 		groups = append(groups, g)
 	}
-	s := heatmapSection(groups)
-	if len(s.Figures) != maxHeatmaps {
+	s, targets := heatmapSection(groups, nil, "run-x", &idSet{})
+	if len(s.Figures) != maxHeatmaps || len(targets) != maxHeatmaps {
 		t.Fatalf("%d heat maps, want %d", len(s.Figures), maxHeatmaps)
 	}
 	if s.Figures[0].Title != "g18" || s.Figures[1].Title != "g19" || s.Figures[2].Title != "g00" {
@@ -312,6 +552,29 @@ func TestHeatmapCap(t *testing.T) {
 	}
 	if len(s.Notes) != 1 || s.Notes[0] != "8 of 20 groups are not drawn (none of them has anomalies)." {
 		t.Errorf("notes %q", s.Notes)
+	}
+	// Groups with culprits come first, by rank, and get windows.
+	anoms := []results.Anomaly{
+		{Rank: 1, Group: "g07", Member: "a", StartUs: 1, EndUs: 2},
+		{Rank: 2, Group: "g19", Member: "b", StartUs: 2, EndUs: 2},
+		{Rank: 3, Group: "nope", Member: "a", StartUs: 1, EndUs: 2}, // falls back to the first group with member a: g00
+	}
+	s, targets = heatmapSection(groups, anoms, "run-x", &idSet{})
+	var order []string
+	for _, f := range s.Figures[:4] {
+		order = append(order, f.Title)
+	}
+	if got := strings.Join(order, " "); got != "g07 g19 g00 g18" {
+		t.Errorf("order %s, want g07 g19 g00 g18", got)
+	}
+	if targets[7] != "run-x-group-g07" || s.Figures[0].ID != "run-x-group-g07" {
+		t.Errorf("targets %v", targets)
+	}
+	if !strings.Contains(s.Figures[0].Caption, "#1 a 1–2 µs") || !strings.Contains(s.Figures[1].Caption, "#2 b at 2 µs") {
+		t.Errorf("captions %q / %q", s.Figures[0].Caption, s.Figures[1].Caption)
+	}
+	if !strings.Contains(string(s.Figures[0].SVG), ">#1<") {
+		t.Errorf("the window of #1 is not labelled in the heat map")
 	}
 }
 
@@ -330,7 +593,7 @@ func TestHeatmapManyIntervalsAndMembers(t *testing.T) {
 		g.Gbps = append(g.Gbps, row)
 	}
 	g.Anomalous = []string{"spine0:Ethernet77"}
-	f := heatmapFigure(&g)
+	f := heatmapFigure(&g, nil)
 	if f.SVG == "" {
 		t.Fatalf("no plot: %s", f.Note)
 	}

@@ -146,7 +146,23 @@ func junitRun(suiteName string, r *results.Results, run *results.Run) junitSuite
 		switch k.Verdict {
 		case results.Pass:
 		case results.Fail:
-			c.Failure = &junitProblem{Message: kpiMessage(&k), Type: "kpi", Text: kpiDetail(&k)}
+			msg, text := kpiMessage(&k), kpiDetail(&k)
+			if culprits := kpiCulprits(run, &k); len(culprits) > 0 {
+				a, i := &run.Anomalies[culprits[0]], culprits[0]
+				head := culpritLine(a, i)
+				if len(culprits) > 1 {
+					head += fmt.Sprintf(" (+%s)", plural(len(culprits)-1, "more culprit"))
+				}
+				msg = head + " — " + msg
+				var b strings.Builder
+				b.WriteString("culprits, most likely first:\n")
+				for _, j := range culprits {
+					writeCulprit(&b, &run.Anomalies[j], j, "  ")
+				}
+				b.WriteString("\n")
+				text = b.String() + text
+			}
+			c.Failure = &junitProblem{Message: msg, Type: "kpi", Text: text}
 		case results.Skipped:
 			c.Skipped = &junitSkipped{Message: orDefault(k.Message, "not evaluated")}
 		case results.Error:
@@ -181,13 +197,143 @@ func junitRun(suiteName string, r *results.Results, run *results.Run) junitSuite
 			s.Skipped++
 		}
 	}
-	if len(run.Anomalies) > 0 {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%d anomalies:\n", len(run.Anomalies))
-		for _, a := range run.Anomalies {
-			fmt.Fprintf(&b, "%s %s member %s (score %s): %s\n", a.Kind, a.Group, a.Member, fmtNum(a.Score), a.Evidence)
+	s.SystemOut = runSummary(run)
+	return s
+}
+
+// culpritLine is the one-line headline of a culprit:
+// "#1 leaf0:Ethernet5 (capacity, 200–900 µs): rate_util 48 % (group 97 %), …; victims: spine1, host3".
+func culpritLine(a *results.Anomaly, i int) string {
+	line := fmt.Sprintf("#%d %s", rankOf(a, i), Culprit(a))
+	if ev := Signals(a.Signals); ev != "" {
+		line += ": " + ev
+	} else if a.Evidence != "" {
+		line += ": " + firstLine(a.Evidence)
+	}
+	if len(a.Victims) > 0 {
+		line += "; victims: " + Victims(a.Victims, 5)
+	}
+	return line
+}
+
+// writeCulprit writes a culprit with all its details, indented.
+func writeCulprit(b *strings.Builder, a *results.Anomaly, i int, indent string) {
+	fmt.Fprintf(b, "%s#%d %s, score %s", indent, rankOf(a, i), Culprit(a), fmtNum(a.Score))
+	if a.Group != "" {
+		fmt.Fprintf(b, ", %s group %s", a.Kind, a.Group)
+	}
+	if len(a.Faults) > 0 {
+		fmt.Fprintf(b, ", explains %s", strings.Join(a.Faults, ", "))
+	}
+	b.WriteString("\n")
+	if ev := Signals(a.Signals); ev != "" {
+		fmt.Fprintf(b, "%s    signals: %s\n", indent, ev)
+	}
+	if a.Evidence != "" {
+		fmt.Fprintf(b, "%s    evidence: %s\n", indent, a.Evidence)
+	}
+	if len(a.Victims) > 0 {
+		fmt.Fprintf(b, "%s    victims (%d):\n", indent, len(a.Victims))
+		for _, v := range a.Victims {
+			fmt.Fprintf(b, "%s      %s", indent, v.Member)
+			if v.Group != "" {
+				fmt.Fprintf(b, " in %s", v.Group)
+			}
+			if v.Why != "" {
+				fmt.Fprintf(b, ": %s", v.Why)
+			}
+			b.WriteString("\n")
 		}
-		s.SystemOut = b.String()
+	}
+}
+
+// kpiCulprits returns the indices of the run's anomalies in the order a
+// failing KPI should name them: those in the KPI's scope (the anomaly's
+// group or one of its victims' groups is the KPI's job or of its group
+// kind; every anomaly for a fabric-wide KPI) first, each part by rank.
+func kpiCulprits(run *results.Run, k *results.KPI) []int {
+	inScope := func(group string) bool {
+		sc := k.Scope
+		switch {
+		case sc == "" || sc == "fabric":
+			return true
+		case group == "job:"+sc || group == sc:
+			return true
+		}
+		return strings.HasPrefix(group, sc+":")
+	}
+	var near, far []int
+	for _, i := range ranked(run.Anomalies) {
+		a := &run.Anomalies[i]
+		hit := inScope(a.Group)
+		for _, v := range a.Victims {
+			hit = hit || inScope(v.Group)
+		}
+		if hit {
+			near = append(near, i)
+		} else {
+			far = append(far, i)
+		}
+	}
+	return append(near, far...)
+}
+
+// runSummary is a run's <system-out>: its culprits, faults and
+// imbalances, "" when it has none.
+func runSummary(run *results.Run) string {
+	var b strings.Builder
+	if n := len(run.Anomalies); n > 0 {
+		if n == 1 {
+			b.WriteString("1 anomaly:\n")
+		} else {
+			fmt.Fprintf(&b, "%d anomalies, ranked:\n", n)
+		}
+		for _, i := range ranked(run.Anomalies) {
+			writeCulprit(&b, &run.Anomalies[i], i, "")
+		}
+	}
+	if len(run.FaultMatches) > 0 {
+		b.WriteString("injected faults:\n")
+		matched := map[int]bool{}
+		for _, m := range run.FaultMatches {
+			fmt.Fprintf(&b, "%s %s -> ", m.ID, m.Description)
+			if m.Anomaly > 0 {
+				matched[m.Anomaly] = true
+				fmt.Fprintf(&b, "anomaly #%d\n", m.Anomaly)
+			} else {
+				b.WriteString("no anomaly explains it\n")
+			}
+		}
+		for i := range run.Anomalies {
+			a := &run.Anomalies[i]
+			if r := rankOf(a, i); !matched[r] && len(a.Faults) == 0 {
+				fmt.Fprintf(&b, "anomaly #%d %s matches no injected fault\n", r, a.Member)
+			}
+		}
+	}
+	if len(run.Imbalances) > 0 {
+		fmt.Fprintf(&b, "%s:\n", plural(len(run.Imbalances), "imbalance"))
+		for _, im := range run.Imbalances {
+			fmt.Fprintf(&b, "%s\n", ImbalanceLine(&im))
+		}
+	}
+	return b.String()
+}
+
+// ImbalanceLine is one line for an imbalance: "leaf-uplinks:leaf2 (8
+// members): CV 0.31, max/min 2.4, Jain 0.91; most loaded leaf2:Ethernet1,
+// least loaded leaf2:Ethernet6".
+func ImbalanceLine(im *results.Imbalance) string {
+	mm := fmtNum(im.MaxMin)
+	if im.MaxMin == 0 {
+		mm = "∞"
+	}
+	s := fmt.Sprintf("%s (%s): CV %s, max/min %s, Jain %s", im.Group, plural(im.Members, "member"), fmtNum(im.CV), mm, fmtNum(im.Jain))
+	if im.MaxMember != "" {
+		s += "; most loaded " + im.MaxMember
+	}
+	if im.MinMember != "" {
+		s += ", least loaded " + im.MinMember
 	}
 	return s
 }

@@ -88,13 +88,26 @@ func TestJUnitCountsAndVerdicts(t *testing.T) {
 	if fail.Failure == nil || fail.Error != nil {
 		t.Fatalf("perm.busbw: failure %v error %v, want a <failure>", fail.Failure, fail.Error)
 	}
+	// The culprit first, then the KPI.
+	const head = "#1 leaf0:Ethernet4 (capacity, 2.1–6 ms): rate_util 50 % (group 97 %), backlog_util 93 % (group 4 %), " +
+		"queue_bytes 402.3 KiB (group 2.83 KiB), bytes_share 0.52× (group 1×); victims: spine4:Ethernet1, host3, host12 (+2 more culprits) — "
+	if !strings.HasPrefix(fail.Failure.Message, head) {
+		t.Errorf("failure message %q does not start with the culprit %q", fail.Failure.Message, head)
+	}
 	for _, want := range []string{"perm.busbw = 46.3 Gb/s", ">= 80 Gb/s", "42% below"} {
 		if !strings.Contains(fail.Failure.Message, want) {
 			t.Errorf("failure message %q lacks %q", fail.Failure.Message, want)
 		}
 	}
-	if !strings.Contains(fail.Failure.Text, "metric:    busbw") {
-		t.Errorf("failure body %q lacks the metric", fail.Failure.Text)
+	body := fail.Failure.Text
+	i1, i2, i3, im := strings.Index(body, "  #1 leaf0:Ethernet4"), strings.Index(body, "  #2 host7 (slow-nic, 1.1–6 ms)"), strings.Index(body, "  #3 spine2:Ethernet3"), strings.Index(body, "metric:    busbw")
+	if !strings.HasPrefix(body, "culprits, most likely first:\n  #1 leaf0:Ethernet4 (capacity, 2.1–6 ms), score 2.46") || i1 < 0 || i2 < i1 || i3 < i2 || im < i3 {
+		t.Errorf("failure body does not list the culprits, then the KPI:\n%s", body)
+	}
+	for _, want := range []string{"      spine4:Ethernet1 in spine-downlinks:spine4: low bytes (−23%) with an empty queue\n", "    victims (12):\n", "explains F1\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("failure body lacks %q:\n%s", want, body)
+		}
 	}
 	errc := s.Cases[byName["fabric.drops"]]
 	if errc.Error == nil || errc.Failure != nil || !strings.Contains(errc.Error.Message, "leaf2:drops missing") {
@@ -106,9 +119,18 @@ func TestJUnitCountsAndVerdicts(t *testing.T) {
 			t.Errorf("%s should pass: %+v", name, c)
 		}
 	}
-	if !strings.Contains(s.SystemOut, "symmetry leaf-uplinks:leaf0 member leaf0:Ethernet4 (score -6.8)") ||
-		!strings.Contains(s.SystemOut, "straggler job:perm member host7") {
-		t.Errorf("system-out lacks the anomalies:\n%s", s.SystemOut)
+	for _, want := range []string{
+		"3 anomalies, ranked:\n#1 leaf0:Ethernet4 (capacity, 2.1–6 ms), score 2.46, symmetry group leaf-uplinks:leaf0, explains F1\n",
+		"\n#2 host7 (slow-nic, 1.1–6 ms), score 1.31, straggler group job:perm, explains F2\n",
+		"    signals: loss 62 % (group 0 %), drops 1834 (group 0)\n",
+		"F1 degrade leaf0:Ethernet4 to 50% at 2ms -> anomaly #1\n",
+		"F3 flap leaf2:Ethernet1 every 400us x2 at 4ms -> no anomaly explains it\n",
+		"anomaly #3 spine2:Ethernet3 matches no injected fault\n",
+		"1 imbalance:\nleaf-uplinks:leaf2 (8 members): CV 0.21, max/min 1.9, Jain 0.957; most loaded leaf2:Ethernet1, least loaded leaf2:Ethernet6\n",
+	} {
+		if !strings.Contains(s.SystemOut, want) {
+			t.Errorf("system-out lacks %q:\n%s", want, s.SystemOut)
+		}
 	}
 	props := map[string]string{}
 	for _, pr := range s.Properties {
@@ -166,5 +188,37 @@ func TestJUnitEscapesText(t *testing.T) {
 	}
 	if !strings.Contains(p.Suites[0].SystemOut, "<script>") {
 		t.Errorf("system-out: %q", p.Suites[0].SystemOut)
+	}
+}
+
+// A failing KPI names the culprits in its scope first: a2a's victims are
+// #1's host12 and #3's host30, so #1, #3, then #2.
+func TestJUnitCulpritsInScopeFirst(t *testing.T) {
+	r, _ := fixture()
+	run := &r.Runs[0]
+	run.KPIs = []results.KPI{
+		{Name: "a2a.completion", Scope: "a2a", Op: "<=", Threshold: 3000, Value: 3900, Unit: "us", Verdict: results.Fail},
+		{Name: "leaf-uplinks.symmetry", Scope: "leaf-uplinks", Op: "==", Threshold: 0, Value: 1, Verdict: results.Fail},
+	}
+	r.Runs[1].KPIs[1].Verdict = results.Fail // r2 has no anomalies
+	p := parseJUnit(t, r)
+	order := func(body string) string {
+		var got []string
+		for _, line := range strings.Split(body, "\n") {
+			if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[0], "#") && strings.HasPrefix(line, "  #") {
+				got = append(got, f[0])
+			}
+		}
+		return strings.Join(got, " ")
+	}
+	a2a, sym := p.Suites[0].Cases[1].Failure, p.Suites[0].Cases[2].Failure
+	if a2a == nil || !strings.HasPrefix(a2a.Message, "#1 leaf0:Ethernet4 ") || order(a2a.Text) != "#1 #3 #2" {
+		t.Errorf("a2a.completion: %+v", a2a)
+	}
+	if sym == nil || order(sym.Text) != "#1 #3 #2" {
+		t.Errorf("leaf-uplinks.symmetry: %+v", sym)
+	}
+	if f := p.Suites[1].Cases[2].Failure; f == nil || !strings.HasPrefix(f.Message, "perm.busbw = 91.5 Gb/s") || strings.Contains(f.Text, "culprit") {
+		t.Errorf("r2 perm.busbw without anomalies: %+v", f)
 	}
 }

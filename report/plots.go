@@ -36,6 +36,7 @@ const (
 // figure is one plot of the report: an inline SVG or, when there is
 // nothing to draw, a note.
 type figure struct {
+	ID      string // anchor, so that anomalies can link to the figure
 	Title   string
 	SVG     template.HTML
 	Caption string
@@ -52,15 +53,26 @@ type plotSection struct {
 	Empty   string   // shown when there are no figures
 }
 
+// figureTargets are the anchors of the figures drawn for a run, for links
+// from the anomalies to them.
+type figureTargets struct {
+	groups map[int]string    // index in Plots.Groups -> heat map anchor
+	jobs   map[string]string // job name -> NIC histogram anchor
+}
+
 // buildPlotSections draws every figure of one run. faults are labelled
-// F1, F2... in the order given, as in the run's faults table.
-func buildPlotSections(pl *results.Plots, faults []results.Fault) []plotSection {
+// by their ID (F1, F2...), as in the run's faults table; anomalies' windows
+// are drawn on the heat maps of their groups. Figure anchors start with
+// anchor and are made unique by ids.
+func buildPlotSections(pl *results.Plots, faults []results.Fault, anoms []results.Anomaly, anchor string, ids *idSet) ([]plotSection, figureTargets) {
+	heat, groups := heatmapSection(pl.Groups, anoms, anchor, ids)
+	hist, jobs := histSection(pl.NICHists, anchor, ids)
 	return []plotSection{
-		heatmapSection(pl.Groups),
-		histSection(pl.NICHists),
+		heat,
+		hist,
 		fctSection(pl.FCTs),
 		timeSeriesSection(pl.TimeSeries, faults),
-	}
+	}, figureTargets{groups: groups, jobs: jobs}
 }
 
 func failedFigure(title string, err error) figure {
@@ -69,22 +81,38 @@ func failedFigure(title string, err error) figure {
 
 // ---- (a) symmetry-group heat maps ----
 
-func heatmapSection(groups []results.GroupSeries) plotSection {
+func heatmapSection(groups []results.GroupSeries, anoms []results.Anomaly, anchor string, ids *idSet) (plotSection, map[int]string) {
 	s := plotSection{
 		Title: "Symmetry groups: port bandwidth",
-		Intro: "Each row is a member of a symmetry group (ports that should carry the same load), each column a telemetry interval; colour is bandwidth in Gb/s. Members flagged as anomalous are outlined in red (or pointed at by a red triangle when rows are thin) and marked » on the axis.",
+		Intro: "Each row is a member of a symmetry group (ports that should carry the same load), each column a telemetry interval; colour is bandwidth in Gb/s. Members flagged as anomalous are outlined in red (or pointed at by a red triangle when rows are thin) and marked » on the axis; a white box labelled #N marks the window of anomaly #N on its culprit's row.",
 		Empty: "No symmetry-group telemetry for this run.",
 	}
+	targets := map[int]string{}
 	if len(groups) == 0 {
-		return s
+		return s, targets
+	}
+	marks := windowMarks(groups, anoms)
+	best := func(i int) int { // the best rank of a culprit in group i, 0 for none
+		if len(marks[i]) == 0 {
+			return 0
+		}
+		return marks[i][0].rank
 	}
 	order := make([]int, len(groups))
 	for i := range order {
 		order[i] = i
 	}
-	// Groups with anomalies first, the most anomalous members first;
-	// otherwise keep the stored order.
+	// Groups with culprits first, by their best-ranked culprit; then
+	// groups with the most anomalous members; otherwise keep the stored
+	// order.
 	sort.SliceStable(order, func(a, b int) bool {
+		ra, rb := best(order[a]), best(order[b])
+		if (ra > 0) != (rb > 0) {
+			return ra > 0
+		}
+		if ra != rb {
+			return ra < rb
+		}
 		return len(groups[order[a]].Anomalous) > len(groups[order[b]].Anomalous)
 	})
 	shown := order
@@ -92,22 +120,69 @@ func heatmapSection(groups []results.GroupSeries) plotSection {
 		shown = shown[:maxHeatmaps]
 		omittedAnom := 0
 		for _, i := range order[maxHeatmaps:] {
-			if len(groups[i].Anomalous) > 0 {
+			if len(groups[i].Anomalous) > 0 || len(marks[i]) > 0 {
 				omittedAnom++
 			}
 		}
 		note := fmt.Sprintf("%d of %d groups are not drawn", len(order)-maxHeatmaps, len(order))
 		if omittedAnom > 0 {
-			note += fmt.Sprintf(" (%d of them with anomalies: see the anomalies table)", omittedAnom)
+			note += fmt.Sprintf(" (%d of them with anomalies: see the anomalies list)", omittedAnom)
 		} else {
 			note += " (none of them has anomalies)"
 		}
 		s.Notes = append(s.Notes, note+".")
 	}
 	for _, i := range shown {
-		s.Figures = append(s.Figures, heatmapFigure(&groups[i]))
+		f := heatmapFigure(&groups[i], marks[i])
+		f.ID = ids.make(anchor + "-group-" + slug(groups[i].Group))
+		targets[i] = f.ID
+		s.Figures = append(s.Figures, f)
 	}
-	return s
+	return s, targets
+}
+
+// windowMark is an anomaly window to draw on a heat map row.
+type windowMark struct {
+	rank           int
+	member         string
+	startUs, endUs float64
+}
+
+// culpritGroup returns the index of the group whose heat map shows the
+// culprit of a: the group named a.Group that has a.Member as a member,
+// else the first group that has it; -1 when none does.
+func culpritGroup(groups []results.GroupSeries, a *results.Anomaly) int {
+	first := -1
+	for i := range groups {
+		if !slices.Contains(groups[i].Members, a.Member) {
+			continue
+		}
+		if groups[i].Group == a.Group {
+			return i
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	return first
+}
+
+// windowMarks collects, per group index, the windows of the anomalies
+// whose culprit is one of the group's members, best rank first.
+func windowMarks(groups []results.GroupSeries, anoms []results.Anomaly) map[int][]windowMark {
+	out := map[int][]windowMark{}
+	for i := range anoms {
+		a := &anoms[i]
+		g := culpritGroup(groups, a)
+		if g < 0 {
+			continue
+		}
+		out[g] = append(out[g], windowMark{rank: rankOf(a, i), member: a.Member, startUs: a.StartUs, endUs: a.EndUs})
+	}
+	for _, m := range out {
+		sort.SliceStable(m, func(a, b int) bool { return m[a].rank < m[b].rank })
+	}
+	return out
 }
 
 // heatGrid adapts a group to plotter.GridXYZ. Row 0 is drawn at the
@@ -123,7 +198,7 @@ func (g heatGrid) Z(c, r int) float64 { return g.z[r][c] }
 func (g heatGrid) X(c int) float64    { return g.xs[c] }
 func (g heatGrid) Y(r int) float64    { return float64(r) }
 
-func heatmapFigure(g *results.GroupSeries) figure {
+func heatmapFigure(g *results.GroupSeries, marks []windowMark) figure {
 	title := g.Group
 	if g.Kind != "" && !strings.HasPrefix(g.Group, g.Kind) {
 		title = g.Kind + " " + g.Group
@@ -222,6 +297,48 @@ func heatmapFigure(g *results.GroupSeries) figure {
 	} else {
 		fig.Caption = "No anomalous member."
 	}
+	// Anomaly windows: the columns holding the intervals that end after
+	// StartUs (the start of the first abnormal interval) and no later
+	// than EndUs (the end of the last), on the culprit's row.
+	row := map[string]int{}
+	for m := range nm {
+		if _, dup := row[g.Members[m]]; !dup {
+			row[g.Members[m]] = m
+		}
+	}
+	edges := cellEdges(xs)
+	var boxes windowBoxes
+	var drawn, outside []string
+	for _, mk := range marks {
+		m, ok := row[mk.member]
+		win := fmtWindow(mk.startUs, mk.endUs)
+		if !ok || win == "" {
+			continue
+		}
+		desc := fmt.Sprintf("#%d %s %s", mk.rank, mk.member, win)
+		lo, hi := -1, -1
+		tol := 1e-6 * math.Max(1, math.Abs(mk.endUs))
+		for i, t := range g.TimesUs {
+			if t > mk.startUs+tol && t <= mk.endUs+tol {
+				if lo < 0 {
+					lo = i
+				}
+				hi = i
+			}
+		}
+		if lo < 0 {
+			outside = append(outside, desc)
+			continue
+		}
+		boxes = append(boxes, windowBox{X0: edges[lo/bin], X1: edges[hi/bin+1], Row: float64(nm - 1 - m), Label: fmt.Sprintf("#%d", mk.rank)})
+		drawn = append(drawn, desc)
+	}
+	if len(drawn) > 0 {
+		fig.Caption += fmt.Sprintf(" Anomaly windows (white boxes): %s.", strings.Join(drawn, "; "))
+	}
+	if len(outside) > 0 {
+		fig.Caption += fmt.Sprintf(" Outside the telemetry shown: %s.", strings.Join(outside, "; "))
+	}
 	if bin > 1 {
 		fig.Caption += fmt.Sprintf(" Each column averages %d telemetry intervals.", bin)
 	}
@@ -236,6 +353,9 @@ func heatmapFigure(g *results.GroupSeries) figure {
 	p.Add(hm)
 	if len(anomRows) > 0 {
 		p.Add(rowOutline{Rows: anomRows, Style: draw.LineStyle{Color: alert, Width: vg.Points(2)}})
+	}
+	if len(boxes) > 0 {
+		p.Add(boxes)
 	}
 	xmin, xmax, ymin, ymax := hm.DataRange()
 	eps := (xmax - xmin) * 1e-9
@@ -254,6 +374,9 @@ func heatmapFigure(g *results.GroupSeries) figure {
 	p.Y.Tick.Marker = memberTicks(g.Members[:nm], anom, every)
 	h := dataH + vg.Points(70)
 	label := fmt.Sprintf("Heat map of port bandwidth in Gb/s over time for symmetry group %s", title)
+	if len(drawn) > 0 {
+		label += ", with anomaly windows " + strings.Join(drawn, "; ")
+	}
 	// crispEdges: no anti-aliasing seams between adjacent cells.
 	svg, err := svgFigureAttrs(plotWidth, h, label, `shape-rendering="crispEdges"`, func(dc draw.Canvas) {
 		// Heat map on the left, colour bar on the right, lined up with the
@@ -269,6 +392,24 @@ func heatmapFigure(g *results.GroupSeries) figure {
 	}
 	fig.SVG = svg
 	return fig
+}
+
+// cellEdges returns the column edges of a heat map with column centres
+// xs, as plotter.HeatMap draws them: half-way between centres, half a
+// spacing beyond the outer ones (±0.5 for a single column).
+func cellEdges(xs []float64) []float64 {
+	n := len(xs)
+	e := make([]float64, n+1)
+	if n == 1 {
+		e[0], e[1] = xs[0]-0.5, xs[0]+0.5
+		return e
+	}
+	for c := 1; c < n; c++ {
+		e[c] = (xs[c-1] + xs[c]) / 2
+	}
+	e[0] = xs[0] - (xs[1]-xs[0])/2
+	e[n] = xs[n-1] + (xs[n-1]-xs[n-2])/2
+	return e
 }
 
 // drawColorBar draws a vertical colour scale from lo (bottom of data) to hi
@@ -363,7 +504,7 @@ func shortList(names []string, n int) string {
 
 // ---- (b) per-NIC bandwidth histograms ----
 
-func histSection(hists []results.NICHist) plotSection {
+func histSection(hists []results.NICHist, anchor string, ids *idSet) (plotSection, map[string]string) {
 	s := plotSection{
 		Title: "NIC bandwidth distribution per job",
 		Intro: "Share of each NIC's bandwidth samples during the job, in bands of line rate. Grey bars: the mean over the job's other NICs; coloured outlines: stragglers.",
@@ -377,8 +518,9 @@ func histSection(hists []results.NICHist) plotSection {
 		}
 		byJob[h.Job] = append(byJob[h.Job], h)
 	}
+	targets := map[string]string{}
 	if len(jobs) == 0 {
-		return s
+		return s, targets
 	}
 	// Jobs with stragglers first.
 	hasStr := func(j string) bool {
@@ -390,9 +532,12 @@ func histSection(hists []results.NICHist) plotSection {
 		jobs = jobs[:maxHistJobs]
 	}
 	for _, j := range jobs {
-		s.Figures = append(s.Figures, histFigure(j, byJob[j]))
+		f := histFigure(j, byJob[j])
+		f.ID = ids.make(anchor + "-job-" + slug(j))
+		targets[j] = f.ID
+		s.Figures = append(s.Figures, f)
 	}
-	return s
+	return s, targets
 }
 
 // histShares converts a histogram to percentages of its samples, or nil
@@ -723,13 +868,22 @@ func panelFigure(name string, ts []results.TimeSeries, faults []results.Fault) f
 	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.12
 	var notes []string
 	fs := draw.TextStyle{Color: rgb(0x333333), Font: font.From(sansFont, 8), Handler: p.TextHandler, XAlign: draw.XLeft, YAlign: draw.YTop}
+	lastX := map[string]float64{} // where each label was last written
 	for i, f := range faults {
 		x := f.AtUs / unit.div
 		if !finite(x) || x < p.X.Min || x > p.X.Max {
 			continue
 		}
-		lbl := fmt.Sprintf("F%d", i+1)
-		p.Add(vLine{X: x, Label: lbl, Text: fs, Style: draw.LineStyle{Color: rgb(0x333333), Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}})
+		lbl := faultLabel(&f, i)
+		// The events of one fault (a flap) share a label: write it
+		// again only where it does not crowd the previous one.
+		text := lbl
+		if lx, ok := lastX[lbl]; ok && x-lx < 0.06*(p.X.Max-p.X.Min) {
+			text = ""
+		} else {
+			lastX[lbl] = x
+		}
+		p.Add(vLine{X: x, Label: text, Text: fs, Style: draw.LineStyle{Color: rgb(0x333333), Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}})
 		notes = append(notes, fmt.Sprintf("%s at %s: %s", lbl, fmtUs(f.AtUs), f.Description))
 	}
 	if len(notes) > 0 {

@@ -193,6 +193,58 @@ func (o rowOutline) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
+// windowBox is a time span [X0, X1] on heat-map row Row (an anomaly's
+// window on its culprit's row), labelled e.g. "#1".
+type windowBox struct {
+	X0, X1 float64
+	Row    float64
+	Label  string
+}
+
+// windowBoxes outlines time spans on heat-map rows: a white line with dark
+// edges, visible on every colour of the palette, inset from the row so
+// that a red row outline stays visible, and at least 7 pt tall on thin
+// rows. Each box is labelled in a small white tag at its top-left corner.
+type windowBoxes []windowBox
+
+func (bs windowBoxes) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	dark := draw.LineStyle{Color: rgb(0x111111), Width: vg.Points(2.8)}
+	light := draw.LineStyle{Color: color.White, Width: vg.Points(1.4)}
+	ts := draw.TextStyle{Color: rgb(0x111111), Font: font.From(sansFont, 9), Handler: p.TextHandler, XAlign: draw.XLeft, YAlign: draw.YBottom}
+	for _, b := range bs {
+		x0, x1 := max(trX(b.X0), c.Min.X), min(trX(b.X1), c.Max.X)
+		if x1 <= x0 {
+			continue
+		}
+		y0, y1 := trY(b.Row-0.5), trY(b.Row+0.5)
+		mid := (y0 + y1) / 2
+		h := max(y1-y0-vg.Points(5), vg.Points(7))
+		y0, y1 = mid-h/2, mid+h/2
+		// Keep the outline at least its width wide.
+		if x1-x0 < vg.Points(3) {
+			x0, x1 = (x0+x1)/2-vg.Points(1.5), (x0+x1)/2+vg.Points(1.5)
+		}
+		pts := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}, {X: x0, Y: y0}}
+		c.StrokeLines(dark, pts)
+		c.StrokeLines(light, pts)
+		if b.Label == "" {
+			continue
+		}
+		w, th := ts.Width(b.Label)+vg.Points(4), ts.Height(b.Label)+vg.Points(1)
+		// Above the box, or inside its top when there is no room above.
+		ly := y1 + vg.Points(1.5)
+		if ly+th > c.Max.Y {
+			ly = y1 - th - vg.Points(1.5)
+		}
+		lx := min(x0, c.Max.X-w)
+		tag := []vg.Point{{X: lx, Y: ly}, {X: lx + w, Y: ly}, {X: lx + w, Y: ly + th}, {X: lx, Y: ly + th}}
+		c.FillPolygon(color.White, tag)
+		c.StrokeLines(draw.LineStyle{Color: rgb(0x111111), Width: vg.Points(0.6)}, append(tag, tag[0]))
+		c.FillText(ts, vg.Point{X: lx + vg.Points(2), Y: ly + vg.Points(0.5)}, b.Label)
+	}
+}
+
 // bars draws filled histogram bars over explicit bin edges.
 type bars struct {
 	Edges  []float64 // len(Values)+1

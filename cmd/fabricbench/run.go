@@ -90,19 +90,7 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		return badInput(err)
 	}
 	if res != nil {
-		fmt.Fprintf(stdout, "%s: %s — %d runs, %d/%d KPIs passed, %d failed, %d errors, %d anomalies\n",
-			res.Suite, strings.ToUpper(res.Status), res.Summary.Runs, res.Summary.Passed, res.Summary.KPIs,
-			res.Summary.Failed, res.Summary.Errors, res.Summary.Anomalies)
-		for _, r := range res.Runs {
-			for _, a := range r.Anomalies {
-				fmt.Fprintf(stdout, "  anomaly [%s] %s %s: %s\n", r.ID, a.Kind, a.Member, a.Evidence)
-			}
-			for _, k := range r.KPIs {
-				if k.Verdict != results.Pass {
-					fmt.Fprintf(stdout, "  KPI %s [%s] %s: %s\n", strings.ToUpper(k.Verdict), r.ID, k.Name, k.Message)
-				}
-			}
-		}
+		printRunSummary(stdout, res)
 		fmt.Fprintf(stdout, "results: %s\n", filepath.Join(o.out, "report.html"))
 	}
 	switch {
@@ -117,6 +105,65 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		return &exitError{code: code, err: fmt.Errorf("suite %s: %s", res.Suite, res.Status)}
 	}
 	return nil
+}
+
+// printRunSummary prints the end-of-run summary: the suite's verdict, then
+// per run its culprits by rank, the injected faults with the anomaly that
+// explains each, its imbalances and the KPIs that did not pass, one line
+// each.
+func printRunSummary(w io.Writer, res *results.Results) {
+	fmt.Fprintf(w, "%s: %s — %d runs, %d/%d KPIs passed, %d failed, %d errors, %d anomalies\n",
+		res.Suite, strings.ToUpper(res.Status), res.Summary.Runs, res.Summary.Passed, res.Summary.KPIs,
+		res.Summary.Failed, res.Summary.Errors, res.Summary.Anomalies)
+	for _, r := range res.Runs {
+		matched := map[int]bool{}
+		for _, m := range r.FaultMatches {
+			matched[m.Anomaly] = true
+		}
+		for i, a := range r.Anomalies {
+			rank := a.Rank
+			if rank <= 0 {
+				rank = i + 1
+			}
+			line := fmt.Sprintf("  anomaly #%d [%s] %s", rank, r.ID, report.Culprit(&a))
+			ev := a.Evidence
+			if ev == "" {
+				ev = report.Signals(a.Signals)
+			}
+			if j := strings.IndexByte(ev, '\n'); j >= 0 {
+				ev = ev[:j]
+			}
+			if ev != "" {
+				line += ": " + ev
+			}
+			switch n := len(a.Victims); n {
+			case 0:
+			case 1:
+				line += "; 1 victim"
+			default:
+				line += fmt.Sprintf("; %d victims", n)
+			}
+			if len(r.FaultMatches) > 0 && !matched[rank] && len(a.Faults) == 0 {
+				line += "; matches no injected fault"
+			}
+			fmt.Fprintln(w, line)
+		}
+		for _, m := range r.FaultMatches {
+			to := "no anomaly"
+			if m.Anomaly > 0 {
+				to = fmt.Sprintf("anomaly #%d", m.Anomaly)
+			}
+			fmt.Fprintf(w, "  fault %s [%s] %s -> %s\n", m.ID, r.ID, m.Description, to)
+		}
+		for _, im := range r.Imbalances {
+			fmt.Fprintf(w, "  imbalance [%s] %s\n", r.ID, report.ImbalanceLine(&im))
+		}
+		for _, k := range r.KPIs {
+			if k.Verdict != results.Pass {
+				fmt.Fprintf(w, "  KPI %s [%s] %s: %s\n", strings.ToUpper(k.Verdict), r.ID, k.Name, k.Message)
+			}
+		}
+	}
 }
 
 func isTerminal(w io.Writer) bool {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -234,5 +235,41 @@ func TestRunUnreachableInfluxSpillsAndExits2(t *testing.T) {
 	}
 	if err != nil || points != int(st.Failed) {
 		t.Fatalf("spill file %s: %v, %d points for %d failed", st.SpillFile, err, points, st.Failed)
+	}
+}
+
+// The end-of-run summary names each culprit by rank with its cause,
+// window, evidence and victim count, ties each injected fault to its
+// anomaly, and gives imbalances one line each.
+func TestRunSummaryLines(t *testing.T) {
+	res := &results.Results{Suite: "s", Status: results.Fail,
+		Summary: results.Summary{Runs: 1, KPIs: 2, Passed: 1, Failed: 1, Anomalies: 2},
+		Runs: []results.Run{{ID: "r1", Status: results.Fail,
+			KPIs: []results.KPI{{Name: "perm.busbw", Verdict: results.Pass}, {Name: "fabric.symmetry_anomalies", Verdict: results.Fail, Message: "2 anomalies"}},
+			Anomalies: []results.Anomaly{
+				{Rank: 1, Kind: results.KindSymmetry, Group: "leaf-uplinks:leaf0", Member: "leaf0:Ethernet5", Cause: results.CauseCapacity,
+					StartUs: 200, EndUs: 900, Evidence: "50% of line rate while backlogged\n(more)", Faults: []string{"F1"},
+					Victims: []results.Victim{{Member: "spine1"}, {Member: "host3"}, {Member: "host4"}}},
+				{Rank: 2, Kind: results.KindStraggler, Group: "job:perm", Member: "host6", Cause: results.CauseSlowNIC, StartUs: 1000, EndUs: 3000,
+					Signals: []results.Signal{{Name: "rate_util", Value: 0.4, Baseline: 0.95}}, Victims: []results.Victim{{Member: "host2"}}},
+			},
+			FaultMatches: []results.FaultMatch{
+				{ID: "F1", Description: "degrade leaf0:Ethernet5 to 50% at 200us", StartUs: 200, EndUs: -1, Anomaly: 1},
+				{ID: "F2", Description: "down spine2:Ethernet1 at 1ms", StartUs: 1000, EndUs: -1},
+			},
+			Imbalances: []results.Imbalance{{Group: "leaf-uplinks:leaf2", Members: 8, CV: 0.21, MaxMin: 1.9, Jain: 0.957, MaxMember: "leaf2:Ethernet1", MinMember: "leaf2:Ethernet6"}},
+		}}}
+	var b bytes.Buffer
+	printRunSummary(&b, res)
+	want := `s: FAIL — 1 runs, 1/2 KPIs passed, 1 failed, 0 errors, 2 anomalies
+  anomaly #1 [r1] leaf0:Ethernet5 (capacity, 200–900 µs): 50% of line rate while backlogged; 3 victims
+  anomaly #2 [r1] host6 (slow-nic, 1–3 ms): rate_util 40 % (group 95 %); 1 victim; matches no injected fault
+  fault F1 [r1] degrade leaf0:Ethernet5 to 50% at 200us -> anomaly #1
+  fault F2 [r1] down spine2:Ethernet1 at 1ms -> no anomaly
+  imbalance [r1] leaf-uplinks:leaf2 (8 members): CV 0.21, max/min 1.9, Jain 0.957; most loaded leaf2:Ethernet1, least loaded leaf2:Ethernet6
+  KPI FAIL [r1] fabric.symmetry_anomalies: 2 anomalies
+`
+	if b.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
