@@ -167,11 +167,6 @@ func (a *analyzer) crossesHot(j *JobInput, h int, hot []int) bool {
 	return false
 }
 
-// spraying reports whether the transport sprays packets over paths (OPS,
-// REPS and other per-packet load balancers) rather than hashing flows
-// (ECMP). Unknown counts as spraying.
-func (a *analyzer) spraying() bool { return !strings.EqualFold(a.in.LB, "ecmp") }
-
 // relatedCulprit picks the culprit a starved member is a victim of: one
 // whose ports touch the member's switch (or the plane's switch), else the
 // highest-scoring one; nil when there are none.

@@ -193,7 +193,6 @@ type culprit struct {
 	victims  []results.Victim
 	seen     map[string]bool // victims already listed
 	vtotal   int
-	anomaly  results.Anomaly
 }
 
 func (c *culprit) addVictim(v results.Victim) {

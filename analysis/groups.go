@@ -247,17 +247,6 @@ func signedPercent(f float64) string {
 	return fmt.Sprintf("+%.0f%%", p)
 }
 
-// fmtDurationNs formats a duration for evidence texts: "850 µs", "1.9 ms", "2.5 s".
-func fmtDurationNs(ns int64) string {
-	switch {
-	case ns < 1_000_000:
-		return fmt.Sprintf("%.0f \u00b5s", float64(ns)/1e3)
-	case ns < 1_000_000_000:
-		return fmt.Sprintf("%.1f ms", float64(ns)/1e6)
-	}
-	return fmt.Sprintf("%.1f s", float64(ns)/1e9)
-}
-
 // median of v (the mean of the two middle values for even lengths); v is
 // not modified. NaN for an empty slice.
 func median(v []float64) float64 {
