@@ -50,5 +50,13 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 fi
 
 ./scripts/lint.sh
+# iproute2 turns /run/netns into a bind mount of itself the first time it
+# creates a namespace. If that happens while another test package's lab
+# already has namespaces mounted there, those end up underneath the new
+# mount and cannot be deleted ("device or resource busy"). Packages run in
+# parallel, so set the mount up once before any of them starts.
+if [[ "$(id -u)" == 0 ]] && command -v ip >/dev/null 2>&1; then
+	ip netns add fbtest-mountprobe 2>/dev/null && ip netns delete fbtest-mountprobe 2>/dev/null || true
+fi
 # -count=1: always run, never report cached results.
 go test -count=1 -timeout 30m ./...
