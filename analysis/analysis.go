@@ -285,7 +285,7 @@ func Analyze(in Input) (*Output, error) {
 			}
 		}
 	}
-	at := a.attribute(groups, out.Groups, starvedBy)
+	at := a.attribute(groups, data, out.Groups, starvedBy)
 	out.Anomalies, out.Imbalances, out.FaultMatches = at.anomalies, at.imbalances, at.matches
 	stragglerHost := map[string]bool{}
 	for _, an := range at.anomalies {

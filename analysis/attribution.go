@@ -36,9 +36,9 @@ type attribution struct {
 // attribute finds the culprits of a run, hangs their victims under them,
 // adds the stragglers and starved members no culprit explains, reports
 // group imbalances, ranks the result and ties it to the injected faults.
-func (a *analyzer) attribute(groups []group, stats []GroupStat, starvedBy [][]starved) attribution {
+func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat, starvedBy [][]starved) attribution {
 	var at attribution
-	culprits := a.findCulprits(groups)
+	culprits := a.findCulprits(groups, data)
 	culpritPort := map[int]bool{}
 	for _, c := range culprits {
 		for _, v := range c.verdicts {

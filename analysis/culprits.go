@@ -218,7 +218,7 @@ const maxVictims = 50
 // culprit, a host's NIC and the switch port towards it (its access link)
 // become a host culprit (a slow NIC), every other port stays a port
 // culprit of its symmetry group.
-func (a *analyzer) findCulprits(groups []group) []*culprit {
+func (a *analyzer) findCulprits(groups []group, data []groupData) []*culprit {
 	f := a.f
 	var verdicts []*portVerdict
 	byPort := map[int]*portVerdict{}
@@ -229,7 +229,7 @@ func (a *analyzer) findCulprits(groups []group) []*culprit {
 		}
 	}
 	if strings.EqualFold(a.in.LB, "ops") {
-		for _, v := range a.queueOutliers(groups) {
+		for _, v := range a.queueOutliers(groups, data) {
 			if _, ok := byPort[v.port]; !ok {
 				verdicts = append(verdicts, v)
 				byPort[v.port] = v
@@ -265,17 +265,14 @@ func (a *analyzer) findCulprits(groups []group) []*culprit {
 		}
 		switch {
 		case !f.Nodes[node].IsSwitch() || !f.Nodes[peer].IsSwitch():
-			h := node
+			h, leaf := node, peer
 			if f.Nodes[node].IsSwitch() {
-				h = peer
+				h, leaf = peer, node
 			}
 			c.host = h
 			c.member = f.Nodes[h].Name
 			c.kind = results.KindStraggler
-			c.group = KindRail + ":" + f.Nodes[f.PeerNode(f.Ports[p].Peer)].Name
-			if !f.Nodes[node].IsSwitch() {
-				c.group = KindRail + ":" + f.Nodes[peer].Name
-			}
+			c.group = KindRail + ":" + f.Nodes[leaf].Name
 		default:
 			c.kind = results.KindSymmetry
 			best := v
@@ -335,9 +332,9 @@ func (a *analyzer) findCulprits(groups []group) []*culprit {
 // every member the same load, so a member that queues where its siblings do not serves it
 // more slowly: a degraded link whose load is below its reduced rate shows
 // nothing else.
-func (a *analyzer) queueOutliers(groups []group) []*portVerdict {
+func (a *analyzer) queueOutliers(groups []group, data []groupData) []*portVerdict {
 	var out []*portVerdict
-	for _, gr := range groups {
+	for gi, gr := range groups {
 		switch gr.kind {
 		case KindLeafUplinks, KindSpineDownlinks, KindSpineUplinks, KindCoreDownlinks:
 		default:
@@ -346,7 +343,7 @@ func (a *analyzer) queueOutliers(groups []group) []*portVerdict {
 		if len(gr.members) < 3 {
 			continue
 		}
-		d := a.groupData(gr)
+		d := data[gi]
 		sigs := make([]*portSignals, len(gr.members))
 		ok := true
 		var means []float64
