@@ -104,15 +104,19 @@ type Options struct {
 	ActiveFraction  float64 // group activity threshold, fraction of line rate (0.05)
 
 	// Culprit detection (see the package documentation).
-	BacklogBytes    float64 // queue high-water that counts as backlogged, bytes (16384)
-	Capacity        float64 // a backlogged port below this fraction of line rate is capped (0.8)
-	Loss            float64 // share of transmitted packets dropped that makes an interval lossy (0.5)
-	MinIntervals    int     // consecutive capped intervals on a rate plateau that make a capacity episode (4)
-	PlateauTol      float64 // spread of a plateau's rates, fraction of line rate (0.01; at least 2 packets per interval)
-	MinLostPackets  float64 // packets lost that make a loss episode (8)
-	MergeGap        int     // normal intervals bridged inside one episode (2)
-	VictimDeviation float64 // shortfall from the group median that makes a starved member (0.1)
-	ImbalanceCV     float64 // CV of a load-balanced group that makes an imbalance finding (0.15)
+	BacklogBytes float64 // queue high-water that counts as backlogged, bytes (16384)
+	Capacity     float64 // a backlogged port below this fraction of line rate is capped (0.8)
+	Loss         float64 // share of transmitted packets dropped that makes an interval lossy (0.5)
+	MinIntervals int     // consecutive capped intervals on a rate plateau that make a capacity episode (4)
+	// MinBoundIntervals: intervals whose service-rate bound (ports that
+	// stream backlogged-ns) is below Capacity·line that make a capacity
+	// episode (1).
+	MinBoundIntervals int
+	PlateauTol        float64 // spread of a plateau's rates, fraction of line rate (0.01; at least 2 packets per interval)
+	MinLostPackets    float64 // packets lost that make a loss episode (8)
+	MergeGap          int     // normal intervals bridged inside one episode (2)
+	VictimDeviation   float64 // shortfall from the group median that makes a starved member (0.1)
+	ImbalanceCV       float64 // CV of a load-balanced group that makes an imbalance finding (0.15)
 }
 
 // Defaults.
@@ -124,15 +128,16 @@ const (
 	DefaultStragMinMiddle  = 0.5
 	DefaultActiveFraction  = 0.05
 
-	DefaultBacklogBytes    = 16384
-	DefaultCapacity        = 0.8
-	DefaultLoss            = 0.5
-	DefaultMinIntervals    = 4
-	DefaultPlateauTol      = 0.01
-	DefaultMinLostPackets  = 8
-	DefaultMergeGap        = 2
-	DefaultVictimDeviation = 0.1
-	DefaultImbalanceCV     = 0.15
+	DefaultBacklogBytes      = 16384
+	DefaultCapacity          = 0.8
+	DefaultLoss              = 0.5
+	DefaultMinIntervals      = 4
+	DefaultMinBoundIntervals = 1
+	DefaultPlateauTol        = 0.01
+	DefaultMinLostPackets    = 8
+	DefaultMergeGap          = 2
+	DefaultVictimDeviation   = 0.1
+	DefaultImbalanceCV       = 0.15
 )
 
 // StragglerMargin is how far a straggler's middle-band fraction must exceed
@@ -169,7 +174,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MergeGap == 0 {
 		o.MergeGap = DefaultMergeGap
 	}
-	if o.MinIntervals < 1 || o.MinIntervals > 1000 || o.MergeGap < 0 || o.MergeGap > 1000 {
+	if o.MinBoundIntervals == 0 {
+		o.MinBoundIntervals = DefaultMinBoundIntervals
+	}
+	if o.MinBoundIntervals < 1 || o.MinBoundIntervals > 1000 || o.MinIntervals < 1 || o.MinIntervals > 1000 || o.MergeGap < 0 || o.MergeGap > 1000 {
 		return o, fmt.Errorf("min intervals must be 1..1000 and merge gap 0..1000: %+v", o)
 	}
 	if o.Capacity > 1 || o.Loss > 1 || o.VictimDeviation > 1 || o.PlateauTol > 1 {

@@ -46,8 +46,10 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 		}
 	}
 
-	// Members low on bytes without a signal of their own are victims.
-	var orphans []starved
+	// Members low on bytes without a signal of their own are victims. A
+	// starved member that no culprit explains stays unnamed: low bytes
+	// with an empty queue is a victim's signature, and its group shows up
+	// as an imbalance finding.
 	for _, list := range starvedBy {
 		for _, s := range list {
 			own := false
@@ -60,9 +62,7 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 			if c := a.relatedCulprit(culprits, s); c != nil {
 				c.addVictim(results.Victim{Member: s.label, Group: s.group,
 					Why: fmt.Sprintf("carried %s vs group median %s (%s) with no congestion signal of its own", fmtRate(s.mean), fmtRate(s.med), signedPercent(-s.short))})
-				continue
 			}
-			orphans = append(orphans, s)
 		}
 	}
 
@@ -99,10 +99,6 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 		at.anomalies = append(at.anomalies, a.culpritAnomaly(c, groups))
 	}
 	at.anomalies = append(at.anomalies, strag...)
-	// A starved member that no culprit explains stays unnamed: low bytes
-	// with an empty queue is a victim's signature. Its group shows up as
-	// an imbalance finding.
-	_ = orphans
 	rank(at.anomalies)
 	for _, an := range at.anomalies {
 		if an.Kind == results.KindStraggler {
@@ -420,6 +416,38 @@ func (a *analyzer) culpritAnomaly(c *culprit, groups []group) results.Anomaly {
 		txt := fmt.Sprintf("sent at %s of its %s line rate in %d intervals while its queue held %s", pct(util), fmtRate(line), cappedN, fmtBytes(q))
 		if b >= 0 {
 			txt += fmt.Sprintf(" (group: %s at %s)", pct(b), fmtBytes(math.Max(qb, 0)))
+		}
+		parts = append(parts, txt)
+	}
+	// The service-rate bound, where the ports stream backlogged-ns.
+	var svcSum, svcN, busySum float64
+	for _, v := range c.verdicts {
+		if !v.proven {
+			continue
+		}
+		s := a.signals(v.port)
+		for k := c.start; k <= c.end; k++ {
+			if v.inEpisode(k) && v.capped[k] {
+				if x, ok := s.serviceRate(k, a.g.step); ok {
+					svcSum += x / s.line
+					svcN++
+					busySum += s.busy[k]
+				}
+			}
+		}
+	}
+	if svcN > 0 {
+		b := base(func(s *portSignals) (float64, bool) {
+			return window(s, func(k int) (float64, bool) {
+				x, ok := s.serviceRate(k, a.g.step)
+				return x / s.line, ok && s.line > 0
+			})
+		})
+		sig("service_rate", svcSum/svcN, b, "fraction of line rate", 3)
+		txt := fmt.Sprintf("served its queue at no more than %s of line rate (bytes sent over %.0f µs backlogged in %.0f intervals)",
+			pct(svcSum/svcN), busySum/1e3, svcN)
+		if b >= 0 {
+			txt += fmt.Sprintf(" (group: %s)", pct(b))
 		}
 		parts = append(parts, txt)
 	}

@@ -25,6 +25,9 @@ type portVerdict struct {
 	capped   []bool // per bucket
 	lossy    []bool
 	queued   []bool // queue outlier among equally offered siblings
+	// proven: the capped buckets come from the service-rate bound
+	// (backlogged-ns), not from the queue high-water.
+	proven bool
 	// score is the sum over flagged buckets of the capacity lost (1 −
 	// rate/line) or the share of packets lost.
 	score float64
@@ -67,7 +70,17 @@ func (a *analyzer) detectPort(p int) *portVerdict {
 		// burst that filled part of an interval and drained does neither).
 		congested := s.marks[k]+s.drops[k]+s.trims[k] > 0
 		backlogged := s.hasQueue && !math.IsNaN(s.queue[k]) && s.queue[k] >= o.BacklogBytes && congested
-		if backlogged && util < o.Capacity {
+		switch {
+		case s.hasBusy:
+			// The port sent back to back for busy[k]; what it sent in the
+			// interval bounds its service rate from above.
+			if svc, ok := s.serviceRate(k, a.g.step); ok && svc < o.Capacity*s.line {
+				v.capped[k] = true
+				v.proven = true
+				sev[k] = 1 - svc/s.line
+				any = true
+			}
+		case backlogged && util < o.Capacity:
 			v.capped[k] = true
 			sev[k] = 1 - util
 			any = true
@@ -83,7 +96,9 @@ func (a *analyzer) detectPort(p int) *portVerdict {
 	if !any {
 		return nil
 	}
-	a.keepPlateaus(s, v.capped)
+	if !s.hasBusy {
+		a.keepPlateaus(s, v.capped)
+	}
 	// Episodes: flagged buckets, with gaps of up to MergeGap unflagged
 	// buckets bridged (a flapping link, a job pausing between steps).
 	var eps []portEpisode
@@ -100,13 +115,19 @@ func (a *analyzer) detectPort(p int) *portVerdict {
 	for _, e := range eps {
 		// Valid when it holds a capacity plateau (keepPlateaus left only
 		// those) or lost at least MinLostPackets.
-		capped, lost := false, 0.0
+		cappedN, lost := 0, 0.0
 		for k := e.start; k <= e.end; k++ {
-			capped = capped || v.capped[k]
+			if v.capped[k] {
+				cappedN++
+			}
 			if v.lossy[k] {
 				lost += s.drops[k]
 			}
 		}
+		// With the service-rate bound every capped interval is a
+		// measurement on its own; MinBoundIntervals of them make an
+		// episode.
+		capped := cappedN > 0 && (!s.hasBusy || cappedN >= o.MinBoundIntervals)
 		if capped || lost >= o.MinLostPackets {
 			v.episodes = append(v.episodes, e)
 			for k := e.start; k <= e.end; k++ {

@@ -17,11 +17,30 @@ type portSignals struct {
 	pkts  []float64 // out-pkts increase
 	marks []float64 // ECN-marked packets
 	trims []float64 // trimmed packets
+	busy  []float64 // backlogged-ns increase: time the port sent back to back
 	has   []bool    // an interval of the out-octets counter ends in the bucket
 	line  float64   // nominal line rate, bps
 	// hasQueue: the port streams a queue high-water (switch ports on the
 	// simulator, every shaped veth in the lab).
 	hasQueue bool
+	// hasBusy: the port streams backlogged-ns (the simulator does).
+	hasBusy bool
+}
+
+// minBusyFraction is the least share of an interval a port must have been
+// backlogged for its service-rate bound to count: shorter stretches hold
+// too few packets for a whole-packet counter to measure a rate.
+const minBusyFraction = 0.1
+
+// serviceRate is the upper bound on port's service rate in bucket k, bps:
+// the bits it sent in the interval over the time it was backlogged (it
+// sends back to back all that time). ok is false when the bucket has no
+// rate or the port was backlogged for less than minBusyFraction of it.
+func (s *portSignals) serviceRate(k int, stepNs int64) (bps float64, ok bool) {
+	if !s.hasBusy || math.IsNaN(s.rate[k]) || stepNs <= 0 || s.busy[k] < minBusyFraction*float64(stepNs) {
+		return 0, false
+	}
+	return s.rate[k] * float64(stepNs) / s.busy[k], true
 }
 
 // signals returns (and caches) port p's signals.
@@ -44,6 +63,9 @@ func (a *analyzer) signals(p int) *portSignals {
 	}
 	s.marks = a.g.placeDelta(qk(telemetry.FieldECNMarkedPkts))
 	s.trims = a.g.placeDelta(qk(telemetry.FieldTrimPkts))
+	busy := qk(telemetry.FieldBackloggedNs)
+	s.hasBusy = busy != nil && len(busy.T) > 1
+	s.busy = a.g.placeDelta(busy)
 	hw := qk(telemetry.FieldMaxQueueLen)
 	s.hasQueue = hw != nil && len(hw.T) > 1
 	s.queue = a.g.placeGauge(hw)

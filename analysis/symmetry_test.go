@@ -517,3 +517,99 @@ func TestMADFloor(t *testing.T) {
 		}
 	}
 }
+
+// withBusy adds the backlogged-ns counter of every switch port: busy(p, i)
+// nanoseconds of backlog in interval i.
+func withBusy(f *inventory.Fabric, n int, busy func(p, i int) int64) []telemetry.Sample {
+	var out []telemetry.Sample
+	for p := range f.Ports {
+		pt := &f.Ports[p]
+		if !f.Nodes[pt.Node].IsSwitch() {
+			continue
+		}
+		var cum int64
+		for i := 0; i <= n; i++ {
+			if i > 0 {
+				cum += busy(p, i)
+			}
+			out = append(out, telemetry.Sample{Time: testEpoch + int64(i)*testStep, Target: f.Nodes[pt.Node].Name,
+				Measurement: telemetry.MeasQueue, Interface: pt.Name, Queue: "q0", Field: telemetry.FieldBackloggedNs, Value: cum})
+		}
+	}
+	return out
+}
+
+// With backlogged-ns the capacity test is a measurement: a port whose
+// bytes over its backlogged time stay below 80% of line rate is capped,
+// even when its rate wanders (a load balancer steering load away keeps its
+// queue short) and in a single interval; a port that sends at line rate
+// while backlogged, or is backlogged too briefly to measure, is not.
+func TestServiceRateBound(t *testing.T) {
+	f := testFabric(t)
+	port := portOf(t, f, "leaf1", "spine2")
+	for _, c := range []struct {
+		name  string
+		rates []float64 // Gb/s of the port in intervals 1..
+		busy  []int64   // ns backlogged
+		want  int
+	}{
+		// 50% capacity, backlogged part of each interval: 40 Gb/s over
+		// 80 µs backlogged = 50 Gb/s service rate.
+		{"wandering at half rate", []float64{44, 38, 47, 40, 45}, []int64{88_000, 76_000, 94_000, 80_000, 90_000}, 1},
+		{"one interval", []float64{95, 25, 95}, []int64{0, 100_000, 0}, 1},
+		// Healthy: 60 Gb/s with 60 µs backlogged is 100 Gb/s.
+		{"healthy part-time backlog", []float64{60, 70, 50, 65}, []int64{60_000, 70_000, 50_000, 65_000}, 0},
+		// 5 µs backlogged is too short to measure (minBusyFraction).
+		{"too brief", []float64{2, 2, 2}, []int64{5_000, 5_000, 5_000}, 0},
+	} {
+		rate := func(p, i int) float64 {
+			if p == port && i <= len(c.rates) {
+				return c.rates[i-1]
+			}
+			return 60
+		}
+		queue := func(p, i int) (int64, int64) {
+			if p == port {
+				return 30_000, 3
+			}
+			return 4_000, 0
+		}
+		busy := func(p, i int) int64 {
+			if p == port && i <= len(c.busy) {
+				return c.busy[i-1]
+			}
+			return 0
+		}
+		samples := append(withQueues(f, 8, rate, queue, nil), withBusy(f, 8, busy)...)
+		out := analyze(t, Input{Fabric: f, Samples: samples, EpochNs: testEpoch, LB: "reps"})
+		var got []results.Anomaly
+		for _, a := range out.Anomalies {
+			if a.Cause == results.CauseCapacity {
+				got = append(got, a)
+			}
+		}
+		if len(got) != c.want {
+			t.Errorf("%s: capacity anomalies %+v, want %d", c.name, got, c.want)
+			continue
+		}
+		if c.want == 0 {
+			continue
+		}
+		a := got[0]
+		if a.Member != "leaf1:"+f.Ports[port].Name {
+			t.Errorf("%s: member %s, want leaf1:%s", c.name, a.Member, f.Ports[port].Name)
+		}
+		found := false
+		for _, s := range a.Signals {
+			if s.Name == "service_rate" {
+				found = true
+				if s.Value > 0.55 || s.Baseline >= 0 && s.Baseline < 0.9 {
+					t.Errorf("%s: service_rate %+v, want at most 0.55 (baseline none or >= 0.9)", c.name, s)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no service_rate signal in %+v", c.name, a.Signals)
+		}
+	}
+}

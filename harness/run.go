@@ -486,7 +486,7 @@ func analysisOptions(a *suite.Analysis) analysis.Options {
 		VictimDeviation: a.Symmetry.VictimDeviation, ImbalanceCV: a.Symmetry.ImbalanceCV,
 		StragLow: a.Straggler.Low, StragHigh: a.Straggler.High, StragMinMiddle: a.Straggler.MinMiddle,
 		BacklogBytes: float64(backlog), Capacity: a.Culprit.Capacity, Loss: a.Culprit.Loss,
-		MinIntervals: a.Culprit.MinIntervals, MinLostPackets: float64(a.Culprit.MinLostPackets),
+		MinIntervals: a.Culprit.MinIntervals, MinBoundIntervals: a.Culprit.MinBoundIntervals, MinLostPackets: float64(a.Culprit.MinLostPackets),
 		MergeGap: a.Culprit.MergeGap,
 	}
 }

@@ -140,6 +140,7 @@ type port struct {
 	ctrl     ring
 	wire     ring // packets on the link, in arrival order; only the head has an event
 	dataB    int64
+	occSince int64 // when dataB last became non-zero (valid while dataB > 0)
 	ctrlB    int64
 	capB     int64
 	kmin     int64
@@ -158,6 +159,10 @@ type PortStats struct {
 	MaxQueue           int64 // data queue high-water mark, bytes
 	// IntervalMaxQueue is the high-water mark since the last TakeQueueHighWater.
 	IntervalMaxQueue int64
+	// BackloggedPs is the time the data queue held a packet waiting behind
+	// the one being transmitted, up to the last time the queue emptied
+	// (BackloggedNs adds the current stretch).
+	BackloggedPs uint64
 }
 
 type flowState struct {
@@ -529,6 +534,20 @@ func (s *Sim) TakeQueueHighWater(p int) int64 {
 	return v
 }
 
+// BackloggedNs returns the time, in nanoseconds, port p's data queue has
+// held at least one packet waiting behind the one being transmitted since
+// the start. While it does, the port transmits back to back, so the bytes
+// sent over an interval, divided by the interval's backlogged time, bound
+// the port's service rate from above.
+func (s *Sim) BackloggedNs(p int) int64 {
+	pt := &s.ports[p]
+	ps := pt.Stats.BackloggedPs
+	if pt.dataB > 0 {
+		ps += uint64(s.now - pt.occSince)
+	}
+	return int64(ps / 1000)
+}
+
 // QueueBytes returns the current data-queue occupancy of port p.
 func (s *Sim) QueueBytes(p int) int64 { return s.ports[p].dataB }
 
@@ -652,6 +671,9 @@ func (s *Sim) startTx(pid int32) {
 		pi = p.data.pop()
 		pkt := &s.pk.p[pi]
 		p.dataB -= int64(pkt.size)
+		if p.dataB == 0 {
+			p.Stats.BackloggedPs += uint64(s.now - p.occSince)
+		}
 		// RED ECN marking at dequeue on the queue left behind.
 		if !s.cfg.NoECN && p.dataB > p.kmin {
 			mark := p.dataB >= p.kmax
@@ -753,6 +775,9 @@ func (s *Sim) enqueue(pid int32, pi int32) {
 	if pkt.kind == pkData && pkt.flags&pfTrimmed == 0 {
 		if p.dataB+int64(pkt.size) <= p.capB {
 			p.data.push(pi)
+			if p.dataB == 0 {
+				p.occSince = s.now
+			}
 			p.dataB += int64(pkt.size)
 			if p.dataB > p.Stats.IntervalMaxQueue {
 				p.Stats.IntervalMaxQueue = p.dataB
@@ -868,6 +893,9 @@ func (s *Sim) linkEvent(le *LinkEvent) {
 				for p.ctrl.size > 0 {
 					s.pk.release(p.ctrl.pop())
 					p.Stats.Drops++
+				}
+				if p.dataB > 0 {
+					p.Stats.BackloggedPs += uint64(s.now - p.occSince)
 				}
 				p.dataB, p.ctrlB = 0, 0
 			}

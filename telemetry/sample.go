@@ -35,12 +35,20 @@ const (
 	// FieldMaxQueueLen is the queue's high-water mark in bytes over the last
 	// sample interval (a gauge, not a counter).
 	FieldMaxQueueLen = "max-queue-len"
+	// FieldBackloggedNs counts the nanoseconds the queue held a packet
+	// waiting behind the one in transmission (a counter). The port sends
+	// back to back all that time, so transmit-octets over an interval
+	// divided by its backlogged time bounds the service rate from above:
+	// a degraded link shows it even when a load balancer keeps its queue
+	// short. Streamed by the simulator; the kernel exporter has no source
+	// for it and omits it.
+	FieldBackloggedNs = "backlogged-ns"
 )
 
 // InterfaceFields and QueueFields list the leaves in their canonical order.
 var (
 	InterfaceFields = []string{FieldInOctets, FieldOutOctets, FieldInPkts, FieldOutPkts, FieldOutDiscards}
-	QueueFields     = []string{FieldTransmitOctets, FieldDroppedPkts, FieldECNMarkedPkts, FieldTrimPkts, FieldMaxQueueLen}
+	QueueFields     = []string{FieldTransmitOctets, FieldDroppedPkts, FieldECNMarkedPkts, FieldTrimPkts, FieldMaxQueueLen, FieldBackloggedNs}
 )
 
 // Sample is one leaf value received in a gNMI notification.

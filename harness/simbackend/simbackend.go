@@ -204,6 +204,7 @@ func (b *Backend) sample(ctx context.Context) func(*sim.Sim, int64) {
 					v[k+2] = int64(st.ECNMarked)
 					v[k+3] = int64(st.Trims)
 					v[k+4] = s.TakeQueueHighWater(p)
+					v[k+5] = s.BackloggedNs(p)
 					k += len(telemetry.QueueFields)
 				}
 			}

@@ -95,7 +95,7 @@ func TestLoadSmoke(t *testing.T) {
 		t.Errorf("kpi 1: %+v", k1)
 	}
 	want := Analysis{Symmetry: SymmetryOpts{Z: 3.5, MinDeviation: 0.2, VictimDeviation: 0.1, ImbalanceCV: 0.15}, Straggler: StragglerOpts{Low: 0.1, High: 0.8, MinMiddle: 0.5},
-		Culprit: CulpritOpts{Backlog: "16KiB", Capacity: 0.8, Loss: 0.5, MinIntervals: 4, MinLostPackets: 8, MergeGap: 2}}
+		Culprit: CulpritOpts{Backlog: "16KiB", Capacity: 0.8, Loss: 0.5, MinIntervals: 4, MinBoundIntervals: 1, MinLostPackets: 8, MergeGap: 2}}
 	if s.Analysis != want {
 		t.Errorf("analysis = %+v", s.Analysis)
 	}

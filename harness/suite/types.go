@@ -237,6 +237,12 @@ type CulpritOpts struct {
 	// MinIntervals consecutive capped intervals on a rate plateau make a
 	// capacity episode (4; 1..1000).
 	MinIntervals int `yaml:"min_intervals"`
+	// MinBoundIntervals intervals whose service-rate bound (a port that
+	// streams backlogged-ns: bytes sent over time backlogged) is below
+	// Capacity make a capacity episode (1; 1..1000). The bound is a
+	// measurement, not a guess: no healthy port of the benchmark came
+	// within 0.6% of line rate below it.
+	MinBoundIntervals int `yaml:"min_bound_intervals"`
 	// MinLostPackets lost in an episode make a loss episode (8; 1..1e9).
 	MinLostPackets int `yaml:"min_lost_packets"`
 	// MergeGap: normal intervals bridged inside one episode (2; 1..1000).

@@ -43,6 +43,7 @@ const (
 	DefaultCulpritCapacity    = 0.8
 	DefaultCulpritLoss        = 0.5
 	DefaultCulpritMinInterval = 4
+	DefaultCulpritMinBound    = 1
 	DefaultCulpritMinLost     = 8
 	DefaultCulpritMergeGap    = 2
 	// MaxCulpritBacklog bounds analysis.culprit.backlog.
@@ -254,6 +255,9 @@ func (c *checker) defaults() {
 	}
 	if !d.has("analysis.culprit.min_intervals") {
 		cu.MinIntervals = DefaultCulpritMinInterval
+	}
+	if !d.has("analysis.culprit.min_bound_intervals") {
+		cu.MinBoundIntervals = DefaultCulpritMinBound
 	}
 	if !d.has("analysis.culprit.min_lost_packets") {
 		cu.MinLostPackets = DefaultCulpritMinLost
@@ -1023,6 +1027,9 @@ func (c *checker) analysis() {
 	}
 	if cu.MinIntervals < 1 || cu.MinIntervals > 1000 {
 		c.errf("analysis.culprit.min_intervals", "%d is out of range (want 1..1000)", cu.MinIntervals)
+	}
+	if cu.MinBoundIntervals < 1 || cu.MinBoundIntervals > 1000 {
+		c.errf("analysis.culprit.min_bound_intervals", "%d is out of range (want 1..1000)", cu.MinBoundIntervals)
 	}
 	if cu.MinLostPackets < 1 || cu.MinLostPackets > 1e9 {
 		c.errf("analysis.culprit.min_lost_packets", "%d is out of range (want 1..1000000000)", cu.MinLostPackets)
