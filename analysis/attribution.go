@@ -413,7 +413,7 @@ func (a *analyzer) culpritAnomaly(c *culprit, groups []group) results.Anomaly {
 		span := float64(c.end - c.start + 1)
 		sig("backlog_util", float64(cappedN)/span, -1, "fraction of window intervals", 3)
 		line := a.signals(c.verdicts[0].port).line
-		txt := fmt.Sprintf("sent at %s of its %s line rate in %d intervals while its queue held %s", pct(util), fmtRate(line), cappedN, fmtBytes(q))
+		txt := fmt.Sprintf("sent at %s of its %s line rate in %s while its queue held %s", pct(util), fmtRate(line), nIntervals(cappedN), fmtBytes(q))
 		if b >= 0 {
 			txt += fmt.Sprintf(" (group: %s at %s)", pct(b), fmtBytes(math.Max(qb, 0)))
 		}
@@ -444,8 +444,8 @@ func (a *analyzer) culpritAnomaly(c *culprit, groups []group) results.Anomaly {
 			})
 		})
 		sig("service_rate", svcSum/svcN, b, "fraction of line rate", 3)
-		txt := fmt.Sprintf("served its queue at no more than %s of line rate (bytes sent over %.0f µs backlogged in %.0f intervals)",
-			pct(svcSum/svcN), busySum/1e3, svcN)
+		txt := fmt.Sprintf("served its queue at no more than %s of line rate (bytes sent over %.0f µs backlogged in %s)",
+			pct(svcSum/svcN), busySum/1e3, nIntervals(int(svcN)))
 		if b >= 0 {
 			txt += fmt.Sprintf(" (group: %s)", pct(b))
 		}
@@ -462,7 +462,7 @@ func (a *analyzer) culpritAnomaly(c *culprit, groups []group) results.Anomaly {
 			return d / math.Max(n, 1), n > 0
 		})
 		sig("loss", loss, b, "dropped / transmitted packets", 3)
-		txt := fmt.Sprintf("dropped %s of the packets it transmitted (%.0f) in %d intervals", pct(loss), lost, lossyN)
+		txt := fmt.Sprintf("dropped %s of the packets it transmitted (%.0f) in %s", pct(loss), lost, nIntervals(lossyN))
 		if b >= 0 {
 			txt += fmt.Sprintf(" (group: %s)", pct(b))
 		}
@@ -487,7 +487,7 @@ func (a *analyzer) culpritAnomaly(c *culprit, groups []group) results.Anomaly {
 		})
 		sig("queue_bytes", q, qb, "bytes", 0)
 		sig("backlog_util", flagged/float64(c.end-c.start+1), -1, "fraction of window intervals", 3)
-		txt := fmt.Sprintf("queued %s (interval high-water) in %.0f intervals where every equally loaded sibling queued less", fmtBytes(q), flagged)
+		txt := fmt.Sprintf("queued %s (interval high-water) in %s where every equally loaded sibling queued less", fmtBytes(q), nIntervals(int(flagged)))
 		if qb >= 0 {
 			txt += fmt.Sprintf(" (group median %s)", fmtBytes(qb))
 		}
@@ -753,4 +753,12 @@ func (a *analyzer) accessPortOf(host string) string {
 		return ""
 	}
 	return a.portName(a.f.Ports[a.f.Nodes[n].Ports[0]].Peer)
+}
+
+// nIntervals is "1 interval" or "n intervals".
+func nIntervals(n int) string {
+	if n == 1 {
+		return "1 interval"
+	}
+	return fmt.Sprintf("%d intervals", n)
 }
