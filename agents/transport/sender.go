@@ -17,6 +17,16 @@ type Params struct {
 	Trimming bool
 	// RTO is the retransmission timeout; 0 derives it from the path (see RTOFor).
 	RTO Time
+	// MeasureRTO makes every sender measure its RTT and derive its RTO from
+	// it (RFC 6298; see RTTEstimator in rtt.go). The fixed RTO above (or the
+	// path's) is then the initial RTO and the floor. The simulator leaves it
+	// off (its model RTO is exact there); the UDP agent turns it on, because
+	// the host adds latency no fabric model knows.
+	MeasureRTO bool
+	// RTOGranularity is G of RFC 6298 for MeasureRTO; 0: DefaultRTOGranularity.
+	RTOGranularity Time
+	// MaxRTO caps the measured, backed-off RTO; 0: DefaultMaxRTO.
+	MaxRTO Time
 	// Entropies is the size of the entropy space (at most 65536).
 	Entropies uint32
 	// REPSBuffer is the number of recycled entropies REPS keeps.
@@ -41,6 +51,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("ack size %d out of range [1, 1024]", p.AckBytes)
 	case p.RTO < 0:
 		return fmt.Errorf("negative rto")
+	case p.RTOGranularity < 0 || p.MaxRTO < 0:
+		return fmt.Errorf("negative rto granularity or max rto")
 	}
 	return nil
 }
@@ -108,6 +120,7 @@ type Sender struct {
 	cc       controller
 	lb       balancer
 	rng      rng
+	est      *RTTEstimator // nil unless Params.MeasureRTO
 
 	Stats SenderStats
 }
@@ -124,7 +137,8 @@ type SenderStats struct {
 	Nacks     uint64
 	Timeouts  uint64
 	ECNAcks   uint64
-	Completed Time // time the last ACK arrived (0 while running)
+	Completed Time   // time the last ACK arrived (0 while running)
+	Spurious  uint64 // retransmitted packets whose first ACK echoed an earlier transmission (rtt.go); at most Retx
 }
 
 // NewSender creates the sender for f.
@@ -148,6 +162,9 @@ func NewSender(p *Params, f Flow) *Sender {
 	}
 	if s.rto == 0 {
 		s.rto = RTOFor(f.Path)
+	}
+	if p.MeasureRTO {
+		s.est = NewRTTEstimator(p.rttConfig(s.rto))
 	}
 	return s
 }
@@ -262,6 +279,7 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 	psn := a.PSN
 	fresh := s.st[psn]&stAcked == 0
 	if fresh {
+		s.onFreshAck(now, a, s.sentAt[psn])
 		s.markAcked(psn)
 	}
 	// Cumulative information covers ACKs that were lost.
@@ -384,6 +402,7 @@ func (s *Sender) OnTimeout(now Time) int {
 	if n > 0 {
 		s.Stats.Timeouts += uint64(n)
 		s.cc.onTimeout(now, s.inflight)
+		s.onRTOExpired()
 	}
 	return n
 }

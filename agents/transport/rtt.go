@@ -1,0 +1,182 @@
+package transport
+
+// RTT estimation and the measured retransmission timeout (RFC 6298).
+//
+// The simulator knows its fabric exactly, so a sender there can take its RTO
+// from the model (RTOFor: 7 base RTTs). On a real host the model misses what
+// the host adds: scheduling delay, timer slack, syscalls, queues in the
+// kernel. A fixed RTO then fires while the original packet is still on its
+// way, the retransmission is spurious, and the timeout response collapses the
+// window for nothing. With Params.MeasureRTO a sender measures instead:
+//
+//   - every ACK echoes the timestamp of the transmission it acknowledges, so
+//     every first ACK of a packet is an unambiguous RTT sample, including the
+//     ACK of an original that arrives after its retransmission (Karn's rule
+//     would have to discard exactly those samples, the ones that show the RTO
+//     is too short);
+//   - SRTT and RTTVAR follow RFC 6298 section 2; RTO = SRTT + max(G,
+//     4·RTTVAR), at least the floor, at most MaxRTO;
+//   - a timeout doubles the RTO (exponential backoff, section 5.5) until the
+//     next sample;
+//   - the smallest sample of a sliding window is the measured base RTT;
+//   - an ACK for an earlier transmission than the latest one means the
+//     retransmission was spurious (the Eifel detection of RFC 3522, with
+//     the echoed timestamp); SenderStats.Spurious counts them.
+
+// Defaults of the measured RTO.
+const (
+	// DefaultRTOGranularity is G of RFC 6298 for hosts whose timers wake
+	// up to about a millisecond late (a Go timer on Linux).
+	DefaultRTOGranularity = Millisecond
+	// DefaultMaxRTO caps the backed-off RTO.
+	DefaultMaxRTO = Second
+	// DefaultMinRTTWindow is how long a minimum RTT sample stays the base
+	// RTT when no smaller one arrives.
+	DefaultMinRTTWindow = 10 * Second
+)
+
+// RTTConfig configures an RTTEstimator. Zero fields take the defaults above;
+// a zero Initial or MinRTO is 1 s and 0 as in RFC 6298 (callers pass the
+// model's RTO for both).
+type RTTConfig struct {
+	Initial      Time // RTO before the first sample
+	MinRTO       Time // floor of the RTO
+	MaxRTO       Time // cap of the RTO, also after backoff
+	Granularity  Time // G: the smallest variance term
+	MinRTTWindow Time // base RTT: minimum over this window of time
+}
+
+// RTTEstimator is the RTT estimator of one flow. The zero value is not
+// usable; use NewRTTEstimator.
+type RTTEstimator struct {
+	cfg     RTTConfig
+	srtt    Time
+	rttvar  Time
+	rto     Time // before backoff
+	backoff uint // timeouts since the last sample
+	samples uint64
+
+	minRTT   Time // base RTT: the smallest sample in the window
+	minAt    Time // when minRTT was taken
+	maxRTT   Time
+	timeouts uint64
+}
+
+// NewRTTEstimator returns an estimator with no samples.
+func NewRTTEstimator(cfg RTTConfig) *RTTEstimator {
+	if cfg.Initial <= 0 {
+		cfg.Initial = Second
+	}
+	if cfg.MaxRTO <= 0 {
+		cfg.MaxRTO = DefaultMaxRTO
+	}
+	if cfg.Granularity <= 0 {
+		cfg.Granularity = DefaultRTOGranularity
+	}
+	if cfg.MinRTTWindow <= 0 {
+		cfg.MinRTTWindow = DefaultMinRTTWindow
+	}
+	cfg.MinRTO = max(cfg.MinRTO, 0)
+	cfg.MaxRTO = max(cfg.MaxRTO, cfg.MinRTO)
+	return &RTTEstimator{cfg: cfg, rto: cfg.Initial}
+}
+
+// Sample adds an RTT sample measured at now. Non-positive samples are
+// ignored (clock steps, corrupt echoes).
+func (e *RTTEstimator) Sample(now, rtt Time) {
+	if rtt <= 0 {
+		return
+	}
+	if e.samples == 0 {
+		// RFC 6298 (2.2): the first measurement R.
+		e.srtt = rtt
+		e.rttvar = rtt / 2
+	} else {
+		// RFC 6298 (2.3) with alpha = 1/8, beta = 1/4.
+		d := e.srtt - rtt
+		if d < 0 {
+			d = -d
+		}
+		e.rttvar += (d - e.rttvar) / 4
+		e.srtt += (rtt - e.srtt) / 8
+	}
+	e.samples++
+	e.backoff = 0 // 5.7: a new sample recomputes the RTO
+	e.rto = e.srtt + max(e.cfg.Granularity, 4*e.rttvar)
+	if e.minRTT == 0 || rtt <= e.minRTT || now-e.minAt > e.cfg.MinRTTWindow {
+		e.minRTT, e.minAt = rtt, now
+	}
+	e.maxRTT = max(e.maxRTT, rtt)
+}
+
+// Backoff doubles the RTO after a timeout (RFC 6298 5.5), up to MaxRTO.
+func (e *RTTEstimator) Backoff() {
+	e.timeouts++
+	if e.backoff < 32 {
+		e.backoff++
+	}
+}
+
+// RTO returns the retransmission timeout in effect: the measured (or
+// initial) RTO, backed off, within [MinRTO, MaxRTO].
+func (e *RTTEstimator) RTO() Time {
+	rto := max(e.rto, e.cfg.MinRTO)
+	for i := uint(0); i < e.backoff && rto < e.cfg.MaxRTO; i++ {
+		rto *= 2
+	}
+	return min(rto, e.cfg.MaxRTO)
+}
+
+// SRTT returns the smoothed RTT (0 before the first sample).
+func (e *RTTEstimator) SRTT() Time { return e.srtt }
+
+// RTTVar returns the RTT variation (0 before the first sample).
+func (e *RTTEstimator) RTTVar() Time { return e.rttvar }
+
+// MinRTT returns the measured base RTT: the smallest sample of the window (0
+// before the first sample).
+func (e *RTTEstimator) MinRTT() Time { return e.minRTT }
+
+// MaxRTT returns the largest sample so far.
+func (e *RTTEstimator) MaxRTT() Time { return e.maxRTT }
+
+// Samples returns the number of samples taken.
+func (e *RTTEstimator) Samples() uint64 { return e.samples }
+
+// rttConfig is the estimator configuration of a sender whose model RTO is
+// rto: the model RTO is the initial RTO and the floor, so the measurement
+// only ever lengthens the timeout beyond what the fabric model derives.
+func (p *Params) rttConfig(rto Time) RTTConfig {
+	return RTTConfig{Initial: rto, MinRTO: rto, MaxRTO: max(p.MaxRTO, 0), Granularity: p.RTOGranularity}
+}
+
+// onFreshAck is called with the first ACK of a packet whose latest
+// transmission left at sentAt. It feeds the estimator and detects spurious
+// retransmissions: the ACK echoes an earlier transmission than the latest,
+// so the original arrived and the resend was not needed.
+func (s *Sender) onFreshAck(now Time, a *Ack, sentAt Time) {
+	if a.EchoTS < sentAt {
+		s.Stats.Spurious++
+	}
+	if s.est == nil || a.EchoTS > now {
+		return
+	}
+	s.est.Sample(now, now-a.EchoTS)
+	s.rto = s.est.RTO()
+}
+
+// onRTOExpired backs the measured RTO off after a timeout.
+func (s *Sender) onRTOExpired() {
+	if s.est == nil {
+		return
+	}
+	s.est.Backoff()
+	s.rto = s.est.RTO()
+}
+
+// RTO returns the sender's retransmission timeout in effect.
+func (s *Sender) RTO() Time { return s.rto }
+
+// RTT returns the sender's RTT estimator, or nil when Params.MeasureRTO is
+// off.
+func (s *Sender) RTT() *RTTEstimator { return s.est }

@@ -1,0 +1,205 @@
+package transport
+
+import (
+	"sort"
+	"testing"
+)
+
+func TestRTTEstimatorRFC6298(t *testing.T) {
+	e := NewRTTEstimator(RTTConfig{Initial: 40 * Millisecond, Granularity: Millisecond})
+	if e.RTO() != 40*Millisecond || e.Samples() != 0 || e.SRTT() != 0 {
+		t.Fatalf("before samples: rto %d srtt %d", e.RTO(), e.SRTT())
+	}
+	// 2.2: SRTT = R, RTTVAR = R/2, RTO = SRTT + max(G, 4 RTTVAR) = 3R.
+	e.Sample(0, 10*Millisecond)
+	if e.SRTT() != 10*Millisecond || e.RTTVar() != 5*Millisecond || e.RTO() != 30*Millisecond {
+		t.Fatalf("first sample: srtt %d rttvar %d rto %d", e.SRTT(), e.RTTVar(), e.RTO())
+	}
+	// 2.3: RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R'|, then SRTT = 7/8 SRTT + 1/8 R'.
+	e.Sample(1, 18*Millisecond)
+	wantVar := (3*5*Millisecond + 8*Millisecond) / 4
+	wantSRTT := (7*10*Millisecond + 18*Millisecond) / 8
+	if e.RTTVar() != wantVar || e.SRTT() != wantSRTT || e.RTO() != wantSRTT+4*wantVar {
+		t.Fatalf("second sample: srtt %d (want %d) rttvar %d (want %d) rto %d", e.SRTT(), wantSRTT, e.RTTVar(), wantVar, e.RTO())
+	}
+	// Constant samples: RTTVAR decays, G bounds the variance term.
+	for i := range 200 {
+		e.Sample(Time(2+i), 10*Millisecond)
+	}
+	if e.RTO() != e.SRTT()+Millisecond || e.SRTT() < 10*Millisecond || e.SRTT() > 10*Millisecond+Microsecond {
+		t.Fatalf("steady: srtt %d rttvar %d rto %d, want srtt 10 ms and rto srtt + G", e.SRTT(), e.RTTVar(), e.RTO())
+	}
+	e.Sample(300, 0)
+	e.Sample(300, -5)
+	if e.Samples() != 202 {
+		t.Fatalf("non-positive samples taken: %d", e.Samples())
+	}
+}
+
+func TestRTTEstimatorFloorBackoffCap(t *testing.T) {
+	e := NewRTTEstimator(RTTConfig{Initial: 10 * Millisecond, MinRTO: 10 * Millisecond, MaxRTO: 100 * Millisecond})
+	for i := range 50 {
+		e.Sample(Time(i), Millisecond)
+	}
+	if e.RTO() != 10*Millisecond {
+		t.Fatalf("rto %d below the floor", e.RTO())
+	}
+	want := []Time{20, 40, 80, 100, 100}
+	for i, w := range want {
+		e.Backoff()
+		if e.RTO() != w*Millisecond {
+			t.Fatalf("after %d timeouts rto %d, want %d ms", i+1, e.RTO(), w)
+		}
+	}
+	for range 100 {
+		e.Backoff() // no overflow however long the outage
+	}
+	if e.RTO() != 100*Millisecond {
+		t.Fatalf("long outage: rto %d", e.RTO())
+	}
+	e.Sample(100, Millisecond) // 5.7: a sample ends the backoff
+	if e.RTO() != 10*Millisecond {
+		t.Fatalf("after a new sample rto %d, want the floor", e.RTO())
+	}
+}
+
+func TestRTTEstimatorMinFilter(t *testing.T) {
+	e := NewRTTEstimator(RTTConfig{MinRTTWindow: Second})
+	e.Sample(0, 5*Millisecond)
+	e.Sample(10*Millisecond, 3*Millisecond)
+	e.Sample(20*Millisecond, 9*Millisecond)
+	if e.MinRTT() != 3*Millisecond || e.MaxRTT() != 9*Millisecond {
+		t.Fatalf("min %d max %d", e.MinRTT(), e.MaxRTT())
+	}
+	// The minimum expires after the window: the path may have changed.
+	e.Sample(2*Second, 7*Millisecond)
+	if e.MinRTT() != 7*Millisecond {
+		t.Fatalf("min %d after the window, want the new sample", e.MinRTT())
+	}
+}
+
+func TestSpuriousRetransmissionDetected(t *testing.T) {
+	for _, measure := range []bool{false, true} {
+		p := DefaultParams()
+		p.MeasureRTO = measure
+		s := NewSender(&p, Flow{ID: 1, Size: 2 * int64(p.MTU), Path: refPath})
+		r := NewReceiver(1, s.Packets())
+		var d0, d1, rx0 Data
+		s.NextPacket(0, &d0)
+		s.NextPacket(1, &d1)
+		// Packet 0 is late, not lost: its timer fires and it is resent,
+		// then the ACK of the original arrives.
+		at := s.NextTimeout() + 1
+		if n := s.OnTimeout(at); n != 2 {
+			t.Fatalf("measure=%v: %d packets timed out, want 2", measure, n)
+		}
+		if s.NextPacket(at, &rx0) == 0 || !rx0.Retx || rx0.PSN != 0 {
+			t.Fatalf("measure=%v: no retransmission of packet 0: %+v", measure, rx0)
+		}
+		a, _ := r.OnData(&d0, false, false)
+		s.OnAck(at+10, &a)
+		if s.Stats.Spurious != 1 {
+			t.Fatalf("measure=%v: spurious %d after the original's ACK, want 1", measure, s.Stats.Spurious)
+		}
+		// The ACK of the (duplicate) retransmission adds nothing.
+		a, _ = r.OnData(&rx0, false, false)
+		s.OnAck(at+20, &a)
+		// Packet 1 was really lost: only its retransmission is acknowledged.
+		var rx1 Data
+		s.NextPacket(at+30, &rx1)
+		a, _ = r.OnData(&rx1, false, false)
+		s.OnAck(at+40, &a)
+		if !s.Done() || s.Stats.Spurious != 1 || s.Stats.Retx != 2 {
+			t.Fatalf("measure=%v: done %v spurious %d retx %d, want done, 1, 2", measure, s.Done(), s.Stats.Spurious, s.Stats.Retx)
+		}
+		if measure {
+			// The original's sample (longer than the RTO) raised the RTO.
+			if got := s.RTT().MaxRTT(); got != at+10 {
+				t.Fatalf("max sample %d, want %d", got, at+10)
+			}
+			if s.RTO() <= RTOFor(refPath) {
+				t.Fatalf("rto %d not above the model's %d after a late ACK", s.RTO(), RTOFor(refPath))
+			}
+		} else if s.RTT() != nil || s.RTO() != RTOFor(refPath) {
+			t.Fatal("fixed RTO changed without MeasureRTO")
+		}
+	}
+}
+
+// slowHostRun sends a flow over a path whose RTT is the model's plus a host
+// delay the model does not know (with jitter), losing nothing, and returns
+// the sender.
+func slowHostRun(t *testing.T, measure bool, extra Time) *Sender {
+	t.Helper()
+	p := DefaultParams()
+	p.MeasureRTO = measure
+	path := Path{BaseRTT: 100 * Microsecond, RateBps: 10e9}
+	s := NewSender(&p, Flow{ID: 7, Size: 4 << 20, Path: path})
+	s.SetPacing(path.RateBps)
+	r := NewReceiver(7, s.Packets())
+	type ev struct {
+		at  Time
+		ack Ack
+	}
+	var q []ev
+	rng := newRNG(1, 2)
+	now := Time(0)
+	var d Data
+	for step := 0; !s.Done(); step++ {
+		if step > 1e6 {
+			t.Fatalf("measure=%v: no progress", measure)
+		}
+		for s.NextPacket(now, &d) != 0 {
+			a, _ := r.OnData(&d, false, false)
+			jitter := Time(rng.next() % uint64(extra/4))
+			q = append(q, ev{now + path.BaseRTT + extra + jitter, a})
+		}
+		sort.Slice(q, func(i, j int) bool { return q[i].at < q[j].at })
+		next := Time(-1)
+		if len(q) > 0 {
+			next = q[0].at
+		}
+		if tm := s.NextTimeout(); tm > 0 && (next < 0 || tm < next) {
+			next = tm
+		}
+		if ns := s.NextSendTime(); ns > now && s.hasEligible() && (next < 0 || ns < next) {
+			next = ns
+		}
+		if next < 0 {
+			t.Fatalf("measure=%v: stalled", measure)
+		}
+		now = max(now, next)
+		for len(q) > 0 && q[0].at <= now {
+			s.OnAck(now, &q[0].ack)
+			q = q[1:]
+		}
+		if tm := s.NextTimeout(); tm > 0 && tm <= now {
+			s.OnTimeout(now)
+		}
+	}
+	return s
+}
+
+func TestMeasuredRTOAvoidsSpuriousTimeouts(t *testing.T) {
+	// The host adds 5 ms to a 100 us path: the model's RTO (700 us) fires
+	// for every packet.
+	fixed := slowHostRun(t, false, 5*Millisecond)
+	measured := slowHostRun(t, true, 5*Millisecond)
+	t.Logf("fixed RTO: %+v", fixed.Stats)
+	t.Logf("measured RTO: %+v, srtt %d rttvar %d min %d rto %d", measured.Stats,
+		measured.RTT().SRTT(), measured.RTT().RTTVar(), measured.RTT().MinRTT(), measured.RTO())
+	if fixed.Stats.Spurious == 0 || fixed.Stats.Spurious > fixed.Stats.Retx {
+		t.Fatalf("fixed RTO: spurious %d of %d retransmissions, want some, at most all", fixed.Stats.Spurious, fixed.Stats.Retx)
+	}
+	if measured.Stats.Spurious > measured.Stats.Retx {
+		t.Fatalf("measured RTO: spurious %d of %d retransmissions", measured.Stats.Spurious, measured.Stats.Retx)
+	}
+	// Only the first window can time out before the first sample arrives.
+	if measured.Stats.Timeouts*10 > fixed.Stats.Timeouts || measured.Stats.Retx*10 > fixed.Stats.Retx {
+		t.Fatalf("measured RTO: %d timeouts, %d retransmissions; fixed: %d, %d; want a tenth or less",
+			measured.Stats.Timeouts, measured.Stats.Retx, fixed.Stats.Timeouts, fixed.Stats.Retx)
+	}
+	if m := measured.RTT().MinRTT(); m < 5100*Microsecond || m > 6400*Microsecond {
+		t.Fatalf("min RTT %d, want the path plus the host delay (5.1-6.35 ms)", m)
+	}
+}
