@@ -1,27 +1,21 @@
 package inventory
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
-	"github.com/goccy/go-yaml/token"
-
 	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/internal/secret"
+	"github.com/fabricbench/fabricbench/internal/yamlx"
 )
 
 // This file reads hardware inventories: the YAML files lab engineers write
@@ -32,11 +26,9 @@ import (
 // ParseHardware is given no list (the drivers package registers these).
 var DefaultPlatforms = []string{"frr", "linux", "sonic"}
 
-// Limits on inventory files, so that no input can exhaust memory.
+// Inventory files are read within yamlx's limits (size, depth, alias
+// expansion), shared with suites and topologies.
 const (
-	maxHardwareBytes = 4 << 20
-	maxHardwareNodes = 500_000 // YAML values, aliases expanded
-	maxHardwareDepth = 64
 	// MaxSpeedBps is the largest link speed accepted (100T).
 	MaxSpeedBps = 100_000_000_000_000
 )
@@ -257,8 +249,8 @@ func LoadHardware(path string, platforms ...string) (*Hardware, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	if st.Size() > maxHardwareBytes {
-		return nil, &HardwareError{File: path, Msg: fmt.Sprintf("file too large (%d bytes, at most %d)", st.Size(), maxHardwareBytes)}
+	if st.Size() > yamlx.MaxBytes {
+		return nil, yamlx.TooLarge(path, st.Size())
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -283,18 +275,28 @@ func ParseHardware(name string, b []byte, platforms ...string) (*Hardware, error
 	if len(platforms) == 0 {
 		platforms = DefaultPlatforms
 	}
-	p := &hwParser{file: name, platforms: platforms, anchors: map[string][]hwAnchor{}, budget: maxHardwareNodes, bad: map[string]bool{}}
+	p := &hwParser{file: name, platforms: platforms, bad: map[string]bool{}}
 	dir, err := filepath.Abs(filepath.Dir(name))
 	if err != nil {
 		dir = filepath.Dir(name)
 	}
 	p.hw = &Hardware{File: name, Dir: dir, Credentials: map[string]*Credential{}, index: map[string]int{}}
-	if len(b) > maxHardwareBytes {
-		p.errAt(ypos{}, "", "file too large (%d bytes, at most %d)", len(b), maxHardwareBytes)
+	doc, errs := yamlx.Parse(name, b, "an inventory file")
+	if errs != nil {
+		return nil, errs.Finish(name)
+	}
+	if doc.Body == nil {
+		p.errAt(ypos{Line: 1, Column: 1}, "", "empty inventory (want name, known_hosts, credentials and devices)")
 		return nil, p.errs.Finish(name)
 	}
-	root := p.parseYAML(b)
-	if p.stop || len(p.errs) > 0 && root == nil {
+	root, errs := doc.Tree()
+	// Later problems at or below a value the YAML layer reported are its
+	// consequences and not reported.
+	for _, e := range errs {
+		p.bad[e.Path] = true
+	}
+	p.errs = append(p.errs, errs...)
+	if root == nil {
 		return nil, p.errs.Finish(name)
 	}
 	p.document(root)
@@ -304,40 +306,13 @@ func ParseHardware(name string, b []byte, platforms ...string) (*Hardware, error
 	return p.hw, nil
 }
 
-// ---------------------------------------------------------------------------
-// YAML: the document is converted into a small tree of mappings, lists and
-// scalars with positions, anchors, aliases, tags and merge keys resolved.
-
-type ypos struct{ line, col int }
-
-type ykind uint8
-
-const (
-	yScalar ykind = iota + 1
-	yMap
-	ySeq
+// The document is read from yamlx's resolved tree (anchors, aliases, tags
+// and merge keys resolved; duplicate keys reported; limits enforced).
+type (
+	ypos   = yamlx.Pos
+	ynode  = yamlx.Node
+	yentry = yamlx.Entry
 )
-
-type ynode struct {
-	kind ykind
-	pos  ypos
-	text string // scalar text
-	val  any    // scalar value: string, int64, uint64, float64 or bool
-	ents []yentry
-	seq  []*ynode // nil elements are nulls
-}
-
-type yentry struct {
-	key    string
-	pos    ypos   // of the key
-	val    *ynode // nil: null
-	merged bool   // from a << merge key
-}
-
-type hwAnchor struct {
-	offset int
-	value  ast.Node
-}
 
 type hwParser struct {
 	file      string
@@ -347,308 +322,17 @@ type hwParser struct {
 	badDefaultSpeed bool
 	hw              *Hardware
 	errs            HardwareErrors
-	anchors         map[string][]hwAnchor
-	budget          int
-	stop            bool
-	// Paths at which the YAML conversion reported a problem: later
-	// problems at or below them are its consequences and not reported.
-	converting bool
-	bad        map[string]bool
+	// Paths at which the YAML layer reported a problem.
+	bad map[string]bool
 }
 
 func (p *hwParser) errAt(pos ypos, path, format string, args ...any) {
-	if p.converting {
-		p.bad[path] = true
-	} else {
-		for b := range p.bad {
-			if under(path, b) {
-				return
-			}
-		}
-	}
-	p.errs = append(p.errs, &HardwareError{File: p.file, Line: pos.line, Column: pos.col, Path: path, Msg: fmt.Sprintf(format, args...)})
-}
-
-func tokPos(n ast.Node) ypos {
-	tk := astToken(n)
-	if tk == nil || tk.Position == nil {
-		return ypos{}
-	}
-	return ypos{tk.Position.Line, tk.Position.Column}
-}
-
-func astIsNil(n ast.Node) bool {
-	return n == nil || reflect.ValueOf(n).Kind() == reflect.Pointer && reflect.ValueOf(n).IsNil()
-}
-
-// astToken returns the token to report a node at: a block mapping at its
-// first key, anything else at its own token.
-func astToken(n ast.Node) *token.Token {
-	if astIsNil(n) {
-		return nil
-	}
-	switch n := n.(type) {
-	case *ast.MappingNode:
-		if !n.IsFlowStyle && len(n.Values) > 0 && n.Values[0] != nil && !astIsNil(n.Values[0].Key) {
-			return n.Values[0].Key.GetToken()
-		}
-		return n.Start
-	case *ast.MappingValueNode:
-		if astIsNil(n.Key) {
-			return nil
-		}
-		return n.Key.GetToken()
-	}
-	return n.GetToken()
-}
-
-func (p *hwParser) parseYAML(b []byte) *ynode {
-	f, err := parser.ParseBytes(b, 0, parser.AllowDuplicateMapKey())
-	if err != nil {
-		var ye yaml.Error
-		if errors.As(err, &ye) {
-			var pos ypos
-			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-				pos = ypos{tk.Position.Line, tk.Position.Column}
-			}
-			p.errAt(pos, "", "%s", ye.GetMessage())
-		} else {
-			p.errAt(ypos{}, "", "%v", err)
-		}
-		return nil
-	}
-	var body ast.Node
-	for _, doc := range f.Docs {
-		if doc == nil || astIsNil(doc.Body) {
-			continue
-		}
-		if body != nil {
-			p.errAt(tokPos(doc.Body), "", "an inventory file holds one YAML document")
-			return nil
-		}
-		body = doc.Body
-	}
-	if body == nil {
-		p.errAt(ypos{1, 1}, "", "empty inventory (want name, known_hosts, credentials and devices)")
-		return nil
-	}
-	for _, n := range ast.Filter(ast.AnchorType, body) {
-		a := n.(*ast.AnchorNode)
-		if !astIsNil(a.Name) {
-			if tk := a.Name.GetToken(); tk != nil && tk.Position != nil {
-				p.anchors[tk.Value] = append(p.anchors[tk.Value], hwAnchor{offset: tk.Position.Offset, value: a.Value})
-			}
-		}
-	}
-	p.converting = true
-	defer func() { p.converting = false }()
-	return p.conv("", body, 0)
-}
-
-// resolve strips anchors and tags and follows aliases; nil for nulls. at is
-// the position to report the value at (an alias's, when there is one).
-func (p *hwParser) resolve(path string, n ast.Node) (ast.Node, ypos) {
-	at := tokPos(n)
-	aliased := false
-	for i := 0; ; i++ {
-		if i > maxHardwareDepth {
-			p.errAt(at, path, "aliases nested too deeply")
-			p.stop = true
-			return nil, at
-		}
-		if astIsNil(n) {
-			return nil, at
-		}
-		switch v := n.(type) {
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.MappingKeyNode:
-			n = v.Value
-		case *ast.AliasNode:
-			name := ""
-			if !astIsNil(v.Value) {
-				name = v.Value.GetToken().Value
-			}
-			off := 0
-			if tk := v.GetToken(); tk != nil && tk.Position != nil {
-				off = tk.Position.Offset
-			}
-			var target ast.Node
-			for _, a := range p.anchors[name] {
-				if a.offset < off {
-					target = a.value
-				}
-			}
-			if target == nil {
-				if len(p.anchors[name]) == 0 {
-					p.errAt(tokPos(v), path, "unknown alias *%s", name)
-				} else {
-					p.errAt(tokPos(v), path, "alias *%s is used before its anchor &%s", name, name)
-				}
-				return nil, at
-			}
-			if !aliased {
-				at = tokPos(v)
-				aliased = true
-			}
-			n = target
-		case *ast.NullNode:
-			return nil, at
-		default:
-			if !aliased {
-				at = tokPos(n)
-			}
-			return n, at
-		}
-	}
-}
-
-// conv converts a node; nil for nulls and for values that are reported.
-func (p *hwParser) conv(path string, n ast.Node, depth int) *ynode {
-	if p.stop {
-		return nil
-	}
-	p.budget--
-	if p.budget <= 0 {
-		p.errAt(tokPos(n), path, "document too large (more than %d values, aliases expanded)", maxHardwareNodes)
-		p.stop = true
-		return nil
-	}
-	if depth > maxHardwareDepth {
-		p.errAt(tokPos(n), path, "nested too deeply")
-		p.stop = true
-		return nil
-	}
-	v, at := p.resolve(path, n)
-	if v == nil {
-		return nil
-	}
-	switch v := v.(type) {
-	case *ast.MappingNode:
-		y := &ynode{kind: yMap, pos: at}
-		p.mapping(y, path, v, depth, 0)
-		return y
-	case *ast.MappingValueNode:
-		// A single-entry mapping in some positions.
-		y := &ynode{kind: yMap, pos: at}
-		p.mapping(y, path, &ast.MappingNode{BaseNode: &ast.BaseNode{}, Values: []*ast.MappingValueNode{v}}, depth, 0)
-		return y
-	case *ast.SequenceNode:
-		y := &ynode{kind: ySeq, pos: at}
-		for i, e := range v.Values {
-			y.seq = append(y.seq, p.conv(fileerr.Index(path, i), e, depth+1))
-			if p.stop {
-				return nil
-			}
-		}
-		return y
-	case *ast.LiteralNode:
-		s := ""
-		if v.Value != nil {
-			s = v.Value.Value
-		}
-		return &ynode{kind: yScalar, pos: at, text: s, val: s}
-	case *ast.StringNode:
-		return &ynode{kind: yScalar, pos: at, text: v.Value, val: v.Value}
-	case ast.ScalarNode:
-		text := ""
-		if tk := v.GetToken(); tk != nil {
-			text = tk.Value
-		}
-		return &ynode{kind: yScalar, pos: at, text: text, val: v.GetValue()}
-	}
-	p.errAt(at, path, "unsupported YAML value (%s)", v.Type().YAMLName())
-	return nil
-}
-
-// mapping fills y with the entries of m; merged entries (<<) come after the
-// explicit ones and never override them.
-func (p *hwParser) mapping(y *ynode, path string, m *ast.MappingNode, depth, merges int) {
-	var merged []yentry
-	for _, mv := range m.Values {
-		if mv == nil {
-			continue
-		}
-		if !astIsNil(mv.Key) && mv.Key.IsMergeKey() {
-			if merges > 8 {
-				p.errAt(tokPos(mv), path, "merge keys nested too deeply")
-				continue
-			}
-			merged = append(merged, p.merge(path, mv.Value, depth+1, merges+1)...)
-			if p.stop {
-				return
-			}
-			continue
-		}
-		key, kpos, ok := p.key(path, mv)
-		if !ok {
-			continue
-		}
-		val := p.conv(fileerr.Field(path, key), mv.Value, depth+1)
-		if p.stop {
+	for b := range p.bad {
+		if under(path, b) {
 			return
 		}
-		y.ents = append(y.ents, yentry{key: key, pos: kpos, val: val})
 	}
-	seen := map[string]bool{}
-	for _, e := range y.ents {
-		seen[e.key] = true
-	}
-	for _, e := range merged {
-		if !seen[e.key] {
-			seen[e.key] = true
-			e.merged = true
-			y.ents = append(y.ents, e)
-		}
-	}
-}
-
-func (p *hwParser) merge(path string, n ast.Node, depth, merges int) []yentry {
-	if depth > maxHardwareDepth {
-		p.errAt(tokPos(n), path, "nested too deeply")
-		p.stop = true
-		return nil
-	}
-	v, at := p.resolve(path, n)
-	switch v := v.(type) {
-	case nil:
-		return nil
-	case *ast.MappingNode:
-		y := &ynode{kind: yMap, pos: at}
-		p.mapping(y, path, v, depth, merges)
-		return y.ents
-	case *ast.SequenceNode:
-		var out []yentry
-		for _, e := range v.Values {
-			out = append(out, p.merge(path, e, depth+1, merges)...)
-			if p.stop {
-				return nil
-			}
-		}
-		return out
-	}
-	p.errAt(at, path, "merge key << wants a mapping or a list of mappings")
-	return nil
-}
-
-func (p *hwParser) key(path string, mv *ast.MappingValueNode) (string, ypos, bool) {
-	if astIsNil(mv.Key) {
-		return "", ypos{}, false
-	}
-	k, at := p.resolve(path, mv.Key)
-	switch k := k.(type) {
-	case *ast.StringNode:
-		return k.Value, at, true
-	case *ast.MappingNode, *ast.SequenceNode, nil:
-	case ast.ScalarNode:
-		if tk := k.GetToken(); tk != nil {
-			return tk.Value, at, true
-		}
-	}
-	p.errAt(at, path, "a key must be a string")
-	return "", at, false
+	p.errs = append(p.errs, yamlx.Errorf(p.file, pos, path, format, args...))
 }
 
 // ---------------------------------------------------------------------------
@@ -663,27 +347,7 @@ func under(path, base string) bool {
 	return rest == "" || rest[0] == '.' || rest[0] == '['
 }
 
-func describeY(n *ynode) string {
-	switch {
-	case n == nil:
-		return "null"
-	case n.kind == yMap:
-		return "a mapping"
-	case n.kind == ySeq:
-		return "a list"
-	}
-	return strconv.Quote(n.text)
-}
-
-func orWords(items []string) string {
-	switch len(items) {
-	case 0:
-		return ""
-	case 1:
-		return items[0]
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
-}
+func describeY(n *ynode) string { return n.Describe() }
 
 // obj is a mapping whose keys have been checked against the known ones.
 type obj struct {
@@ -692,35 +356,25 @@ type obj struct {
 	vals map[string]*yentry
 }
 
-// object checks n's keys: unknown and duplicate keys are reported. It
-// returns nil (after reporting) when n is not a mapping.
+// object checks n's keys: unknown keys are reported (yamlx reported
+// duplicates). It returns nil (after reporting) when n is not a mapping.
 func (p *hwParser) object(path string, n *ynode, at ypos, known ...string) *obj {
-	if n == nil || n.kind != yMap {
+	if n == nil || n.Kind != yamlx.Map {
 		if n != nil {
-			at = n.pos
+			at = n.Pos
 		}
 		p.errAt(at, path, "want a mapping, got %s", describeY(n))
 		return nil
 	}
-	o := &obj{path: path, pos: n.pos, vals: map[string]*yentry{}}
-	for i := range n.ents {
-		e := &n.ents[i]
-		kp := fileerr.Field(path, e.key)
-		if !contains(known, e.key) {
-			msg := fmt.Sprintf("unknown key %q", e.key)
-			if s := fileerr.Suggest(e.key, known); s != "" {
-				msg += fmt.Sprintf(" (did you mean %s?)", s)
-			} else {
-				msg += fmt.Sprintf(" (want %s)", orWords(known))
-			}
-			p.errAt(e.pos, kp, "%s", msg)
+	o := &obj{path: path, pos: n.Pos, vals: map[string]*yentry{}}
+	for i := range n.Entries {
+		e := &n.Entries[i]
+		kp := fileerr.Field(path, e.Key)
+		if !contains(known, e.Key) {
+			p.errAt(e.KeyPos, kp, "%s", yamlx.UnknownKey(e.Key, known, ""))
 			continue
 		}
-		if first, dup := o.vals[e.key]; dup {
-			p.errAt(e.pos, kp, "duplicate key (first set on line %d)", first.pos.line)
-			continue
-		}
-		o.vals[e.key] = e
+		o.vals[e.Key] = e
 	}
 	return o
 }
@@ -729,7 +383,7 @@ func posOf(n *ynode) ypos {
 	if n == nil {
 		return ypos{}
 	}
-	return n.pos
+	return n.Pos
 }
 
 func (o *obj) keyPath(key string) string { return fileerr.Field(o.path, key) }
@@ -737,7 +391,7 @@ func (o *obj) keyPath(key string) string { return fileerr.Field(o.path, key) }
 // get returns key's value, nil when absent or null.
 func (o *obj) get(key string) *ynode {
 	if e := o.vals[key]; e != nil {
-		return e.val
+		return e.Value
 	}
 	return nil
 }
@@ -746,10 +400,10 @@ func (o *obj) get(key string) *ynode {
 // mapping.
 func (o *obj) at(key string) ypos {
 	if e := o.vals[key]; e != nil {
-		if e.val != nil {
-			return e.val.pos
+		if e.Value != nil {
+			return e.Value.Pos
 		}
-		return e.pos
+		return e.KeyPos
 	}
 	return o.pos
 }
@@ -768,11 +422,11 @@ func (p *hwParser) str(o *obj, key string, required bool, hint string) (string, 
 		}
 		return "", false
 	}
-	if v.kind != yScalar {
+	if v.Kind != yamlx.Scalar {
 		p.errKey(o, key, "want a string, got %s", describeY(v))
 		return "", false
 	}
-	if strings.TrimSpace(v.text) == "" {
+	if strings.TrimSpace(v.Text) == "" {
 		if required {
 			p.errKey(o, key, "required%s", hint)
 		} else {
@@ -780,7 +434,7 @@ func (p *hwParser) str(o *obj, key string, required bool, hint string) (string, 
 		}
 		return "", false
 	}
-	return v.text, true
+	return v.Text, true
 }
 
 // integer returns an integer field in [lo, hi].
@@ -790,12 +444,12 @@ func (p *hwParser) integer(o *obj, key string, lo, hi int64) (int64, bool) {
 		return 0, false
 	}
 	var x int64
-	switch n := v.val.(type) {
+	switch n := v.Value.(type) {
 	case int64:
 		x = n
 	case uint64:
 		if n > math.MaxInt64 {
-			p.errKey(o, key, "%s is out of range (want %d..%d)", v.text, lo, hi)
+			p.errKey(o, key, "%s is out of range (want %d..%d)", v.Text, lo, hi)
 			return 0, false
 		}
 		x = int64(n)
@@ -815,7 +469,7 @@ func (p *hwParser) boolean(o *obj, key string) (bool, bool) {
 	if v == nil {
 		return false, false
 	}
-	b, ok := v.val.(bool)
+	b, ok := v.Value.(bool)
 	if !ok {
 		p.errKey(o, key, "want true or false, got %s", describeY(v))
 		return false, false
@@ -829,35 +483,25 @@ func (p *hwParser) list(o *obj, key string) ([]*ynode, bool) {
 	if v == nil {
 		return nil, false
 	}
-	if v.kind != ySeq {
+	if v.Kind != yamlx.Seq {
 		p.errKey(o, key, "want a list, got %s", describeY(v))
 		return nil, false
 	}
-	return v.seq, true
+	return v.Items, true
 }
 
-// dict returns a mapping field with free-form keys; duplicates are
-// reported and dropped.
+// dict returns a mapping field with free-form keys (unique: yamlx
+// reported duplicates).
 func (p *hwParser) dict(o *obj, key string) ([]yentry, bool) {
 	v := o.get(key)
 	if v == nil {
 		return nil, false
 	}
-	if v.kind != yMap {
+	if v.Kind != yamlx.Map {
 		p.errKey(o, key, "want a mapping, got %s", describeY(v))
 		return nil, false
 	}
-	seen := map[string]ypos{}
-	var out []yentry
-	for _, e := range v.ents {
-		if first, dup := seen[e.key]; dup {
-			p.errAt(e.pos, fileerr.Field(o.keyPath(key), e.key), "duplicate key (first set on line %d)", first.line)
-			continue
-		}
-		seen[e.key] = e.pos
-		out = append(out, e)
-	}
-	return out, true
+	return v.Entries, true
 }
 
 func contains(list []string, s string) bool {
@@ -1055,7 +699,7 @@ type usedAddr struct {
 }
 
 func (p *hwParser) document(root *ynode) {
-	o := p.object("", root, ypos{1, 1}, topKeys...)
+	o := p.object("", root, ypos{Line: 1, Column: 1}, topKeys...)
 	if o == nil {
 		return
 	}
@@ -1106,14 +750,14 @@ func (p *hwParser) timeout(o *obj) time.Duration {
 func (p *hwParser) credentials(o *obj) {
 	ents, _ := p.dict(o, "credentials")
 	for _, e := range ents {
-		path := fileerr.Field("credentials", e.key)
-		if !hwNameRE.MatchString(e.key) {
-			p.errAt(e.pos, path, "%q is not a valid credential set name (letters, digits, '_', '.', '-')", e.key)
+		path := fileerr.Field("credentials", e.Key)
+		if !hwNameRE.MatchString(e.Key) {
+			p.errAt(e.KeyPos, path, "%q is not a valid credential set name (letters, digits, '_', '.', '-')", e.Key)
 			continue
 		}
-		c := &Credential{Name: e.key}
-		p.hw.Credentials[e.key] = c
-		co := p.object(path, e.val, e.pos, credentialKeys...)
+		c := &Credential{Name: e.Key}
+		p.hw.Credentials[e.Key] = c
+		co := p.object(path, e.Value, e.KeyPos, credentialKeys...)
 		if co == nil {
 			continue
 		}
@@ -1126,11 +770,11 @@ func (p *hwParser) credentials(o *obj) {
 			if v == nil {
 				continue
 			}
-			if v.kind != yScalar {
+			if v.Kind != yamlx.Scalar {
 				p.errKey(co, f.key, "want a secret reference (env:NAME or file:PATH), got %s", describeY(v))
 				continue
 			}
-			ref, isStr := v.val.(string)
+			ref, isStr := v.Value.(string)
 			if !isStr {
 				ref = "" // numbers and booleans are literals too
 			}
@@ -1187,9 +831,9 @@ func (p *hwParser) devices(o *obj) []devMeta {
 			}
 		}
 		d.Name = name
-		if pl, ok := p.str(do, "platform", true, " (one of "+orWords(p.platforms)+")"); ok {
+		if pl, ok := p.str(do, "platform", true, " (one of "+yamlx.OrList(p.platforms)+")"); ok {
 			if !contains(p.platforms, pl) {
-				msg := fmt.Sprintf("unknown platform %q (want %s)", pl, orWords(p.platforms))
+				msg := fmt.Sprintf("unknown platform %q (want %s)", pl, yamlx.OrList(p.platforms))
 				if s := fileerr.Suggest(pl, p.platforms); s != "" {
 					msg = fmt.Sprintf("unknown platform %q (did you mean %s?)", pl, s)
 				}
@@ -1197,12 +841,12 @@ func (p *hwParser) devices(o *obj) []devMeta {
 			}
 			d.Platform = pl
 		}
-		if r, ok := p.str(do, "role", true, " ("+orWords(deviceRoles)+")"); ok {
+		if r, ok := p.str(do, "role", true, " ("+yamlx.OrList(deviceRoles)+")"); ok {
 			if contains(deviceRoles, r) {
 				d.Role = DeviceRole(r)
 				m.ok = nameOK
 			} else {
-				p.errKey(do, "role", "unknown role %q (want %s)", r, orWords(deviceRoles))
+				p.errKey(do, "role", "unknown role %q (want %s)", r, yamlx.OrList(deviceRoles))
 			}
 		}
 		if s, ok := p.str(do, "mgmt", true, " (the management address, HOST or HOST:PORT)"); ok {
@@ -1235,7 +879,7 @@ func (p *hwParser) devices(o *obj) []devMeta {
 				sort.Strings(have)
 				msg := "no credential sets are defined under credentials"
 				if len(have) > 0 {
-					msg = "have " + orWords(have)
+					msg = "have " + yamlx.OrList(have)
 				}
 				p.errKey(do, "credentials", "unknown credential set %q (%s)", cs, msg)
 			}
@@ -1422,32 +1066,32 @@ func (p *hwParser) links(o *obj, metas []devMeta) map[Endpoint]linkUse {
 		var c Cable
 		endsOK := true
 		switch {
-		case n != nil && n.kind == ySeq:
-			lm.pos = n.pos
-			if len(n.seq) != 2 {
-				p.errAt(n.pos, path, "want two endpoints [DEVICE:PORT, DEVICE:PORT], got %d", len(n.seq))
+		case n != nil && n.Kind == yamlx.Seq:
+			lm.pos = n.Pos
+			if len(n.Items) != 2 {
+				p.errAt(n.Pos, path, "want two endpoints [DEVICE:PORT, DEVICE:PORT], got %d", len(n.Items))
 				continue
 			}
-			for k, e := range n.seq {
+			for k, e := range n.Items {
 				lm.paths[k] = fileerr.Index(path, k)
 				lm.ends[k] = posOf(e)
-				if e == nil || e.kind != yScalar {
+				if e == nil || e.Kind != yamlx.Scalar {
 					at := posOf(e)
 					if e == nil {
-						at = n.pos
+						at = n.Pos
 					}
 					p.errAt(at, lm.paths[k], "want DEVICE:PORT, got %s", describeY(e))
 					endsOK = false
 					continue
 				}
-				ends[k] = e.text
+				ends[k] = e.Text
 			}
-		case n != nil && n.kind == yMap:
-			lo := p.object(path, n, n.pos, linkKeys...)
+		case n != nil && n.Kind == yamlx.Map:
+			lo := p.object(path, n, n.Pos, linkKeys...)
 			if lo == nil {
 				continue
 			}
-			lm.pos, lm.speed = n.pos, lo
+			lm.pos, lm.speed = n.Pos, lo
 			for k, key := range []string{"a", "b"} {
 				lm.paths[k] = path + "." + key
 				lm.ends[k] = lo.at(key)
@@ -1607,24 +1251,24 @@ func (p *hwParser) nicsOnLinks(metas []devMeta, used map[Endpoint]linkUse) {
 
 // member checks a device name listed in planes or rails.
 func (p *hwParser) member(pos ypos, path string, n *ynode, wantLeaf bool) (*Device, bool) {
-	if n == nil || n.kind != yScalar {
+	if n == nil || n.Kind != yamlx.Scalar {
 		if n == nil {
 			p.errAt(pos, path, "want a device name, got null")
 		} else {
-			p.errAt(n.pos, path, "want a device name, got %s", describeY(n))
+			p.errAt(n.Pos, path, "want a device name, got %s", describeY(n))
 		}
 		return nil, false
 	}
-	d := p.hw.Device(n.text)
+	d := p.hw.Device(n.Text)
 	switch {
 	case d == nil:
-		p.errAt(n.pos, path, "no device named %q", n.text)
+		p.errAt(n.Pos, path, "no device named %q", n.Text)
 	case d.Role == DeviceHost:
-		p.errAt(n.pos, path, "%s is a host, not a switch", d.Name)
+		p.errAt(n.Pos, path, "%s is a host, not a switch", d.Name)
 	case d.Role == "":
 		return nil, false // reported
 	case wantLeaf && d.Role != DeviceLeaf:
-		p.errAt(n.pos, path, "%s is a %s, not a leaf (rails list the leaves that host NICs attach to)", d.Name, d.Role)
+		p.errAt(n.Pos, path, "%s is a %s, not a leaf (rails list the leaves that host NICs attach to)", d.Name, d.Role)
 	default:
 		return d, true
 	}
@@ -1635,35 +1279,35 @@ func (p *hwParser) planes(o *obj) {
 	ents, _ := p.dict(o, "planes")
 	in := map[string]string{}
 	for _, e := range ents {
-		path := fileerr.Field("planes", e.key)
-		if !hwNameRE.MatchString(e.key) {
-			p.errAt(e.pos, path, "%q is not a valid plane name (letters, digits, '_', '.', '-')", e.key)
+		path := fileerr.Field("planes", e.Key)
+		if !hwNameRE.MatchString(e.Key) {
+			p.errAt(e.KeyPos, path, "%q is not a valid plane name (letters, digits, '_', '.', '-')", e.Key)
 			continue
 		}
-		if e.val == nil || e.val.kind != ySeq {
-			at := e.pos
-			if e.val != nil {
-				at = e.val.pos
+		if e.Value == nil || e.Value.Kind != yamlx.Seq {
+			at := e.KeyPos
+			if e.Value != nil {
+				at = e.Value.Pos
 			}
-			p.errAt(at, path, "want a list of switches, got %s", describeY(e.val))
+			p.errAt(at, path, "want a list of switches, got %s", describeY(e.Value))
 			continue
 		}
-		if len(e.val.seq) == 0 {
-			p.errAt(e.val.pos, path, "needs at least one switch")
+		if len(e.Value.Items) == 0 {
+			p.errAt(e.Value.Pos, path, "needs at least one switch")
 			continue
 		}
-		pl := Plane{Name: e.key}
-		for k, n := range e.val.seq {
+		pl := Plane{Name: e.Key}
+		for k, n := range e.Value.Items {
 			mp := fileerr.Index(path, k)
-			d, ok := p.member(e.val.pos, mp, n, false)
+			d, ok := p.member(e.Value.Pos, mp, n, false)
 			if !ok {
 				continue
 			}
 			if prev, dup := in[d.Name]; dup {
-				p.errAt(n.pos, mp, "%s is already in plane %s", d.Name, prev)
+				p.errAt(n.Pos, mp, "%s is already in plane %s", d.Name, prev)
 				continue
 			}
-			in[d.Name] = e.key
+			in[d.Name] = e.Key
 			pl.Switches = append(pl.Switches, d.Name)
 		}
 		p.hw.Planes = append(p.hw.Planes, pl)
@@ -1682,32 +1326,32 @@ func (p *hwParser) rails(o *obj, metas []devMeta, used map[Endpoint]linkUse) {
 	}
 	rails := map[int]*railInfo{}
 	for _, e := range ents {
-		path := fileerr.Field("rails", e.key)
-		r, err := strconv.Atoi(e.key)
-		if err != nil || r < 0 || r > 1<<16 || strconv.Itoa(r) != e.key {
-			p.errAt(e.pos, path, "rail %q is not a rail number (0, 1, ...)", e.key)
+		path := fileerr.Field("rails", e.Key)
+		r, err := strconv.Atoi(e.Key)
+		if err != nil || r < 0 || r > 1<<16 || strconv.Itoa(r) != e.Key {
+			p.errAt(e.KeyPos, path, "rail %q is not a rail number (0, 1, ...)", e.Key)
 			continue
 		}
-		if e.val == nil || e.val.kind != ySeq {
-			at := e.pos
-			if e.val != nil {
-				at = e.val.pos
+		if e.Value == nil || e.Value.Kind != yamlx.Seq {
+			at := e.KeyPos
+			if e.Value != nil {
+				at = e.Value.Pos
 			}
-			p.errAt(at, path, "want a list of leaves, got %s", describeY(e.val))
+			p.errAt(at, path, "want a list of leaves, got %s", describeY(e.Value))
 			continue
 		}
-		ri := &railInfo{pos: e.pos, path: path, leaves: map[string]bool{}}
-		if len(e.val.seq) == 0 {
-			p.errAt(e.val.pos, path, "needs at least one leaf")
+		ri := &railInfo{pos: e.KeyPos, path: path, leaves: map[string]bool{}}
+		if len(e.Value.Items) == 0 {
+			p.errAt(e.Value.Pos, path, "needs at least one leaf")
 		}
-		for k, n := range e.val.seq {
+		for k, n := range e.Value.Items {
 			mp := fileerr.Index(path, k)
-			d, ok := p.member(e.val.pos, mp, n, true)
+			d, ok := p.member(e.Value.Pos, mp, n, true)
 			if !ok {
 				continue
 			}
 			if ri.leaves[d.Name] {
-				p.errAt(n.pos, mp, "%s is already listed", d.Name)
+				p.errAt(n.Pos, mp, "%s is already listed", d.Name)
 				continue
 			}
 			ri.leaves[d.Name] = true
