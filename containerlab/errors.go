@@ -2,12 +2,11 @@ package containerlab
 
 import (
 	"github.com/fabricbench/fabricbench/internal/fileerr"
+	"github.com/fabricbench/fabricbench/internal/yamlx"
 )
 
 // Pos is a position in a topology file (1-based; zero when unknown).
-type Pos struct {
-	Line, Column int
-}
+type Pos = yamlx.Pos
 
 // Error is one problem in a topology file: FILE:LINE:COLUMN: PATH: MESSAGE.
 type Error = fileerr.Error
