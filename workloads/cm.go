@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // Limits on .cm files, so that a hostile file cannot exhaust memory.
@@ -291,18 +293,22 @@ func (p *cmParser) connection(fields []string) error {
 			}
 		case attrSize:
 			v, err := strconv.ParseInt(val, 10, 64)
-			if err != nil || v <= 0 || val[0] == '+' {
+			if err != nil && !errors.Is(err, strconv.ErrRange) || v <= 0 || val[0] == '+' {
 				return p.errf("\"size\" expects a positive integer (bytes), got %q", val)
+			}
+			if err != nil || v > units.MaxBytes {
+				return p.errf("size %s bytes is too large (at most %d)", val, units.MaxBytes)
 			}
 			fl.Size = v
 		case attrStart:
-			v, err := scaleDecimal(val, 1e6)
-			switch {
-			case errors.Is(err, errNotWhole):
+			v, err := units.ParsePs(val + "us")
+			switch units.KindOf(err) {
+			case 0:
+			case units.NotWhole:
 				return p.errf("start time %s µs is not a whole number of picoseconds", val)
-			case errors.Is(err, errTooLarge):
-				return p.errf("start time %s µs is too large", val)
-			case err != nil:
+			case units.TooLarge:
+				return p.errf("start time %s µs is too large (at most %d µs)", val, units.MaxPs/units.Microsecond)
+			default:
 				return p.errf("\"start\" expects a non-negative decimal time in microseconds, got %q", val)
 			}
 			fl.Start = v

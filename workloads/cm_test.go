@@ -90,7 +90,7 @@ func TestWriteCMRoundTrip(t *testing.T) {
 		}
 	}
 	odd := &Matrix{Name: "odd ids\nand a newline", Hosts: 3, Flows: []Flow{
-		{ID: 41, Src: 2, Dst: 0, Size: 1<<40 + 1, Start: 1<<62 + 3, After: -1},
+		{ID: 41, Src: 2, Dst: 0, Size: 1<<40 + 1, Start: 3600e12 - 3, After: -1}, // 3600e12 ps: units.MaxPs,
 		{ID: 0, Src: 0, Dst: 1, Size: 1, Start: 999999, After: 41},
 		{ID: 2147483646, Src: 1, Dst: 2, Size: 7, After: 0},
 	}}
@@ -163,7 +163,8 @@ func TestParseCMErrors(t *testing.T) {
 		{"x.cm", hdr + "0->1 size 1 start 1.0000001\n", "x.cm:3: start time 1.0000001 µs is not a whole number of picoseconds"},
 		{"x.cm", hdr + "0->1 size 1 start -1\n", `x.cm:3: "start" expects a non-negative decimal time in microseconds, got "-1"`},
 		{"x.cm", hdr + "0->1 size 1 start 1e3\n", `x.cm:3: "start" expects a non-negative decimal time in microseconds, got "1e3"`},
-		{"x.cm", hdr + "0->1 size 1 start 99999999999999\n", "x.cm:3: start time 99999999999999 µs is too large"},
+		{"x.cm", hdr + "0->1 size 1 start 99999999999999\n", "x.cm:3: start time 99999999999999 µs is too large (at most 3600000000 µs)"},
+		{"x.cm", hdr + "0->1 size 99999999999999999999\n", "x.cm:3: size 99999999999999999999 bytes is too large (at most 1125899906842624)"},
 		{"x.cm", hdr + "0->1 size 1 prio high\n", `x.cm:3: "prio" expects an integer, got "high"`},
 		{"x.cm", hdr + "0->1 size 1 id 0\n", `x.cm:3: "id" expects an integer in [1, 2147483647], got "0"`},
 		{"x.cm", "Nodes 4\nConnections 2\n0->1 size 1 id 5\n1->2 size 1 id 5\n", "x.cm:4: connection id 5 already used on line 3"},

@@ -32,15 +32,16 @@ func TestParseSize(t *testing.T) {
 		{"1.", `invalid size "1.": malformed number "1."`},
 		{".5KB", `invalid size ".5KB": malformed number ".5"`},
 		{"1.2.3", `invalid size "1.2.3": malformed number "1.2.3"`},
-		{"9223372036854775808", `invalid size "9223372036854775808": too large`},
-		{"9000000TiB", `invalid size "9000000TiB": too large`},
+		{"9223372036854775808", `invalid size "9223372036854775808": too large (at most 1024TiB)`},
+		{"9000000TiB", `invalid size "9000000TiB": too large (at most 1024TiB)`},
+		{"1025TiB", `invalid size "1025TiB": too large (at most 1024TiB)`},
 	} {
 		if _, err := ParseSize(tc.in); err == nil || err.Error() != tc.want {
 			t.Errorf("ParseSize(%q) = %v, want %s", tc.in, err, tc.want)
 		}
 	}
-	if v, err := ParseSize("9223372036854775807"); err != nil || v != 1<<63-1 {
-		t.Errorf("max int64: %d, %v", v, err)
+	if v, err := ParseSize("1024TiB"); err != nil || v != 1<<50 {
+		t.Errorf("max (1 PiB): %d, %v", v, err)
 	}
 }
 
@@ -62,7 +63,8 @@ func TestParseDuration(t *testing.T) {
 		{"10m", `invalid duration "10m": unknown unit "m" (use ps, ns, us, µs, ms or s)`},
 		{"1.5ps", `invalid duration "1.5ps": not a whole number of picoseconds`},
 		{"-1us", `invalid duration "-1us": expected a non-negative decimal number followed by a unit`},
-		{"200000000s", `invalid duration "200000000s": too large`},
+		{"200000000s", `invalid duration "200000000s": too large (at most 3600s)`},
+		{"3601s", `invalid duration "3601s": too large (at most 3600s)`},
 	} {
 		if _, err := ParseDuration(tc.in); err == nil || err.Error() != tc.want {
 			t.Errorf("ParseDuration(%q) = %v, want %s", tc.in, err, tc.want)
