@@ -2,7 +2,6 @@ package containerlab
 
 import (
 	"fmt"
-	"math/big"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fabricbench/fabricbench/internal/fileerr"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // Labels fabricbench reads from nodes.
@@ -734,55 +734,37 @@ func rateValue(v any) (int64, error) {
 		if x > 0 && x <= maxRate {
 			return x, nil
 		}
+		return 0, fmt.Errorf("%d bit/s is out of range (want 1bit to 100tbit)", x)
 	case uint64:
-		if x > 0 && x <= maxRate {
+		if x > 0 && x <= uint64(maxRate) {
 			return int64(x), nil
 		}
+		return 0, fmt.Errorf("%d bit/s is out of range (want 1bit to 100tbit)", x)
 	}
 	return 0, fmt.Errorf("%v is not a rate (want e.g. 100mbit, 1gbit or 10Gbps)", v)
 }
 
-// maxRate is the largest link rate accepted: 100 Tbit/s.
-const maxRate = 100_000_000_000_000
+// maxRate is the largest link rate accepted: units.MaxBitRate, 100 Tbit/s.
+const maxRate = units.MaxBitRate
 
-var rateUnits = map[string]int64{
-	"": 1, "bit": 1, "bps": 1,
-	"kbit": 1e3, "kbps": 1e3,
-	"mbit": 1e6, "mbps": 1e6,
-	"gbit": 1e9, "gbps": 1e9,
-	"tbit": 1e12, "tbps": 1e12,
-}
-
-// ParseRate parses a link rate into bits per second: a decimal number
-// with an optional unit bit, kbit, mbit, gbit, tbit or bps, kbps, mbps,
-// gbps, tbps (case-insensitive; all decimal multiples of bits per second —
-// unlike tc, "bps" means bits, not bytes), e.g. "100mbit", "1gbit",
-// "2.5Gbps". The result must be a whole number of bits per second between
-// 1 and 100 Tbit/s.
+// ParseRate parses a link rate into bits per second with
+// [units.ParseBitRate]: a decimal number with an optional unit bit, kbit,
+// mbit, gbit, tbit or bps, kbps, mbps, gbps, tbps (case-insensitive; all
+// decimal multiples of bits per second — unlike tc, "bps" means bits, not
+// bytes; also k, M, G, T alone and b/s, e.g. 25Gb/s), e.g. "100mbit",
+// "1gbit", "2.5Gbps". The result must be a whole number of bits per second
+// between 1 and 100 Tbit/s.
 func ParseRate(s string) (int64, error) {
-	bad := fmt.Errorf("%q is not a rate (want e.g. 100mbit, 1gbit or 10Gbps)", s)
-	t := strings.ToLower(strings.TrimSpace(s))
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	num, unit := t[:i], strings.TrimSpace(t[i:])
-	mult, ok := rateUnits[unit]
-	if !ok || num == "" || num == "." || strings.Count(num, ".") > 1 || len(num) > 24 {
-		return 0, bad
-	}
-	q, ok := new(big.Rat).SetString(num)
-	if !ok {
-		return 0, bad
-	}
-	q.Mul(q, new(big.Rat).SetInt64(mult))
-	if !q.IsInt() {
+	r, err := units.ParseBitRate(s)
+	switch units.KindOf(err) {
+	case 0:
+		return r, nil
+	case units.NotWhole:
 		return 0, fmt.Errorf("%q is not a whole number of bits per second", s)
-	}
-	if q.Sign() <= 0 || q.Cmp(new(big.Rat).SetInt64(maxRate)) > 0 {
+	case units.TooLarge, units.NotPositive:
 		return 0, fmt.Errorf("%q is out of range (want 1bit to 100tbit)", s)
 	}
-	return q.Num().Int64(), nil
+	return 0, fmt.Errorf("%q is not a rate (want e.g. 100mbit, 1gbit or 10Gbps)", s)
 }
 
 // FormatRate writes a rate in bits per second in the largest tc unit that
