@@ -5,28 +5,17 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/fabricbench/fabricbench/internal/fileerr"
+	"github.com/fabricbench/fabricbench/internal/yamlx"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
 )
 
-const (
-	// maxNodes bounds the nodes a document may expand to (aliases included),
-	// so that alias bombs are rejected instead of decoded.
-	maxNodes = 200_000
-	// maxDepth bounds nesting.
-	maxDepth = 64
-)
-
-// anchor is one definition of an anchor.
-type anchor struct {
-	offset int // in the source
-	value  ast.Node
-}
+// Suite files are read within yamlx's limits (size, depth, alias
+// expansion), shared with topologies and inventories.
 
 // entry is a value node recorded at a field path.
 type entry struct {
@@ -43,15 +32,15 @@ type subst struct {
 
 // doc indexes one document body by field path and collects its problems.
 type doc struct {
-	file    string
-	body    ast.Node
-	nodes   map[string]entry
-	keys    map[string]*token.Token
-	byPos   map[[2]int]string // token line/column -> field path
-	anchors map[string][]anchor
-	budget  int
-	subst   []subst
-	errs    ErrorList
+	file   string
+	y      *yamlx.Doc
+	body   ast.Node
+	nodes  map[string]entry
+	keys   map[string]*token.Token
+	byPos  map[[2]int]string // token line/column -> field path
+	budget *yamlx.Budget
+	subst  []subst
+	errs   ErrorList
 
 	// Problems found by walk mark their paths bad; drops then remove those
 	// values so that the rest still decodes and validates, and validation
@@ -61,37 +50,18 @@ type doc struct {
 	validating bool
 }
 
-func newDoc(file string, body ast.Node, subst []subst) *doc {
-	d := &doc{
-		file:    file,
-		body:    body,
-		nodes:   make(map[string]entry),
-		keys:    make(map[string]*token.Token),
-		byPos:   make(map[[2]int]string),
-		anchors: make(map[string][]anchor),
-		bad:     make(map[string]bool),
-		budget:  maxNodes,
-		subst:   subst,
+func newDoc(y *yamlx.Doc, subst []subst) *doc {
+	return &doc{
+		file:   y.File,
+		y:      y,
+		body:   y.Body,
+		nodes:  make(map[string]entry),
+		keys:   make(map[string]*token.Token),
+		byPos:  make(map[[2]int]string),
+		bad:    make(map[string]bool),
+		budget: yamlx.NewBudget(),
+		subst:  subst,
 	}
-	if body != nil {
-		for _, n := range ast.Filter(ast.AnchorType, body) {
-			a := n.(*ast.AnchorNode)
-			if name := anchorName(a.Name); name != "" {
-				d.anchors[name] = append(d.anchors[name], anchor{offset: posOf(nodeToken(a)).Offset, value: a.Value})
-			}
-		}
-	}
-	return d
-}
-
-func anchorName(n ast.Node) string {
-	if n == nil {
-		return ""
-	}
-	if tk := n.GetToken(); tk != nil {
-		return tk.Value
-	}
-	return ""
 }
 
 // has reports whether the document sets path to a non-null value.
@@ -146,7 +116,7 @@ func (d *doc) duplicate(seen map[string]*token.Token, path, key string, tok *tok
 	if first != nil && first.Position != nil {
 		line = first.Position.Line
 	}
-	d.errEntry(path, tok, "duplicate key (first set on line %d)", line)
+	d.errEntry(path, tok, "%s", yamlx.DuplicateKey(yamlx.Pos{Line: line}))
 	return true
 }
 
@@ -198,109 +168,42 @@ func underPath(path, base string) (string, bool) {
 }
 
 // nodeToken returns the token to report a node at.
-func nodeToken(n ast.Node) *token.Token {
-	switch n := n.(type) {
-	case nil:
-		return nil
-	case *ast.MappingNode:
-		if n == nil {
-			return nil
-		}
-		if !n.IsFlowStyle && len(n.Values) > 0 && n.Values[0].Key != nil {
-			return n.Values[0].Key.GetToken()
-		}
-		return n.Start
-	case *ast.MappingValueNode:
-		if n == nil || n.Key == nil {
-			return nil
-		}
-		return n.Key.GetToken()
-	}
-	if reflect.ValueOf(n).IsNil() {
-		return nil
-	}
-	return n.GetToken()
-}
+func nodeToken(n ast.Node) *token.Token { return yamlx.Token(n) }
 
 // resolve strips anchors and tags and follows aliases. It returns nil for
 // null values and reports unknown aliases.
 func (d *doc) resolve(path string, n ast.Node) ast.Node {
-	for i := 0; i < maxDepth; i++ {
-		switch v := n.(type) {
-		case nil:
-			return nil
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AliasNode:
-			name := anchorName(v.Value)
-			defs := d.anchors[name]
-			if len(defs) == 0 {
-				d.errTok(path, nodeToken(v), "unknown alias *%s", name)
-				return nil
-			}
-			// The alias names the last anchor defined before it.
-			at := posOf(nodeToken(v)).Offset
-			var target ast.Node
-			for _, a := range defs {
-				if a.offset < at {
-					target = a.value
-				}
-			}
-			if target == nil {
-				d.errTok(path, nodeToken(v), "alias *%s is used before its anchor &%s", name, name)
-				return nil
-			}
-			n = target
-		case *ast.NullNode:
-			return nil
-		default:
-			if reflect.ValueOf(n).IsNil() {
-				return nil
-			}
-			return n
-		}
+	v, tok, problem := d.y.Resolve(n)
+	if problem != "" {
+		d.errTok(path, tok, "%s", problem)
+		return nil
 	}
-	d.errTok(path, nodeToken(n), "aliases nested too deeply")
-	return nil
+	return v
 }
 
 // describe names a node's value for messages: "abc" (quoted), a mapping, a
 // list.
-func describe(n ast.Node) string {
-	switch n := n.(type) {
-	case *ast.MappingNode:
-		return "a mapping"
-	case *ast.SequenceNode:
-		return "a list"
-	case *ast.LiteralNode:
-		return strconv.Quote(n.Value.Value)
-	case ast.ScalarNode:
-		if tk := n.GetToken(); tk != nil {
-			return strconv.Quote(tk.Value)
-		}
-	}
-	return "a " + n.Type().YAMLName()
-}
+func describe(n ast.Node) string { return yamlx.Describe(n) }
 
 var errStop = errors.New("stop")
+
+// spend counts a value against the limits; errStop ends the walk.
+func (d *doc) spend(path string, n ast.Node, depth int) error {
+	if msg := d.budget.Spend(depth); msg != "" {
+		d.errTok(path, nodeToken(n), "%s", msg)
+	}
+	if d.budget.Stopped() {
+		return errStop
+	}
+	return nil
+}
 
 // walk checks a node against the Go type it decodes into: unknown keys,
 // value kinds, non-string keys, nesting and size limits. It records every
 // non-null value by field path.
 func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
-	if d.budget <= 0 {
-		return errStop
-	}
-	d.budget--
-	if d.budget == 0 {
-		d.errTok(path, nodeToken(n), "document too large (more than %d values, aliases expanded)", maxNodes)
-		return errStop
-	}
-	if depth > maxDepth {
-		d.errTok(path, nodeToken(n), "nested too deeply")
-		return errStop
+	if err := d.spend(path, n, depth); err != nil {
+		return err
 	}
 	tok := nodeToken(n)
 	_, isAlias := n.(*ast.AliasNode)
@@ -440,8 +343,8 @@ func (d *doc) walkStruct(path string, m *ast.MappingNode, t reflect.Type, depth,
 	seen := map[string]*token.Token{}
 	for _, mv := range m.Values {
 		if mv.Key != nil && mv.Key.IsMergeKey() {
-			if merges > 8 {
-				d.errTok(path, nodeToken(mv), "merge keys nested too deeply")
+			if merges >= yamlx.MaxMerges {
+				d.errTok(path, nodeToken(mv), "merge keys nested too deeply (more than %d)", yamlx.MaxMerges)
 				continue
 			}
 			if err := d.walkMerge(path, mv.Value, t, depth, merges+1); err != nil {
@@ -461,7 +364,7 @@ func (d *doc) walkStruct(path string, m *ast.MappingNode, t reflect.Type, depth,
 		}
 		ft, ok := fields[key]
 		if !ok {
-			d.errTok(kp, ktok, "unknown key (want %s)", orList(yamlNames(t)))
+			d.errTok(kp, ktok, "%s", yamlx.UnknownKey(key, yamlNames(t), ""))
 			d.dropEntry(m, mv)
 			continue
 		}
@@ -499,10 +402,9 @@ func (d *doc) dropElem(s *ast.SequenceNode, i int) {
 // walkMerge checks the value of a "<<" merge key: a mapping or alias, or a
 // list of them.
 func (d *doc) walkMerge(path string, n ast.Node, t reflect.Type, depth, merges int) error {
-	if d.budget <= 0 {
-		return errStop
+	if err := d.spend(path, n, depth); err != nil {
+		return err
 	}
-	d.budget--
 	v := d.resolve(path, n)
 	switch v := v.(type) {
 	case nil:
@@ -517,7 +419,7 @@ func (d *doc) walkMerge(path string, n ast.Node, t reflect.Type, depth, merges i
 		}
 		return nil
 	default:
-		d.errTok(path, nodeToken(v), "merge key wants a mapping, got %s", describe(v))
+		d.errTok(path, nodeToken(v), "%s", yamlx.BadMerge(v))
 		return nil
 	}
 }
@@ -534,7 +436,7 @@ func (d *doc) key(path string, mv *ast.MappingValueNode) (string, *token.Token, 
 	if k == nil {
 		k = mv.Key
 	}
-	d.errEntry(path, nodeToken(mv.Key), "key %s is not a string", describe(k))
+	d.errEntry(path, nodeToken(mv.Key), "%s", yamlx.NotString(k))
 	return "", nil, false
 }
 
@@ -573,15 +475,7 @@ func yamlName(f reflect.StructField) string {
 }
 
 // orList formats "a, b or c".
-func orList(items []string) string {
-	switch len(items) {
-	case 0:
-		return ""
-	case 1:
-		return items[0]
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
-}
+func orList(items []string) string { return yamlx.OrList(items) }
 
 // decodeError converts an error from the yaml package into an Error with
 // the field path of its token.
@@ -597,17 +491,4 @@ func (d *doc) decodeError(err error) {
 		return
 	}
 	d.errTok("", nil, "%v", err)
-}
-
-// syntaxError converts a parser error.
-func syntaxError(file string, err error) ErrorList {
-	e := &Error{File: file, Msg: err.Error()}
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		e.Msg = ye.GetMessage()
-		if tok := ye.GetToken(); tok != nil && tok.Position != nil {
-			e.Line, e.Column = tok.Position.Line, tok.Position.Column
-		}
-	}
-	return ErrorList{e}
 }

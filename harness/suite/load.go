@@ -7,14 +7,10 @@ import (
 	"reflect"
 
 	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
+	"github.com/fabricbench/fabricbench/internal/yamlx"
 	"github.com/fabricbench/fabricbench/inventory"
 )
-
-// maxFileSize bounds suite files.
-const maxFileSize = 4 << 20
 
 // Load reads, decodes and validates a suite file; see Parse.
 func Load(path string) (*Suite, error) {
@@ -42,11 +38,11 @@ func Load(path string) (*Suite, error) {
 // as written (with defaults), and Points gives the runs.
 func Parse(name string, data []byte) (*Suite, error) {
 	ld := newLoader(name, data)
-	body, errs := ld.parse()
+	y, errs := ld.parse()
 	if errs != nil {
 		return nil, errs.Finish(name)
 	}
-	s, d := ld.build(body, nil)
+	s, d := ld.build(y, nil)
 	if s == nil {
 		return nil, d.errs.Finish(name)
 	}
@@ -57,7 +53,7 @@ func Parse(name string, data []byte) (*Suite, error) {
 		}
 		return s, nil
 	}
-	if _, errs := ld.expand(body, d); errs != nil {
+	if _, errs := ld.expand(y, d); errs != nil {
 		return nil, errs.Finish(name)
 	}
 	return s, nil
@@ -93,31 +89,10 @@ func newLoader(name string, data []byte) *loader {
 	return &loader{file: name, dir: filepath.Dir(name), data: data, cache: make(map[string]fabricResult)}
 }
 
-// parse parses the document into an AST and returns its body (nil for an
-// empty document).
-func (ld *loader) parse() (ast.Node, ErrorList) {
-	if len(ld.data) > maxFileSize {
-		return nil, ErrorList{{File: ld.file, Msg: fmt.Sprintf("file too large (%d bytes, at most %d)", len(ld.data), maxFileSize)}}
-	}
-	f, err := parser.ParseBytes(ld.data, 0, parser.AllowDuplicateMapKey())
-	if err != nil {
-		return nil, syntaxError(ld.file, err)
-	}
-	var body ast.Node
-	for _, doc := range f.Docs {
-		if doc == nil || doc.Body == nil {
-			continue
-		}
-		if body != nil {
-			e := &Error{File: ld.file, Msg: "a suite file holds one YAML document"}
-			if tk := nodeToken(doc.Body); tk != nil && tk.Position != nil {
-				e.Line, e.Column = tk.Position.Line, tk.Position.Column
-			}
-			return nil, ErrorList{e}
-		}
-		body = doc.Body
-	}
-	return body, nil
+// parse parses the document into an AST, within yamlx's limits (its Body
+// is nil for an empty document).
+func (ld *loader) parse() (*yamlx.Doc, ErrorList) {
+	return yamlx.Parse(ld.file, ld.data, "a suite file")
 }
 
 var suiteType = reflect.TypeOf(Suite{})
@@ -125,8 +100,9 @@ var suiteType = reflect.TypeOf(Suite{})
 // build checks, decodes, defaults and validates a document body. It
 // returns a nil Suite when the document does not decode; the doc holds the
 // problems either way.
-func (ld *loader) build(body ast.Node, subst []subst) (*Suite, *doc) {
-	d := newDoc(ld.file, body, subst)
+func (ld *loader) build(y *yamlx.Doc, subst []subst) (*Suite, *doc) {
+	body := y.Body
+	d := newDoc(y, subst)
 	s := new(Suite)
 	if body != nil {
 		if err := d.walk("", body, suiteType, 0); err != nil || d.bad[""] {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fabricbench/fabricbench/internal/fileerr"
+	"github.com/fabricbench/fabricbench/internal/yamlx"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
@@ -480,8 +481,8 @@ func sanitize(s string) string {
 
 // expand validates and builds every point of a document whose base was
 // decoded into d.
-func (ld *loader) expand(body ast.Node, d *doc) ([]Point, ErrorList) {
-	keys, errs := d.plan(body)
+func (ld *loader) expand(y *yamlx.Doc, d *doc) ([]Point, ErrorList) {
+	keys, errs := d.plan(y.Body)
 	if errs != nil {
 		return nil, errs
 	}
@@ -557,11 +558,12 @@ func (ld *loader) expand(body ast.Node, d *doc) ([]Point, ErrorList) {
 
 // substitute puts one value of each matrix key into a freshly parsed body
 // and removes the matrix.
-func (ld *loader) substitute(body ast.Node, keys []*mkey, ch []int) ([]subst, error) {
+func (ld *loader) substitute(y *yamlx.Doc, keys []*mkey, ch []int) ([]subst, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	d := newDoc(ld.file, body, nil)
+	body := y.Body
+	d := newDoc(y, nil)
 	mv, m := matrixNode(d, body)
 	if m == nil {
 		return nil, errors.New("internal error: matrix vanished")

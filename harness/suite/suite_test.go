@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fabricbench/fabricbench/internal/yamlx"
 )
 
 // base is a minimal valid suite; cases append to it from line 7 on.
@@ -400,7 +402,7 @@ func TestBadSuites(t *testing.T) {
 		{"unknown top-level key", base + "colour: red\n",
 			`7:1: colour: unknown key (want name, description, seed, fabric, features, transport, telemetry, jobs, faults, kpis, analysis, sim, bringup or matrix)`},
 		{"unknown job key", base + "    sise: 2MiB\n",
-			`7:5: jobs[0].sise: unknown key (want name, workload, size, hosts, start, repetitions, gap, senders, receiver or window)`},
+			`7:5: jobs[0].sise: unknown key (did you mean "size"?)`},
 		{"unknown nested key", base + "telemetry:\n  sink:\n    influx:\n      url: http://x\n      bucket: b\n      tokne: x\n",
 			`12:7: telemetry.sink.influx.tokne: unknown key`},
 		{"wrong type int", base + "seed: lots\n", `7:7: seed: want an integer, got "lots"`},
@@ -495,7 +497,7 @@ func TestBadSuites(t *testing.T) {
 		{"matrix value of the wrong type", base + "matrix:\n  jobs[0].size: [1MiB, {a: 1}]\n", `8:24: matrix["jobs[0].size"][1]: want a string, got a mapping`},
 		{"matrix value with a bad size", base + "matrix:\n  jobs[name=perm].size: [1MiB, 2Mib]\n", `8:32: matrix["jobs[name=perm].size"][1]: "2Mib" is not a size (want e.g. 2MiB, 512KB)`},
 		{"matrix value with an unknown key", base + "matrix:\n  features.ecn: [{kmin: 0.1}, {kmin: 0.1, kmid: 0.5}]\n",
-			`8:43: matrix["features.ecn"][1].kmid: unknown key (want enabled, kmin or kmax)`},
+			`8:43: matrix["features.ecn"][1].kmid: unknown key (did you mean "kmin"?)`},
 		{"error only in some points", base + "    hosts: 4\nmatrix:\n  fabric.spec: ['leafspine:leaves=2,spines=2,hosts_per_leaf=2', 'leafspine:leaves=1,spines=1,hosts_per_leaf=3']\n",
 			`7:12: jobs[0].hosts: 4 hosts, but the fabric has 3 (in matrix point spec=leafspine_leaves_1_spines_1_hosts_per_leaf_3)`},
 		{"syntax error", base + "seed: [1\n", `7:7: sequence end token ']' not found`},
@@ -557,7 +559,7 @@ telemetry:
 	want := []string{
 		`smoke.yaml:3:1: colour: unknown key (want name, description, seed, fabric, features, transport, telemetry, jobs, faults, kpis, analysis, sim, bringup or matrix)`,
 		`smoke.yaml:7:11: jobs[0].size: "2Mib" is not a size (want e.g. 2MiB, 512KB)`,
-		`smoke.yaml:8:5: jobs[0].sise: unknown key (want name, workload, size, hosts, start, repetitions, gap, senders, receiver or window)`,
+		`smoke.yaml:8:5: jobs[0].sise: unknown key (did you mean "size"?)`,
 		`smoke.yaml:12:13: jobs[1].window: only for all-to-all`,
 		`smoke.yaml:14:13: telemetry.interval: 1s is out of range (want 100us to 10ms)`,
 	}
@@ -661,7 +663,7 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := Load("testdata/does-not-exist.yaml"); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("err = %v", err)
 	}
-	big := make([]byte, maxFileSize+1)
+	big := make([]byte, yamlx.MaxBytes+1)
 	if _, err := Parse("big.yaml", big); err == nil || !strings.Contains(err.Error(), "big.yaml: file too large") {
 		t.Errorf("err = %v", err)
 	}

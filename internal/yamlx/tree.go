@@ -240,7 +240,7 @@ func (t *tree) merge(path string, n ast.Node, depth, merges int) []Entry {
 		for _, e := range v.Values {
 			if ev, _, _ := t.d.Resolve(e); ev != nil {
 				if _, ok := ev.(*ast.SequenceNode); ok {
-					t.errf(PosOf(Token(e)), path, "%s", badMerge(ev))
+					t.errf(PosOf(Token(e)), path, "%s", BadMerge(ev))
 					continue
 				}
 			}
@@ -251,11 +251,13 @@ func (t *tree) merge(path string, n ast.Node, depth, merges int) []Entry {
 		}
 		return out
 	}
-	t.errf(PosOf(tok), path, "%s", badMerge(v))
+	t.errf(PosOf(tok), path, "%s", BadMerge(v))
 	return nil
 }
 
-func badMerge(v ast.Node) string {
+// BadMerge is the problem for a "<<" merge key whose value is not a
+// mapping or a list of mappings.
+func BadMerge(v ast.Node) string {
 	return fmt.Sprintf("merge key << wants a mapping or a list of mappings, got %s", Describe(v))
 }
 
