@@ -16,6 +16,7 @@ import (
 	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/internal/secret"
 	"github.com/fabricbench/fabricbench/internal/yamlx"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // This file reads hardware inventories: the YAML files lab engineers write
@@ -529,33 +530,23 @@ const maxNameLen = 64
 // 100M (decimal units: M = 10^6, G = 10^9, T = 10^12 bits per second) and
 // returns it in bits per second.
 func ParseSpeed(s string) (int64, error) {
-	m := speedRE.FindStringSubmatch(strings.TrimSpace(s))
-	bad := fmt.Errorf("%q is not a speed (want e.g. 400G, 100G, 25G, 1.6T or 800Gbps)", s)
-	if m == nil {
-		return 0, bad
+	// The hardware file's spelling is stricter than units.ParseBitRate's:
+	// a unit M, G or T is required, upper case, with an optional "bps".
+	if !speedRE.MatchString(strings.TrimSpace(s)) {
+		return 0, fmt.Errorf("%q is not a speed (want e.g. 400G, 100G, 25G, 1.6T or 800Gbps)", s)
 	}
-	mult := map[string]int64{"M": 1e6, "G": 1e9, "T": 1e12}[m[2]]
-	whole, frac, _ := strings.Cut(m[1], ".")
-	if len(whole) > 15 || len(frac) > 6 {
-		return 0, bad
-	}
-	w, _ := strconv.ParseInt(whole, 10, 64)
-	bps := w * mult
-	if frac != "" {
-		f, _ := strconv.ParseInt(frac, 10, 64)
-		scale := int64(math.Pow10(len(frac)))
-		if (f*mult)%scale != 0 {
-			return 0, fmt.Errorf("%q is not a whole number of bits per second", s)
-		}
-		bps += f * mult / scale
-	}
-	if bps <= 0 {
+	bps, err := units.ParseBitRate(s)
+	switch units.KindOf(err) {
+	case 0:
+		return bps, nil
+	case units.NotWhole:
+		return 0, fmt.Errorf("%q is not a whole number of bits per second", s)
+	case units.NotPositive:
 		return 0, fmt.Errorf("%q: a speed must be positive", s)
-	}
-	if w > MaxSpeedBps/mult || bps > MaxSpeedBps {
+	case units.TooLarge:
 		return 0, fmt.Errorf("%q is too fast (at most 100T)", s)
 	}
-	return bps, nil
+	return 0, fmt.Errorf("%q is not a speed (want e.g. 400G, 100G, 25G, 1.6T or 800Gbps): %v", s, err)
 }
 
 // parseMgmt splits a management address: host, host:port, an IPv6

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // specForms is appended to errors that cannot tell what the user meant.
@@ -175,15 +177,15 @@ func (p *specParams) gbps(key string, def int64) (int64, error) {
 	if !ok {
 		return def, nil
 	}
-	s = strings.TrimSuffix(strings.ToLower(s), "gbps")
-	v, ok := parseFixed(s, 3, 100_000*1000)
-	if !ok {
+	num := strings.TrimSuffix(strings.ToLower(s), "gbps")
+	bps, err := units.ParseBitRate(htsimNumber(num) + "G")
+	switch {
+	case units.KindOf(err) == units.NotPositive:
+		return 0, p.errf(key, "rate must be positive")
+	case err != nil || num != strings.TrimSpace(num) || bps%units.Mbps != 0:
 		return 0, p.errf(key, "want a rate in Gbps between 0.001 and 100000 (e.g. 100 or 12.5)")
 	}
-	if v == 0 {
-		return 0, p.errf(key, "rate must be positive")
-	}
-	return v, nil
+	return bps / units.Mbps, nil
 }
 
 // duration returns a duration parameter in picoseconds.
@@ -199,78 +201,44 @@ func (p *specParams) duration(key string, def int64) (int64, error) {
 	return v, nil
 }
 
-// durationUnits maps a unit suffix to the number of fractional digits the
-// value may have so that it is a whole number of picoseconds.
-var durationUnits = []struct {
-	suffix   string
-	decimals int
-}{
-	{"ps", 0}, {"ns", 3}, {"us", 6}, {"\u00b5s", 6}, {"\u03bcs", 6}, {"ms", 9}, {"s", 12},
-}
-
 // maxDurationPs is the longest duration accepted (1 s).
-const maxDurationPs = 1_000_000_000_000
+const maxDurationPs = units.Second
 
 // parseDurationPs parses "500ns", "1us", "1.5µs", "2ms" (or a bare "0") into
-// picoseconds.
+// picoseconds with units.ParsePs, at most 1 s.
 func parseDurationPs(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	if s == "0" {
-		return 0, nil
-	}
-	for _, u := range durationUnits {
-		num, ok := strings.CutSuffix(s, u.suffix)
-		if !ok {
-			continue
+	num, unit := splitNumber(strings.TrimSpace(s))
+	v, err := units.ParsePs(htsimNumber(num) + unit)
+	switch units.KindOf(err) {
+	case 0:
+		if v <= maxDurationPs {
+			return v, nil
 		}
-		v, ok := parseFixed(strings.TrimSpace(num), u.decimals, maxDurationPs)
-		if !ok {
-			return 0, fmt.Errorf("want a duration such as 500ns or 1us, at most 1s and a whole number of picoseconds")
-		}
-		return v, nil
+	case units.Empty, units.MissingUnit, units.UnknownUnit:
+		return 0, fmt.Errorf("want a duration with a unit (ns, us, µs, ms), e.g. 1us")
 	}
-	return 0, fmt.Errorf("want a duration with a unit (ns, us, µs, ms), e.g. 1us")
+	return 0, fmt.Errorf("want a duration such as 500ns or 1us, at most 1s and a whole number of picoseconds")
 }
 
-// parseFixed parses a non-negative decimal with at most decimals fractional
-// digits and returns it scaled by 10^decimals, or false if it is malformed,
-// too precise or larger than max (scaled).
-func parseFixed(s string, decimals int, max int64) (int64, bool) {
-	ip, fp, dot := strings.Cut(s, ".")
-	if ip == "" && fp == "" || dot && fp == "" && ip == "" {
-		return 0, false
+// splitNumber splits "1.5us" into "1.5" and "us".
+func splitNumber(s string) (num, unit string) {
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
 	}
-	fp = strings.TrimRight(fp, "0")
-	if len(fp) > decimals {
-		return 0, false
+	return s[:i], s[i:]
+}
+
+// htsimNumber rewrites the decimals htsim's spec syntax accepts but units
+// does not, ".5" and "3.", as "0.5" and "3".
+func htsimNumber(num string) string {
+	if num == "." || strings.Count(num, ".") != 1 {
+		return num
 	}
-	var v int64
-	digit := func(c byte) bool {
-		if c < '0' || c > '9' {
-			return false
-		}
-		if v > (max-int64(c-'0'))/10 {
-			v = max + 1
-			return false
-		}
-		v = v*10 + int64(c-'0')
-		return true
+	if strings.HasPrefix(num, ".") {
+		num = "0" + num
 	}
-	for i := 0; i < len(ip); i++ {
-		if !digit(ip[i]) {
-			return 0, false
-		}
-	}
-	for i := 0; i < decimals; i++ {
-		c := byte('0')
-		if i < len(fp) {
-			c = fp[i]
-		}
-		if !digit(c) {
-			return 0, false
-		}
-	}
-	return v, v <= max
+	return strings.TrimSuffix(num, ".")
 }
 
 const (
