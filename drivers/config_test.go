@@ -1,10 +1,12 @@
 package drivers
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -225,12 +227,44 @@ func TestConfigForExample(t *testing.T) {
 	}
 }
 
+// registerFake registers the fake platform once (tests may run again with
+// -count).
+var registerFake sync.Once
+
+func TestRegisterRefusesDuplicates(t *testing.T) {
+	open := func(Config) (Driver, error) { return nil, errors.New("x") }
+	Register("fbtest-dup", open)
+	for _, c := range []struct {
+		name string
+		open func(Config) (Driver, error)
+		want string
+	}{
+		{"fbtest-dup", open, `drivers: platform "fbtest-dup" registered twice`},
+		{"", open, "drivers: Register needs a platform name and an open function"},
+		{"fbtest-nil", nil, "drivers: Register needs a platform name and an open function"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != c.want {
+					t.Errorf("Register(%q): panic %v, want %q", c.name, r, c.want)
+				}
+			}()
+			Register(c.name, c.open)
+		}()
+	}
+	regMu.Lock()
+	delete(registry, "fbtest-dup")
+	regMu.Unlock()
+}
+
 func TestOpenDevice(t *testing.T) {
 	t.Setenv("FB_TEST_SWITCH_PW", "x")
 	t.Setenv("FB_TEST_KEY_PASS", "y")
 	hw := writeLab(t, labCreds)
-	Register("fbtest-fake", func(cfg Config) (Driver, error) {
-		return nil, fmt.Errorf("fake driver for %s at %s port %d", cfg.Device, cfg.Address, cfg.Port)
+	registerFake.Do(func() {
+		Register("fbtest-fake", func(cfg Config) (Driver, error) {
+			return nil, fmt.Errorf("fake driver for %s at %s port %d", cfg.Device, cfg.Address, cfg.Port)
+		})
 	})
 	hw.Device("spine0").Platform = "fbtest-fake"
 	if _, err := OpenDevice(hw, "spine0"); err == nil || err.Error() != "fake driver for spine0 at fd00::2 port 2222" {

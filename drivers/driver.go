@@ -429,10 +429,19 @@ var (
 	registry = map[string]func(Config) (Driver, error){}
 )
 
-// Register makes a platform available to Open.
+// Register makes a platform available to Open. It is called from the
+// drivers' init functions and panics on an empty name, a nil open function
+// or a platform registered before: a second driver never silently
+// replaces the first.
 func Register(platform string, open func(Config) (Driver, error)) {
 	regMu.Lock()
 	defer regMu.Unlock()
+	if platform == "" || open == nil {
+		panic("drivers: Register needs a platform name and an open function")
+	}
+	if _, dup := registry[platform]; dup {
+		panic(fmt.Sprintf("drivers: platform %q registered twice", platform))
+	}
 	registry[platform] = open
 }
 
