@@ -11,10 +11,12 @@ package transport
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fabricbench/fabricbench/units"
 )
 
-// Time is a point in time or a duration in picoseconds.
-type Time = int64
+// Time is a point in time or a duration in picoseconds (units.Ps).
+type Time = units.Ps
 
 // Time units.
 const (
