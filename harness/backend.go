@@ -183,10 +183,19 @@ var (
 	registry = map[string]func() Backend{}
 )
 
-// Register makes a backend available by name.
+// Register makes a backend available by name. It is called from the
+// backends' init functions and panics on an empty name, a nil factory or a
+// name registered before: a second backend never silently replaces the
+// first.
 func Register(name string, factory func() Backend) {
 	regMu.Lock()
 	defer regMu.Unlock()
+	if name == "" || factory == nil {
+		panic("harness: Register needs a backend name and a factory")
+	}
+	if _, dup := registry[name]; dup {
+		panic(fmt.Sprintf("harness: backend %q registered twice", name))
+	}
 	registry[name] = factory
 }
 
