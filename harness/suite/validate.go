@@ -466,7 +466,7 @@ func (c *checker) features() {
 	if q := f.Queue; q != "bdp" {
 		n, err := workloads.ParseSize(q)
 		if err != nil {
-			c.errf("features.queue", "%q is neither bdp nor a size (%s)", q, wantSize)
+			c.errf("features.queue", "%s", badQuantity(q, "neither bdp nor a size", wantSize, err))
 		} else if n <= 0 {
 			c.errf("features.queue", "must be positive")
 		}
@@ -536,7 +536,7 @@ func (c *checker) telemetry() {
 func (c *checker) duration(path, v string) (int64, bool) {
 	ps, err := workloads.ParseDuration(v)
 	if err != nil {
-		c.errf(path, "%q is not a duration (%s)", v, wantDur)
+		c.errf(path, "%s", badQuantity(v, "not a duration", wantDur, err))
 		return 0, false
 	}
 	return ps, true
@@ -576,7 +576,7 @@ func (c *checker) job(i int, names map[string]int) {
 	if j.Size == "" {
 		c.errf(p+".size", "required (%s)", wantSize)
 	} else if n, err := workloads.ParseSize(j.Size); err != nil {
-		c.errf(p+".size", "%q is not a size (%s)", j.Size, wantSize)
+		c.errf(p+".size", "%s", badQuantity(j.Size, "not a size", wantSize, err))
 	} else if n <= 0 {
 		c.errf(p+".size", "must be positive")
 	}
@@ -1015,7 +1015,7 @@ func (c *checker) analysis() {
 	}
 	cu := &a.Culprit
 	if n, err := workloads.ParseSize(cu.Backlog); err != nil {
-		c.errf("analysis.culprit.backlog", "%q is not a size (%s)", cu.Backlog, wantSize)
+		c.errf("analysis.culprit.backlog", "%s", badQuantity(cu.Backlog, "not a size", wantSize, err))
 	} else if n <= 0 || n > MaxCulpritBacklog {
 		c.errf("analysis.culprit.backlog", "%s is out of range (want 1B..1GiB)", cu.Backlog)
 	}
