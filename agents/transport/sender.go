@@ -75,12 +75,35 @@ type Flow struct {
 	Path Path
 }
 
-// Packets returns the number of data packets a flow of size bytes needs.
-func Packets(size int64, mtu int) uint32 {
+// Packets returns the number of data packets a flow of size bytes needs at
+// mtu payload bytes per packet (0 for a non-positive mtu). The count is
+// exact; more than MaxPackets is more than a flow may have (CheckFlowSize).
+func Packets(size int64, mtu int) uint64 {
 	if size <= 0 {
 		return 1
 	}
-	return uint32((size + int64(mtu) - 1) / int64(mtu))
+	if mtu <= 0 {
+		return 0
+	}
+	return uint64(size-1)/uint64(mtu) + 1
+}
+
+// MaxSpan is the most packets a sender keeps between its lowest
+// unacknowledged PSN and its next new one: it sends no new packet beyond
+// base+MaxSpan-1, and a receiver tracks arrivals up to MaxSpan packets above
+// its cumulative point. Per-flow state is sized by the span actually used
+// (a few windows; it grows by doubling), never by the flow size, and is at
+// most MaxSpan entries.
+const MaxSpan = 1 << 18
+
+// maxRTO bounds the RTO so that a send time plus the RTO cannot overflow.
+const maxRTO = Time(1) << 60
+
+// slot is the sender's state of one packet in [base, nextNew).
+type slot struct {
+	sentAt Time   // latest transmission
+	ent    uint16 // its entropy
+	st     uint8  // stSent, stAcked, stOut, stRtxQ
 }
 
 // entry state bits.
@@ -103,9 +126,10 @@ type Sender struct {
 
 	nextNew uint32 // next never-sent PSN
 	base    uint32 // lowest unacknowledged PSN
-	st      []uint8
-	sentAt  []Time
-	ent     []uint16
+	// ring holds the packets in [base, nextNew) at index psn&mask; its
+	// length is a power of two, grown on demand up to MaxSpan.
+	ring    []slot
+	mask    uint32
 	rtxq    []uint32 // FIFO of PSNs to retransmit
 	rtxHead int
 
@@ -141,28 +165,37 @@ type SenderStats struct {
 	Spurious  uint64 // retransmitted packets whose first ACK echoed an earlier transmission (rtt.go); at most Retx
 }
 
-// NewSender creates the sender for f.
+// NewSender creates the sender for f. Its memory does not depend on the
+// flow size (see MaxSpan). It panics when f.Size needs more than MaxPackets
+// packets: callers refuse such flows first (CheckFlowSize).
 func NewSender(p *Params, f Flow) *Sender {
-	n := Packets(f.Size, p.MTU)
+	n64 := Packets(f.Size, p.MTU)
+	if n64 == 0 || n64 > MaxPackets {
+		panic(fmt.Sprintf("transport: flow %d: %v", f.ID, CheckFlowSize(f.Size, p.MTU)))
+	}
+	n := uint32(n64)
 	s := &Sender{p: p, f: f, npkts: n}
 	s.last = int32(f.Size - int64(n-1)*int64(p.MTU))
 	if f.Size <= 0 {
 		s.last = 0
 	}
 	s.wire = int64(p.MTU + p.HeaderBytes)
-	s.st = make([]uint8, n)
-	s.sentAt = make([]Time, n)
-	s.ent = make([]uint16, n)
+	c := uint32(64)
+	for c > 1 && c/2 >= n {
+		c /= 2
+	}
+	s.ring, s.mask = make([]slot, c), c-1
 	s.rng = newRNG(p.Seed, uint64(f.ID)+1)
 	s.lb = newBalancer(p.LB, p.Entropies, p.REPSBuffer, &s.rng)
 	s.cc = newController(p, f.Path, s.wire)
 	s.rto = p.RTO
-	if s.rto == 0 {
+	if s.rto <= 0 {
 		s.rto = f.Path.RTO
 	}
-	if s.rto == 0 {
+	if s.rto <= 0 {
 		s.rto = RTOFor(f.Path)
 	}
+	s.rto = min(s.rto, maxRTO)
 	if p.MeasureRTO {
 		s.est = NewRTTEstimator(p.rttConfig(s.rto))
 	}
@@ -195,6 +228,19 @@ func (s *Sender) Cwnd() float64 { return s.cc.window() }
 // Inflight returns the wire bytes in flight.
 func (s *Sender) Inflight() int64 { return s.inflight }
 
+// slot returns the state of psn, which must be in [base, nextNew).
+func (s *Sender) slot(psn uint32) *slot { return &s.ring[psn&s.mask] }
+
+// grow doubles the ring, keeping the packets in [base, nextNew).
+func (s *Sender) grow() {
+	n := uint32(len(s.ring)) * 2
+	nr := make([]slot, n)
+	for q := s.base; q != s.nextNew; q++ {
+		nr[q&(n-1)] = s.ring[q&s.mask]
+	}
+	s.ring, s.mask = nr, n-1
+}
+
 func (s *Sender) pktWire(psn uint32) int64 {
 	if psn == s.npkts-1 {
 		return int64(s.last) + int64(s.p.HeaderBytes)
@@ -214,7 +260,7 @@ func (s *Sender) hasEligible() bool {
 	if s.rtxHead < len(s.rtxq) {
 		return s.windowAllows(s.pktWire(s.rtxq[s.rtxHead]))
 	}
-	if s.nextNew < s.npkts {
+	if s.nextNew < s.npkts && s.nextNew-s.base < MaxSpan {
 		return s.windowAllows(s.pktWire(s.nextNew))
 	}
 	return false
@@ -241,23 +287,31 @@ func (s *Sender) NextPacket(now Time, d *Data) int64 {
 		if s.rtxHead == len(s.rtxq) {
 			s.rtxq, s.rtxHead = s.rtxq[:0], 0
 		}
-		s.st[psn] &^= stRtxQ
+		s.slot(psn).st &^= stRtxQ
 		retx = true
 		s.Stats.Retx++
 	} else {
 		psn = s.nextNew
+		if psn-s.base == uint32(len(s.ring)) {
+			s.grow()
+		}
+		*s.slot(psn) = slot{}
 		s.nextNew++
 		s.Stats.Sent++
 	}
 	size := s.pktWire(psn)
 	e := s.lb.next()
-	s.st[psn] |= stSent | stOut
-	s.sentAt[psn] = now
-	s.ent[psn] = e
+	sl := s.slot(psn)
+	sl.st |= stSent | stOut
+	sl.sentAt = now
+	sl.ent = e
 	s.inflight += size
+	// Drop stale entries first, so the FIFO stays bounded by what is
+	// outstanding even for a driver that never asks for timeouts.
+	s.cleanOrder()
 	s.order = append(s.order, orderEnt{psn, now})
 	if s.paceBps > 0 {
-		s.nextSend = now + size*8*Second/s.paceBps
+		s.nextSend = AddTime(now, TxTime(size, s.paceBps))
 	}
 	payload := int32(s.p.MTU)
 	if psn == s.npkts-1 {
@@ -269,33 +323,36 @@ func (s *Sender) NextPacket(now Time, d *Data) int64 {
 
 // OnAck processes an ACK or NACK arriving at now.
 func (s *Sender) OnAck(now Time, a *Ack) {
-	if a.PSN >= s.npkts {
-		return
+	if a.PSN >= s.nextNew {
+		return // never sent
 	}
 	if a.Nack {
 		s.onNack(now, a)
 		return
 	}
 	psn := a.PSN
-	fresh := s.st[psn]&stAcked == 0
+	// Below base everything is acknowledged (and its slot reused).
+	fresh := psn >= s.base && s.slot(psn).st&stAcked == 0
+	var sentAt Time
 	if fresh {
-		s.onFreshAck(now, a, s.sentAt[psn])
+		sentAt = s.slot(psn).sentAt
+		s.onFreshAck(now, a, sentAt)
 		s.markAcked(psn)
 	}
 	// Cumulative information covers ACKs that were lost.
-	for q := s.base; q < a.CumAck && q < s.npkts; q++ {
-		if s.st[q]&stAcked == 0 {
+	for q := s.base; q < a.CumAck && q < s.nextNew; q++ {
+		if s.slot(q).st&stAcked == 0 {
 			s.markAcked(q)
 		}
 	}
-	for s.base < s.npkts && s.st[s.base]&stAcked != 0 {
+	for s.base < s.nextNew && s.slot(s.base).st&stAcked != 0 {
 		s.base++
 	}
 	if a.ECN {
 		s.Stats.ECNAcks++
 	}
 	s.lb.onAck(a.Entropy, a.ECN)
-	if fresh && a.EchoTS == s.sentAt[psn] {
+	if fresh && a.EchoTS == sentAt {
 		// Only an ACK for the latest transmission gives a valid RTT sample.
 		s.cc.onAck(now, now-a.EchoTS, a.ECN, s.pktWire(psn), s.inflight, &s.lb, a.Entropy)
 	} else if fresh {
@@ -307,16 +364,16 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 }
 
 func (s *Sender) markAcked(psn uint32) {
-	st := s.st[psn]
+	sl := s.slot(psn)
+	st := sl.st
 	if st&stOut != 0 {
 		s.inflight -= s.pktWire(psn)
 	}
-	s.st[psn] = (st | stAcked) &^ stOut
+	sl.st = (st | stAcked) &^ (stOut | stRtxQ)
 	s.acked++
 	if st&stRtxQ != 0 {
 		// Acknowledged while queued for retransmission (the original was
-		// only delayed): drop it from the queue lazily.
-		s.st[psn] &^= stRtxQ
+		// only delayed): drop it from the queue.
 		s.dropFromRtxq(psn)
 	}
 }
@@ -333,8 +390,11 @@ func (s *Sender) dropFromRtxq(psn uint32) {
 
 func (s *Sender) onNack(now Time, a *Ack) {
 	psn := a.PSN
-	st := s.st[psn]
-	if st&stAcked != 0 || a.EchoTS != s.sentAt[psn] {
+	if psn < s.base {
+		return // acknowledged
+	}
+	sl := s.slot(psn)
+	if sl.st&stAcked != 0 || a.EchoTS != sl.sentAt {
 		return // stale: a newer copy is already out or it was acknowledged
 	}
 	s.Stats.Nacks++
@@ -345,14 +405,15 @@ func (s *Sender) onNack(now Time, a *Ack) {
 }
 
 func (s *Sender) queueRetx(psn uint32) {
-	st := s.st[psn]
+	sl := s.slot(psn)
+	st := sl.st
 	if st&stOut != 0 {
 		s.inflight -= s.pktWire(psn)
 	}
 	if st&stRtxQ == 0 {
 		s.rtxq = append(s.rtxq, psn)
 	}
-	s.st[psn] = (st | stRtxQ) &^ stOut
+	sl.st = (st | stRtxQ) &^ stOut
 }
 
 // NextTimeout returns the time at which OnTimeout must be called, or 0.
@@ -368,8 +429,10 @@ func (s *Sender) NextTimeout() Time {
 func (s *Sender) cleanOrder() {
 	for s.orderHead < len(s.order) {
 		e := s.order[s.orderHead]
-		if s.st[e.psn]&stOut != 0 && s.sentAt[e.psn] == e.at {
-			break
+		if e.psn >= s.base {
+			if sl := s.slot(e.psn); sl.st&stOut != 0 && sl.sentAt == e.at {
+				break
+			}
 		}
 		s.orderHead++
 	}
@@ -396,7 +459,7 @@ func (s *Sender) OnTimeout(now Time) int {
 		}
 		s.orderHead++
 		s.queueRetx(e.psn)
-		s.lb.onLoss(s.ent[e.psn])
+		s.lb.onLoss(s.slot(e.psn).ent)
 		n++
 	}
 	if n > 0 {

@@ -10,6 +10,7 @@ package transport
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/fabricbench/fabricbench/units"
@@ -109,4 +110,53 @@ type Ack struct {
 	ECN     bool   // the data packet arrived ECN-marked
 	Nack    bool   // the data packet arrived trimmed: retransmit it
 	EchoTS  Time   // echoed SentAt
+}
+
+// Flow size limit. PSNs, cumulative ACKs and packet counts are 32 bits, on
+// the UDP agent's wire as in the simulator, so a flow has at most MaxPackets
+// packets: at most MaxFlowBytes(mtu) = (2^32-1) x mtu payload bytes (just
+// under 16 TiB at mtu 4096, 1 TiB at mtu 256). Larger flows are refused
+// (CheckFlowSize) rather than wrapped.
+const MaxPackets = 1<<32 - 1
+
+// MaxFlowBytes returns the largest flow, in payload bytes, that fits in
+// MaxPackets packets of mtu payload bytes.
+func MaxFlowBytes(mtu int) int64 {
+	if mtu <= 0 {
+		return 0
+	}
+	return MaxPackets * int64(mtu)
+}
+
+// CheckFlowSize returns an error when a flow of size payload bytes needs more
+// than MaxPackets packets at mtu.
+func CheckFlowSize(size int64, mtu int) error {
+	if n := Packets(size, mtu); n > MaxPackets {
+		return fmt.Errorf("%d bytes need %d packets at mtu %d; a flow has at most %d packets (%d bytes at this mtu)",
+			size, n, mtu, uint64(MaxPackets), MaxFlowBytes(mtu))
+	}
+	return nil
+}
+
+// TxTime returns the time to serialise bytes at rateBps bits per second,
+// bytes*8e12/rateBps picoseconds rounded down (units.SerializationTime: the
+// product is computed in 128 bits and cannot overflow). Non-positive bytes
+// take 0; a result beyond the range of Time, or a non-positive rate,
+// saturates at math.MaxInt64.
+func TxTime(bytes, rateBps int64) Time {
+	if bytes <= 0 {
+		return 0
+	}
+	if t, ok := units.SerializationTime(bytes, rateBps); ok {
+		return t
+	}
+	return math.MaxInt64
+}
+
+// AddTime returns a+b for non-negative a and b, saturating at math.MaxInt64.
+func AddTime(a, b Time) Time {
+	if s, ok := units.Add(a, b); ok {
+		return s
+	}
+	return math.MaxInt64
 }
