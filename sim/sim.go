@@ -13,6 +13,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -225,7 +226,11 @@ func (s *Sim) IdealFCT(src, dst int, size int64) int64 {
 	if rest < 0 {
 		rest = 0
 	}
-	return rtt + int64(float64(rest)*8e12/float64(rate))
+	ser := float64(rest) * 8e12 / float64(rate)
+	if ser >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return transport.AddTime(rtt, int64(ser))
 }
 
 // New validates the configuration and prepares a run.
@@ -244,6 +249,12 @@ func New(cfg Config) (*Sim, error) {
 	}
 	if err := cfg.Matrix.Validate(); err != nil {
 		return nil, err
+	}
+	for i := range cfg.Matrix.Flows {
+		fl := &cfg.Matrix.Flows[i]
+		if err := transport.CheckFlowSize(fl.Size, cfg.Transport.MTU); err != nil {
+			return nil, fmt.Errorf("sim: flow %d (%d->%d): %w", fl.ID, fl.Src, fl.Dst, err)
+		}
 	}
 	if cfg.KMin == 0 && cfg.KMax == 0 {
 		cfg.KMin, cfg.KMax = 0.2, 0.8
@@ -335,7 +346,7 @@ func (s *Sim) pathInfo(a, b int) (rtt int64, rate int64, hops int) {
 				}
 			}
 			p := &s.ports[pid]
-			t += size*8e12/p.nominal + p.lat
+			t += transport.TxTime(size, p.nominal) + p.lat
 			if p.nominal < r {
 				r = p.nominal
 			}
@@ -566,14 +577,23 @@ func (s *Sim) startFlow(fi int32) {
 	st := &s.flows[fi]
 	mf := &s.cfg.Matrix.Flows[fi]
 	rtt, rate, hops := s.pathInfo(mf.Src, mf.Dst)
-	path := transport.Path{BaseRTT: rtt, RateBps: rate}
-	// The RTO covers the worst queueing the fabric can add: a full data
-	// queue at every hop, on top of the base RTT.
-	path.RTO = rtt + int64(hops)*s.res.QueueBytes*8e12/rate
+	path := transport.Path{BaseRTT: rtt, RateBps: rate, RTO: s.pathRTO(rtt, rate, hops)}
 	st.snd = transport.NewSender(&s.tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path})
 	st.rcv = transport.NewReceiver(uint32(fi), st.snd.Packets())
 	st.start = s.now
 	s.activate(fi)
+}
+
+// pathRTO is the retransmission timeout of a path: it covers the worst
+// queueing the fabric can add, a full data queue at every hop, on top of the
+// base RTT. hops*QueueBytes*8e12 does not fit in 64 bits at high rates (a
+// BDP queue at 800 Gb/s), so TxTime computes it in 128 bits.
+func (s *Sim) pathRTO(rtt, rate int64, hops int) int64 {
+	queued := s.res.QueueBytes * int64(hops)
+	if hops > 0 && queued/int64(hops) != s.res.QueueBytes {
+		queued = math.MaxInt64
+	}
+	return transport.AddTime(rtt, transport.TxTime(queued, rate))
 }
 
 // activate puts a flow on its host's NIC list and kicks the NIC.
@@ -697,7 +717,7 @@ func (s *Sim) startTx(pid int32) {
 	size := int64(pkt.size)
 	p.Stats.OutOctets += uint64(size)
 	p.Stats.OutPkts++
-	p.freeAt = s.now + size*8e12/p.rate
+	p.freeAt = s.now + transport.TxTime(size, p.rate)
 	if p.up {
 		pkt.epoch, pkt.port = p.epoch, pid
 		pkt.arr = p.freeAt + p.lat
