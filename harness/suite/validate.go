@@ -579,6 +579,10 @@ func (c *checker) job(i int, names map[string]int) {
 		c.errf(p+".size", "%s", badQuantity(j.Size, "not a size", wantSize, err))
 	} else if n <= 0 {
 		c.errf(p+".size", "must be positive")
+	} else if mtu := c.s.Transport.MTU; mtu >= minMTU && mtu <= maxMTU && transport.CheckFlowSize(n, mtu) != nil {
+		// PSNs are 32 bits: a flow has at most transport.MaxPackets packets.
+		c.errf(p+".size", "%q is more than the maximum flow size of %d bytes (%d packets of transport.mtu %d)",
+			j.Size, transport.MaxFlowBytes(mtu), uint64(transport.MaxPackets), mtu)
 	}
 	hostsOK := c.normalizeHosts(p+".hosts", j)
 	c.duration(p+".start", j.Start)
