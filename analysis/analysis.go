@@ -59,6 +59,7 @@ type FlowRecord struct {
 	Retx       uint64
 	Nacks      uint64
 	Timeouts   uint64
+	Spurious   uint64 // of Retx, retransmissions proven unneeded
 }
 
 // finished reports whether the flow started and completed.

@@ -85,6 +85,7 @@ func (a *analyzer) job(j *JobInput) results.Job {
 		r.Packets.Retransmitted += fl.Retx
 		r.Packets.Nacks += fl.Nacks
 		r.Packets.Timeouts += fl.Timeouts
+		r.Packets.SpuriousRetransmits += fl.Spurious
 	}
 	if first >= 0 {
 		r.StartUs = round(float64(first)/1e6, 3)

@@ -149,6 +149,10 @@ type FlowOutcome struct {
 	ID                    int
 	Start, FCT            int64 // ps; -1 when not started / not finished
 	Retx, Nacks, Timeouts uint64
+	// Spurious counts retransmitted packets whose original was acknowledged
+	// after the resend (a timeout that fired too early). Backends that do
+	// not detect them leave 0.
+	Spurious uint64
 }
 
 // RunResult is what RunJobs returns.

@@ -414,7 +414,8 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 			}
 			o := rr.Flows[fi]
 			jin.Flows = append(jin.Flows, analysis.FlowRecord{ID: fl.ID, Src: fl.Src, Dst: fl.Dst, Size: fl.Size,
-				Start: o.Start, FCT: o.FCT, Rep: w.FlowRep[fi], Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts})
+				Start: o.Start, FCT: o.FCT, Rep: w.FlowRep[fi], Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts,
+				Spurious: o.Spurious})
 		}
 		in.Jobs = append(in.Jobs, jin)
 	}
@@ -536,7 +537,7 @@ func writeFlows(path string, w *Workload, rr *RunResult) error {
 		return err
 	}
 	cw := csv.NewWriter(f)
-	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts"})
+	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts", "spurious_retransmits"})
 	us := func(ps int64) string {
 		if ps < 0 {
 			return ""
@@ -552,7 +553,8 @@ func writeFlows(path string, w *Workload, rr *RunResult) error {
 		cw.Write([]string{strconv.Itoa(fl.ID), w.Jobs[w.FlowJob[i]].Name, strconv.Itoa(w.FlowRep[i]),
 			strconv.Itoa(fl.Src), strconv.Itoa(fl.Dst), strconv.FormatInt(fl.Size, 10),
 			us(o.Start), us(o.FCT), us(ideal),
-			strconv.FormatUint(o.Retx, 10), strconv.FormatUint(o.Nacks, 10), strconv.FormatUint(o.Timeouts, 10)})
+			strconv.FormatUint(o.Retx, 10), strconv.FormatUint(o.Nacks, 10), strconv.FormatUint(o.Timeouts, 10),
+			strconv.FormatUint(o.Spurious, 10)})
 	}
 	cw.Flush()
 	if err := errors.Join(cw.Error(), f.Close()); err != nil {

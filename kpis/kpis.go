@@ -83,6 +83,7 @@ var metrics = []metric{
 	}},
 	{MetricInfo: MetricInfo{"retransmissions", ScopeJob, "packets", "packets the job's senders retransmitted"}, job: func(j *results.Job) (float64, error) { return float64(j.Packets.Retransmitted), nil }},
 	{MetricInfo: MetricInfo{"timeouts", ScopeJob, "count", "retransmission timeouts of the job's senders"}, job: func(j *results.Job) (float64, error) { return float64(j.Packets.Timeouts), nil }},
+	{MetricInfo: MetricInfo{"spurious_retransmits", ScopeJob, "count", "retransmitted packets whose original was acknowledged after the resend (0 on the simulator backend)"}, job: func(j *results.Job) (float64, error) { return float64(j.Packets.SpuriousRetransmits), nil }},
 
 	{MetricInfo: MetricInfo{analysis.MetricAnomalies, ScopeFabric, "count", "culprits found: ports, links and hosts whose own signals show they limited traffic"}, src: fromAnomalies},
 	{MetricInfo: MetricInfo{analysis.MetricSymmetryAnomalies, ScopeFabric, "count", "culprits that are fabric ports or links (members of symmetry groups)"}, src: fromAnomalies},

@@ -244,7 +244,7 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 			FCTMax:      fmtUs(j.FCTUs.Max),
 			SlowdownP99: fmtNum(j.Slowdown.P99),
 			P01PairBW:   fmtNum(100*j.P01PairBW) + " %",
-			Retrans:     fmt.Sprintf("%s / %s / %s", fmtCount(j.Packets.Retransmitted), fmtCount(j.Packets.Nacks), fmtCount(j.Packets.Timeouts)),
+			Retrans:     fmt.Sprintf("%s / %s / %s / %s", fmtCount(j.Packets.Retransmitted), fmtCount(j.Packets.SpuriousRetransmits), fmtCount(j.Packets.Nacks), fmtCount(j.Packets.Timeouts)),
 		}
 		v.Jobs = append(v.Jobs, row)
 	}
@@ -436,7 +436,7 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 
 <h3>Jobs</h3>
 {{if .Jobs}}<div class="scroll"><table class="jobs">
-<thead><tr><th>job</th><th>workload</th><th class="num">hosts</th><th class="num">size</th><th class="num">reps</th><th class="num">flows done</th><th class="num">completion</th><th class="num">algbw Gb/s</th><th class="num">busbw Gb/s</th><th class="num">FCT p50</th><th class="num">FCT p99</th><th class="num">FCT max</th><th class="num">slowdown p99</th><th class="num">p01 pair bw</th><th class="num">retx / nacks / timeouts</th></tr></thead>
+<thead><tr><th>job</th><th>workload</th><th class="num">hosts</th><th class="num">size</th><th class="num">reps</th><th class="num">flows done</th><th class="num">completion</th><th class="num">algbw Gb/s</th><th class="num">busbw Gb/s</th><th class="num">FCT p50</th><th class="num">FCT p99</th><th class="num">FCT max</th><th class="num">slowdown p99</th><th class="num">p01 pair bw</th><th class="num">retx / spurious / nacks / timeouts</th></tr></thead>
 <tbody>{{range .Jobs}}<tr><td><b>{{.Name}}</b></td><td>{{.Workload}}</td><td class="num">{{.Hosts}}</td><td class="num">{{.Size}}</td><td class="num">{{.Reps}}</td><td class="num{{if .Incomplete}} warn{{end}}">{{.Flows}}</td><td class="num">{{.Completion}}</td><td class="num">{{.AlgBW}}</td><td class="num">{{.BusBW}}</td><td class="num">{{.FCTP50}}</td><td class="num">{{.FCTP99}}</td><td class="num">{{.FCTMax}}</td><td class="num">{{.SlowdownP99}}</td><td class="num">{{.P01PairBW}}</td><td class="num">{{.Retrans}}</td></tr>
 {{end}}</tbody></table></div>
 <p class="note">p01 pair bw: 1st-percentile pair bandwidth as a share of line rate.</p>{{else}}<p class="note">No jobs.</p>{{end}}

@@ -220,6 +220,9 @@ type JobPackets struct {
 	Retransmitted uint64 `json:"retransmitted"`
 	Nacks         uint64 `json:"nacks"`
 	Timeouts      uint64 `json:"timeouts"`
+	// SpuriousRetransmits counts retransmitted packets whose original was
+	// acknowledged after the resend: the timeout fired too early.
+	SpuriousRetransmits uint64 `json:"spurious_retransmits"`
 }
 
 // KPI is one evaluated KPI.

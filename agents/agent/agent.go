@@ -135,7 +135,8 @@ func (a *Agent) forward(ctx context.Context) {
 			a.mu.Unlock()
 			a.finished.Add(1)
 			e := control.Event{Flow: c.ID, StartNs: c.Start.UnixNano(), FCTNs: c.FCT.Nanoseconds(),
-				Sent: c.Stats.Sent, Retx: c.Stats.Retx, Nacks: c.Stats.Nacks, Timeouts: c.Stats.Timeouts, ECNAcks: c.Stats.ECNAcks}
+				Sent: c.Stats.Sent, Retx: c.Stats.Retx, Nacks: c.Stats.Nacks, Timeouts: c.Stats.Timeouts, ECNAcks: c.Stats.ECNAcks,
+				Spurious: c.Stats.Spurious}
 			if c.Err != nil {
 				e.FCTNs, e.Error = -1, c.Err.Error()
 			}

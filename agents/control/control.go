@@ -64,6 +64,9 @@ type Event struct {
 	Nacks    uint64 `json:"nacks"`
 	Timeouts uint64 `json:"timeouts"`
 	ECNAcks  uint64 `json:"ecn_acks"`
+	// Spurious counts retransmitted packets whose original was
+	// acknowledged after the resend (absent from older agents).
+	Spurious uint64 `json:"spurious_retx,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
 

@@ -52,6 +52,14 @@ type Config struct {
 	// FlowTimeout abandons a flow that has not completed after this long; its
 	// Completion carries an error. 0: never.
 	FlowTimeout time.Duration
+	// ModelRTO keeps every sender's retransmission timeout at the one the
+	// path model derives (transport.RTOFor of FlowSpec.BaseRTT). By default
+	// senders measure their RTT and derive the RTO from it, with the model's
+	// as the floor (transport.Params.MeasureRTO): this host's scheduling,
+	// timers and syscalls add latency the model does not know, and a timeout
+	// that fires while the original is still on its way is a spurious
+	// retransmission and a needless window cut.
+	ModelRTO bool
 	// Netns, when set, is a network namespace file (e.g. /var/run/netns/NAME)
 	// in which every socket of the engine is created.
 	Netns string
@@ -267,6 +275,7 @@ func New(cfg Config) (*Engine, error) {
 	if p.AckBytes == 0 {
 		p.AckBytes = AckHeaderLen + udpOverhead + ipOverhead + ethOverhead
 	}
+	p.MeasureRTO = !cfg.ModelRTO
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("dataplane: transport params: %w", err)
 	}
@@ -916,7 +925,11 @@ func (e *Engine) onAck(h *AckHeader, now Time) {
 		}
 	}
 	a := h.Transport()
+	spurious := f.snd.Stats.Spurious
 	f.snd.OnAck(now, &a)
+	if n := f.snd.Stats.Spurious - spurious; n > 0 {
+		e.c.spurious.Add(n)
+	}
 	if f.snd.Done() {
 		e.complete(f, now, nil)
 		return

@@ -41,7 +41,7 @@ func runFlows(t *testing.T, engines []*Engine, plans []flowPlan, timeout time.Du
 	}
 	type agg struct {
 		pkts, sent, retx, timeouts uint64
-		completed                  uint64
+		spurious, completed        uint64
 		recvFlows, recvBytes       uint64
 		expectedFromPeersPkts      uint64
 	}
@@ -71,6 +71,7 @@ func runFlows(t *testing.T, engines []*Engine, plans []flowPlan, timeout time.Du
 		s.sent += c.Stats.Sent
 		s.retx += c.Stats.Retx
 		s.timeouts += c.Stats.Timeouts
+		s.spurious += c.Stats.Spurious
 		s.completed++
 		d := per[p.dst]
 		d.recvFlows++
@@ -109,6 +110,10 @@ func runFlows(t *testing.T, engines []*Engine, plans []flowPlan, timeout time.Du
 		check("DataSent+DataDropped", st.DataSent+st.DataDropped, a.sent+a.retx)
 		check("DataRetx", st.DataRetx+countRetxDropped(e), a.retx)
 		check("Timeouts", st.Timeouts, a.timeouts)
+		check("SpuriousRetx", st.SpuriousRetx, a.spurious)
+		if st.SpuriousRetx > st.DataRetx+countRetxDropped(e) {
+			t.Errorf("engine %d: %d spurious of %d retransmissions", i, st.SpuriousRetx, st.DataRetx)
+		}
 		check("RecvFlows", st.RecvFlows, a.recvFlows)
 		check("RecvFlowsDone", st.RecvFlowsDone, a.recvFlows)
 		check("PayloadRecv", st.PayloadRecv, a.recvBytes)

@@ -15,6 +15,7 @@ type Stats struct {
 	ECNAcks       uint64 // of AcksRecv, ACKs echoing a CE mark
 	StaleAcks     uint64 // ACKs and NACKs for flows this engine does not run (any more)
 	Timeouts      uint64 // packets that hit the retransmission timeout
+	SpuriousRetx  uint64 // of DataRetx, packets whose original was acknowledged after the resend
 	SendErrors    uint64 // failed socket writes (data and ACKs)
 
 	// Receiving side.
@@ -46,7 +47,7 @@ type Stats struct {
 type counters struct {
 	dataSent, dataRetx, dataDropped, dataBytesSent       atomic.Uint64
 	acksRecv, nacksRecv, ecnAcks, staleAcks              atomic.Uint64
-	timeouts, sendErrors                                 atomic.Uint64
+	timeouts, sendErrors, spurious                       atomic.Uint64
 	dataRecv, dataDup, dataBytesRecv, payloadRecv        atomic.Uint64
 	trimmed, ecnMarked, acksSent, nacksSent, ecnAcksSent atomic.Uint64
 	badPackets, foreignRun, recvErrors, rxBatches        atomic.Uint64
@@ -60,8 +61,9 @@ func (c *counters) snapshot() Stats {
 		DataSent: c.dataSent.Load(), DataRetx: c.dataRetx.Load(), DataDropped: c.dataDropped.Load(),
 		DataBytesSent: c.dataBytesSent.Load(), AcksRecv: c.acksRecv.Load(), NacksRecv: c.nacksRecv.Load(),
 		ECNAcks: c.ecnAcks.Load(), StaleAcks: c.staleAcks.Load(), Timeouts: c.timeouts.Load(),
-		SendErrors: c.sendErrors.Load(),
-		DataRecv:   c.dataRecv.Load(), DataDup: c.dataDup.Load(), DataBytesRecv: c.dataBytesRecv.Load(),
+		SpuriousRetx: c.spurious.Load(),
+		SendErrors:   c.sendErrors.Load(),
+		DataRecv:     c.dataRecv.Load(), DataDup: c.dataDup.Load(), DataBytesRecv: c.dataBytesRecv.Load(),
 		PayloadRecv: c.payloadRecv.Load(), Trimmed: c.trimmed.Load(), ECNMarked: c.ecnMarked.Load(),
 		AcksSent: c.acksSent.Load(), NacksSent: c.nacksSent.Load(), ECNAcksSent: c.ecnAcksSent.Load(),
 		BadPackets: c.badPackets.Load(), ForeignRun: c.foreignRun.Load(), RecvErrors: c.recvErrors.Load(),

@@ -63,6 +63,7 @@ type Outcome struct {
 	Nacks    uint64
 	Timeouts uint64
 	ECNAcks  uint64
+	Spurious uint64 // retransmissions proven unneeded (the original was acknowledged)
 	Error    string
 }
 
@@ -368,6 +369,7 @@ func (r *run) handle(e event) {
 	}
 	o := &r.res.Flows[i]
 	o.Sent, o.Retx, o.Nacks, o.Timeouts, o.ECNAcks = e.ev.Sent, e.ev.Retx, e.ev.Nacks, e.ev.Timeouts, e.ev.ECNAcks
+	o.Spurious = e.ev.Spurious
 	if e.ev.Error != "" || e.ev.FCTNs < 0 {
 		r.finish(i, e.ev.Error)
 		return

@@ -15,7 +15,11 @@ package transport
 //     would have to discard exactly those samples, the ones that show the RTO
 //     is too short);
 //   - SRTT and RTTVAR follow RFC 6298 section 2; RTO = SRTT + max(G,
-//     4·RTTVAR), at least the floor, at most MaxRTO;
+//     4·RTTVAR), at least the floor, at most MaxRTO. RFC 6298 assumes one
+//     sample per round trip; here every packet's ACK is one, so RTTVAR would
+//     forget a delay spike within a few packets. It therefore rises with
+//     every sample but falls at most once per SRTT, as it would with one
+//     sample per round trip;
 //   - a timeout doubles the RTO (exponential backoff, section 5.5) until the
 //     next sample;
 //   - the smallest sample of a sliding window is the measured base RTT;
@@ -53,6 +57,7 @@ type RTTEstimator struct {
 	srtt    Time
 	rttvar  Time
 	rto     Time // before backoff
+	decayAt Time // RTTVAR may fall again from this time
 	backoff uint // timeouts since the last sample
 	samples uint64
 
@@ -97,7 +102,12 @@ func (e *RTTEstimator) Sample(now, rtt Time) {
 		if d < 0 {
 			d = -d
 		}
-		e.rttvar += (d - e.rttvar) / 4
+		if v := e.rttvar + (d-e.rttvar)/4; v >= e.rttvar {
+			e.rttvar = v
+		} else if now >= e.decayAt {
+			e.rttvar = v
+			e.decayAt = now + e.srtt
+		}
 		e.srtt += (rtt - e.srtt) / 8
 	}
 	e.samples++

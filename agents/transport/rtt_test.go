@@ -22,17 +22,42 @@ func TestRTTEstimatorRFC6298(t *testing.T) {
 	if e.RTTVar() != wantVar || e.SRTT() != wantSRTT || e.RTO() != wantSRTT+4*wantVar {
 		t.Fatalf("second sample: srtt %d (want %d) rttvar %d (want %d) rto %d", e.SRTT(), wantSRTT, e.RTTVar(), wantVar, e.RTO())
 	}
-	// Constant samples: RTTVAR decays, G bounds the variance term.
+	// Constant samples, one per round trip: RTTVAR decays, G bounds the
+	// variance term.
 	for i := range 200 {
-		e.Sample(Time(2+i), 10*Millisecond)
+		e.Sample(Time(i+1)*20*Millisecond, 10*Millisecond)
 	}
 	if e.RTO() != e.SRTT()+Millisecond || e.SRTT() < 10*Millisecond || e.SRTT() > 10*Millisecond+Microsecond {
 		t.Fatalf("steady: srtt %d rttvar %d rto %d, want srtt 10 ms and rto srtt + G", e.SRTT(), e.RTTVar(), e.RTO())
 	}
-	e.Sample(300, 0)
-	e.Sample(300, -5)
+	e.Sample(5*Second, 0)
+	e.Sample(5*Second, -5)
 	if e.Samples() != 202 {
 		t.Fatalf("non-positive samples taken: %d", e.Samples())
+	}
+}
+
+func TestRTTVarFallsOncePerRoundTrip(t *testing.T) {
+	e := NewRTTEstimator(RTTConfig{})
+	e.Sample(0, 10*Millisecond)
+	e.Sample(Millisecond, 30*Millisecond) // a spike raises RTTVAR at once
+	spike := e.RTTVar()
+	if spike <= 5*Millisecond {
+		t.Fatalf("rttvar %d after a spike, want above 5 ms", spike)
+	}
+	// A burst of ACKs within one round trip lowers it once, not per ACK.
+	for i := range 50 {
+		e.Sample(2*Millisecond+Time(i)*Microsecond, 10*Millisecond)
+	}
+	if v := e.RTTVar(); v < spike/2 {
+		t.Fatalf("rttvar fell from %d to %d within one round trip", spike, v)
+	}
+	// Round trip after round trip it decays.
+	for i := range 100 {
+		e.Sample(Time(i+1)*20*Millisecond, 10*Millisecond)
+	}
+	if v := e.RTTVar(); v > Millisecond {
+		t.Fatalf("rttvar %d after 100 calm round trips", v)
 	}
 }
 

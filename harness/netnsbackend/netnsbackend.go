@@ -572,7 +572,8 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		Ideal: b.idealFCT(rtt), Failures: res.Failures, Extra: map[string]float64{},
 	}
 	for i, o := range res.Flows {
-		fo := harness.FlowOutcome{ID: w.Matrix.Flows[i].ID, Start: -1, FCT: -1, Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts}
+		fo := harness.FlowOutcome{ID: w.Matrix.Flows[i].ID, Start: -1, FCT: -1, Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts,
+			Spurious: o.Spurious}
 		if o.Start >= 0 {
 			fo.Start = o.Start.Nanoseconds() * 1000
 		}
