@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 // ParseBytes, Lab and Marshal never panic, and what Marshal writes parses
@@ -16,7 +18,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		topo, err := ParseBytes("fuzz.clab.yml", data)
+		var topo *Topology
+		var err error
+		fuzzbound.Default(t, func() { topo, err = ParseBytes("fuzz.clab.yml", data) })
 		if err != nil {
 			return
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 func loadHW(t *testing.T, path string, platforms ...string) *Hardware {
@@ -677,7 +679,9 @@ func FuzzParseHardware(f *testing.F) {
 	f.Add([]byte(withDevs("links: [[host0:eth0, leaf0:E0]]", "rails: {0: [leaf0]}", "planes: {p: [spine0]}")))
 	f.Add([]byte("a: &x [*x]\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		hw, err := ParseHardware("f.yaml", b)
+		var hw *Hardware
+		var err error
+		fuzzbound.Default(t, func() { hw, err = ParseHardware("f.yaml", b) })
 		if err != nil {
 			if hw != nil {
 				t.Fatal("Hardware and error")

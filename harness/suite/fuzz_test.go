@@ -10,6 +10,8 @@ import (
 
 	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/inventory"
+
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 // smallSpec builds only small fabrics, so that fuzzed specs cannot make
@@ -57,7 +59,9 @@ func FuzzLoad(f *testing.F) {
 	f.Cleanup(func() { parseSpec = saved })
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse("testdata/fuzz.yaml", data)
+		var s *Suite
+		var err error
+		fuzzbound.Default(t, func() { s, err = Parse("testdata/fuzz.yaml", data) })
 		if err != nil {
 			if s != nil {
 				t.Fatal("both a suite and an error")
