@@ -27,6 +27,9 @@ func Save(dir string, r *Results) error {
 	if out.Schema == "" {
 		out.Schema = Schema
 	}
+	if out.Runs == nil {
+		out.Runs = []Run{}
+	}
 	if err := checkFinite(reflect.ValueOf(out), ""); err != nil {
 		return fmt.Errorf("results: %s: %w", filepath.Join(dir, FileName), err)
 	}
@@ -115,8 +118,9 @@ func LoadPlots(path string) (*Plots, error) {
 }
 
 // ExitCode is the process exit status for a finished suite: 0 when every
-// KPI passed, 1 when a KPI failed, 2 when a run could not complete or the
-// suite was interrupted (or the status is unknown).
+// KPI passed, 1 when a KPI failed, 130 (ExitInterrupted) when the suite
+// was interrupted, 2 when a run could not complete (or the status is
+// unknown).
 func ExitCode(r *Results) int {
 	if r == nil {
 		return 2
@@ -126,9 +130,42 @@ func ExitCode(r *Results) int {
 		return 0
 	case Fail:
 		return 1
-	default: // Error, Interrupted, anything unexpected
+	case Interrupted:
+		return ExitInterrupted
+	default: // Error, anything unexpected
 		return 2
 	}
+}
+
+// MarshalJSON stores the arrays the schema promises (jobs, kpis,
+// anomalies, imbalances) as [] when a run has none (it was skipped,
+// interrupted or failed early), never as null.
+func (r Run) MarshalJSON() ([]byte, error) {
+	type plain Run // without the method
+	p := plain(r)
+	if p.Jobs == nil {
+		p.Jobs = []Job{}
+	}
+	if p.KPIs == nil {
+		p.KPIs = []KPI{}
+	}
+	if p.Anomalies == nil {
+		p.Anomalies = []Anomaly{}
+	}
+	if p.Imbalances == nil {
+		p.Imbalances = []Imbalance{}
+	}
+	return json.Marshal(p)
+}
+
+// MarshalJSON stores no checks as [], not null.
+func (b Bringup) MarshalJSON() ([]byte, error) {
+	type plain Bringup
+	p := plain(b)
+	if p.Checks == nil {
+		p.Checks = []Check{}
+	}
+	return json.Marshal(p)
 }
 
 // WriteFileAtomic writes data to path through a temporary file in the same

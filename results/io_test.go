@@ -29,10 +29,11 @@ func sample() *Results {
 				{Name: "perm.busbw", Metric: "busbw", Scope: "perm", Op: ">=", Threshold: 80, Value: 42, Unit: "Gb/s", Verdict: Fail, Message: "low"},
 				{Name: "perm.slowdown", Metric: "slowdown_p99", Scope: "perm", Op: "<=", Threshold: 2, Value: 1.5, Verdict: Pass},
 			},
-			Anomalies: []Anomaly{{Kind: KindStraggler, Group: "job:perm", Member: "host3", Score: 0.7, Evidence: "slow", Details: map[string]float64{"f": 0.7}}},
-			Faults:    []Fault{{AtUs: 50, Description: "down leaf0-spine1"}},
-			Telemetry: Telemetry{IntervalUs: 10, Targets: 6, Samples: 1234, Store: "runs/r1/t.db", EpochNs: 1700000000000000000},
-			Files:     map[string]string{"plots": "runs/r1/plots.json"},
+			Anomalies:  []Anomaly{{Kind: KindStraggler, Group: "job:perm", Member: "host3", Score: 0.7, Evidence: "slow", Details: map[string]float64{"f": 0.7}}},
+			Imbalances: []Imbalance{}, // stored as [], read back as an empty slice
+			Faults:     []Fault{{AtUs: 50, Description: "down leaf0-spine1"}},
+			Telemetry:  Telemetry{IntervalUs: 10, Targets: 6, Samples: 1234, Store: "runs/r1/t.db", EpochNs: 1700000000000000000},
+			Files:      map[string]string{"plots": "runs/r1/plots.json"},
 		}},
 	}
 }
@@ -204,7 +205,8 @@ func TestLoadPlotsErrors(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
-	for status, want := range map[string]int{Pass: 0, Fail: 1, Error: 2, Interrupted: 2, "": 2, "bogus": 2} {
+	// Interrupted is 130 (128+SIGINT), as the CLI and docs/results-schema.md say.
+	for status, want := range map[string]int{Pass: 0, Fail: 1, Error: 2, Interrupted: 130, "": 2, "bogus": 2} {
 		if got := ExitCode(&Results{Status: status}); got != want {
 			t.Errorf("ExitCode(status %q) = %d, want %d", status, got, want)
 		}

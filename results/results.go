@@ -14,8 +14,11 @@ const (
 	Fail        = "fail"
 	Error       = "error"       // the KPI or run could not be evaluated (infrastructure, bad data)
 	Interrupted = "interrupted" // the run was stopped (Ctrl-C) before it finished
-	Skipped     = "skipped"     // never started because the suite was stopped earlier
+	Skipped     = "skipped"     // never started because the suite was stopped earlier; a KPI: not evaluated
 )
+
+// ExitInterrupted is the exit status of an interrupted suite (128+SIGINT).
+const ExitInterrupted = 130
 
 // Anomaly kinds.
 const (
@@ -45,6 +48,7 @@ type Summary struct {
 	Passed    int `json:"passed"`
 	Failed    int `json:"failed"`
 	Errors    int `json:"errors"`
+	Skipped   int `json:"skipped,omitempty"` // KPIs not evaluated: the run was interrupted before their job finished
 	Anomalies int `json:"anomalies"`
 	// Checks and ChecksFailed count bring-up checks.
 	Checks       int `json:"checks,omitempty"`
@@ -73,8 +77,12 @@ type Run struct {
 	// loads spread more than a healthy group's (ECMP hash collisions),
 	// without a member that a congestion signal singles out.
 	Imbalances []Imbalance `json:"imbalances"`
-	// Faults are the injected fault events, in time order.
-	Faults []Fault `json:"faults,omitempty"`
+	// Faults are the injected fault events, in time order: those at or
+	// before the end of the run. Events planned for later (a flap that
+	// outlasts the run, a fault after the jobs ended) never happened and
+	// are not listed; FaultsNotReached counts them.
+	Faults           []Fault `json:"faults,omitempty"`
+	FaultsNotReached int     `json:"faults_not_reached,omitempty"`
 	// FaultMatches tie each injected fault (one per suite fault entry) to
 	// the anomaly that explains it.
 	FaultMatches []FaultMatch `json:"fault_matches,omitempty"`
