@@ -167,8 +167,10 @@ type Job struct {
 	Hosts any `yaml:"hosts"`
 	// Start is when the first repetition starts (default 0).
 	Start string `yaml:"start"`
-	// Repetitions run back to back (default 1); Gap separates them
-	// (default 0).
+	// Repetitions run back to back (default 1, at most MaxRepetitions,
+	// 10000); Gap separates them (default 0). All flows of a run are
+	// built before it starts: every repetition of every job together has
+	// at most MaxFlows (1048576) flows.
 	Repetitions int    `yaml:"repetitions"`
 	Gap         string `yaml:"gap"`
 	// Senders is the incast fan-in (default, or 0: every other participant).
@@ -197,8 +199,9 @@ type Fault struct {
 	// (degrade only, required there).
 	Fraction float64 `yaml:"fraction"`
 	// Flap: the link goes down at At, up Period/2 later, Count times.
-	// Both are required for flap (Period > 0, Count >= 1) and errors
-	// elsewhere.
+	// Both are required for flap (Period > 0, 1 <= Count <= MaxFlapCount,
+	// 10000) and errors elsewhere. Cycles after the run has ended never
+	// happen and are not listed in the results.
 	Period string `yaml:"period"`
 	Count  int    `yaml:"count"`
 }

@@ -50,6 +50,19 @@ const (
 	MaxCulpritBacklog = 1 << 30
 )
 
+// Limits on what a run expands into memory before it starts (flows, fault
+// events). Above them Load fails at the field, naming the limit.
+const (
+	// MaxRepetitions bounds jobs[].repetitions.
+	MaxRepetitions = 10000
+	// MaxFlows bounds the flows of one run: every repetition of every
+	// job (a permutation of n hosts has n flows a repetition, an incast
+	// one per sender, an all-to-all n(n-1), a ring all-reduce 2n(n-1)).
+	MaxFlows = 1 << 20
+	// MaxFlapCount bounds faults[].count (each cycle is two events).
+	MaxFlapCount = 10000
+)
+
 // DefaultPaths are the telemetry paths subscribed when a suite lists none.
 var DefaultPaths = []string{
 	"/interfaces/interface/state/counters",
@@ -548,12 +561,52 @@ func (c *checker) jobs() {
 		c.errf("jobs", "at least one job is required")
 	}
 	names := map[string]int{}
+	total := 0
 	for i := range s.Jobs {
-		c.job(i, names)
+		n := c.job(i, names)
+		if n == 0 {
+			continue
+		}
+		total += n
+		if total > MaxFlows {
+			j := &s.Jobs[i]
+			p := fileerr.Index("jobs", i)
+			at := p + ".repetitions"
+			if !c.d.has(at) {
+				at = p + ".hosts"
+			}
+			what := fmt.Sprintf("%d flows", n)
+			if j.Repetitions > 1 {
+				what = fmt.Sprintf("%d repetitions of %d flows", j.Repetitions, n/j.Repetitions)
+			}
+			c.errf(at, "the run would have %d flows (%s: %s), more than the maximum of %d", total, p, what, MaxFlows)
+			return
+		}
 	}
 }
 
-func (c *checker) job(i int, names map[string]int) {
+// jobFlows is the number of flows one repetition of a job of n
+// participants has (see MaxFlows).
+func jobFlows(workload string, n, senders int) int {
+	switch workload {
+	case "permutation":
+		return n
+	case "incast":
+		if senders == 0 || senders > n-1 {
+			return n - 1
+		}
+		return senders
+	case "all-to-all":
+		return n * (n - 1)
+	case "all-reduce":
+		return 2 * n * (n - 1)
+	}
+	return 0
+}
+
+// job checks jobs[i] and returns its flows over all repetitions (0 when
+// that is unknown: the job has problems).
+func (c *checker) job(i int, names map[string]int) int {
 	j := &c.s.Jobs[i]
 	d := c.d
 	p := fileerr.Index("jobs", i)
@@ -587,8 +640,14 @@ func (c *checker) job(i int, names map[string]int) {
 	hostsOK := c.normalizeHosts(p+".hosts", j)
 	c.duration(p+".start", j.Start)
 	c.duration(p+".gap", j.Gap)
-	if j.Repetitions < 1 {
+	repsOK := false
+	switch {
+	case j.Repetitions < 1:
 		c.errf(p+".repetitions", "must be at least 1, not %d", j.Repetitions)
+	case j.Repetitions > MaxRepetitions:
+		c.errf(p+".repetitions", "%d is more than the maximum of %d", j.Repetitions, MaxRepetitions)
+	default:
+		repsOK = true
 	}
 	only := func(field, workload string) bool {
 		if d.has(p+"."+field) && j.Workload != workload && contains(Workloads, j.Workload) {
@@ -626,6 +685,10 @@ func (c *checker) job(i int, names map[string]int) {
 	if only("window", "all-to-all") && j.Window < 0 {
 		c.errf(p+".window", "must not be negative")
 	}
+	if !repsOK || len(parts) < 2 {
+		return 0
+	}
+	return j.Repetitions * jobFlows(j.Workload, len(parts), j.Senders)
 }
 
 // normalizeHosts checks Job.Hosts and rewrites it to "all", an int or a
@@ -859,6 +922,8 @@ func (c *checker) fault(i int) {
 		}
 		if countOK && ft.Count < 1 {
 			c.errf(p+".count", "flap needs count >= 1, not %d", ft.Count)
+		} else if countOK && ft.Count > MaxFlapCount {
+			c.errf(p+".count", "%d flap cycles is more than the maximum of %d", ft.Count, MaxFlapCount)
 		}
 	} else if ft.Period != "" && periodOK {
 		c.duration(p+".period", ft.Period)
