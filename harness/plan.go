@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -39,17 +40,41 @@ type Point struct {
 // Plan loads a suite file and resolves every matrix point. All errors are
 // *InputError and name the file and field.
 func Plan(file string) (*suite.Suite, []*Point, error) {
+	return PlanContext(context.Background(), file)
+}
+
+// planHook, when set (tests), is called after each point is resolved.
+var planHook func()
+
+// PlanContext is Plan that stops when ctx is done (Ctrl-C while a large
+// matrix is planned), between steps and between points, returning
+// ctx.Err(). Points with the same fabric share one *inventory.Fabric
+// (read-only), so a matrix over a large fabric builds it once.
+func PlanContext(ctx context.Context, file string) (*suite.Suite, []*Point, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	s, err := suite.Load(file)
 	if err != nil {
 		return nil, nil, &InputError{err}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
 	}
 	pts, err := s.Points()
 	if err != nil {
 		return nil, nil, &InputError{err}
 	}
+	fabrics := map[string]*inventory.Fabric{}
 	var out []*Point
 	for _, sp := range pts {
-		p, err := resolve(sp)
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		p, err := resolve(sp, fabrics)
+		if planHook != nil {
+			planHook()
+		}
 		if err != nil {
 			if len(pts) > 1 {
 				err = fmt.Errorf("%s: matrix point %s: %w", file, sp.ID, err)
@@ -63,12 +88,22 @@ func Plan(file string) (*suite.Suite, []*Point, error) {
 	return s, out, nil
 }
 
-func resolve(sp suite.Point) (*Point, error) {
+// resolve resolves one point; fabrics caches fabrics by their suite
+// section (nil: no cache).
+func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, error) {
 	s := sp.Suite
-	f, err := s.LoadFabric()
-	if err != nil {
-		return nil, fmt.Errorf("fabric: %w", err)
+	key := s.Fabric.Spec + "\x00" + s.Fabric.File
+	f := fabrics[key]
+	if f == nil {
+		var err error
+		if f, err = s.LoadFabric(); err != nil {
+			return nil, fmt.Errorf("fabric: %w", err)
+		}
+		if fabrics != nil {
+			fabrics[key] = f
+		}
 	}
+	var err error
 	p := &Point{ID: sp.ID, Params: sp.Params, Suite: s, Fabric: f}
 	ft := s.Features
 	p.Features = Features{

@@ -61,7 +61,7 @@ type InfluxOptions struct {
 // when a run fails; the error is non-nil for bad input (*InputError), for
 // an infrastructure failure, or when ctx was cancelled.
 func Run(ctx context.Context, opts Options) (*results.Results, error) {
-	s, points, err := Plan(opts.SuiteFile)
+	s, points, err := PlanContext(ctx, opts.SuiteFile)
 	if err != nil {
 		return nil, err
 	}
@@ -119,10 +119,9 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 			runErr = err
 		}
 		// Save after every run so an interrupted suite keeps what it has.
+		// A failed save is retried by the next one; the last one counts.
 		finish(res)
-		if err := saveAll(opts.Out, res); err != nil && runErr == nil {
-			runErr = err
-		}
+		saveAll(opts.Out, res)
 	}
 	prog.wait()
 	finish(res)
@@ -138,15 +137,31 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	return res, runErr
 }
 
+// SaveError is a results file that could not be written (a full disk, a
+// read-only directory): Written lists what was written nevertheless
+// (results.json when only the reports failed).
+type SaveError struct {
+	Written []string
+	Err     error
+}
+
+func (e *SaveError) Error() string { return e.Err.Error() }
+func (e *SaveError) Unwrap() error { return e.Err }
+
+// saveAll writes results.json, then junit.xml and report.html from it.
 func saveAll(dir string, res *results.Results) error {
 	if err := results.Save(dir, res); err != nil {
-		return fmt.Errorf("writing results: %w", err)
+		return &SaveError{Err: fmt.Errorf("writing results: %w", err)}
 	}
-	if err := report.Render(dir); err != nil {
-		return fmt.Errorf("writing reports: %w", err)
+	if err := renderReports(dir); err != nil {
+		return &SaveError{Written: []string{filepath.Join(dir, results.FileName)}, Err: fmt.Errorf("writing reports: %w", err)}
 	}
 	return nil
 }
+
+// renderReports is report.Render; tests replace it to fail like a full
+// disk.
+var renderReports = report.Render
 
 // finish computes the summary and overall status.
 func finish(res *results.Results) {
@@ -162,6 +177,8 @@ func finish(res *results.Results) {
 				sum.Passed++
 			case results.Fail:
 				sum.Failed++
+			case results.Skipped:
+				sum.Skipped++
 			default:
 				sum.Errors++
 			}
@@ -204,9 +221,11 @@ func finish(res *results.Results) {
 func runLine(r *results.Run) string {
 	pass, fail := 0, 0
 	for _, k := range r.KPIs {
-		if k.Verdict == results.Pass {
+		switch k.Verdict {
+		case results.Pass:
 			pass++
-		} else {
+		case results.Skipped:
+		default:
 			fail++
 		}
 	}
@@ -246,10 +265,6 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	w, err := BuildWorkload(p.Fabric, p.Jobs, p.Suite.Seed)
 	if err != nil {
 		return fail(&InputError{fmt.Errorf("jobs: %w", err)})
-	}
-	for _, ft := range p.Faults {
-		run.Faults = append(run.Faults, results.Fault{AtUs: float64(ft.At) / 1e6, Description: ft.Description,
-			ID: ft.ID, Kind: ft.Kind, Ports: ft.Ports, Host: ft.Host})
 	}
 
 	b, err := newBackend(opts.Backend)
@@ -389,6 +404,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	run.Telemetry.EpochNs = rr.EpochNs
 	run.SimEndUs = float64(rr.End) / 1e6
 	run.Packets = rr.Packets
+	run.Faults, run.FaultsNotReached = reachedFaults(p.Faults, rr.End)
 	if err := writeFlows(filepath.Join(dir, "flows.csv"), w, rr); err != nil {
 		return fail(err)
 	}
@@ -439,7 +455,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		"incomplete_flows": float64(countIncomplete(rr)),
 	}
 	maps.Copy(extra, rr.Extra)
-	run.KPIs = kpis.Evaluate(p.KPIs, out, extra)
+	run.KPIs = judgeUnfinished(kpis.Evaluate(p.KPIs, out, extra), p.KPIs, out.Jobs, rr.Interrupted)
 	out.Plots.Run = p.ID
 	out.Plots.Faults = run.Faults
 	plotsRel := filepath.ToSlash(filepath.Join(rel, "plots.json"))
@@ -473,6 +489,71 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		return run, fmt.Errorf("run %s: influxdb: %w", p.ID, influxErr)
 	}
 	return run, nil
+}
+
+// reachedFaults lists the fault events at or before end (backend time
+// when the run ended) and counts the later ones: those never happened.
+func reachedFaults(faults []Fault, end int64) ([]results.Fault, int) {
+	var out []results.Fault
+	later := 0
+	for _, ft := range faults {
+		if ft.At > end {
+			later++
+			continue
+		}
+		out = append(out, results.Fault{AtUs: float64(ft.At) / 1e6, Description: ft.Description,
+			ID: ft.ID, Kind: ft.Kind, Ports: ft.Ports, Host: ft.Host})
+	}
+	return out, later
+}
+
+// judgeUnfinished settles the KPIs of jobs that did not finish. In an
+// interrupted run they were not measured: their KPIs, and the
+// incomplete_flows count, are skipped. In a run that ended on its own, a
+// KPI of a job that did not finish which has no value (an FCT without a
+// finished flow, a completion time of an incomplete job) fails: that is
+// the fabric's verdict, not an error of the harness. kp[i] is the result
+// of specs[i].
+func judgeUnfinished(kp []results.KPI, specs []kpis.Spec, jobs []results.Job, interrupted bool) []results.KPI {
+	scope := map[string]string{}
+	for _, m := range kpis.Metrics() {
+		scope[m.Name] = m.Scope
+	}
+	byName := map[string]*results.Job{}
+	for i := range jobs {
+		byName[jobs[i].Name] = &jobs[i]
+	}
+	for i := range kp {
+		k := &kp[i]
+		if i >= len(specs) || k.Verdict == results.Skipped {
+			continue
+		}
+		switch scope[specs[i].Metric] {
+		case kpis.ScopeFabric:
+			if interrupted && specs[i].Metric == "incomplete_flows" {
+				k.Verdict, k.Value = results.Skipped, 0
+				k.Message = "not evaluated: the run was interrupted before every job finished"
+			}
+		case kpis.ScopeJob:
+			j := byName[specs[i].Scope]
+			if j == nil || j.Completed >= j.Flows {
+				continue
+			}
+			switch {
+			case interrupted:
+				what := "finished"
+				if j.Completed == 0 && j.StartUs < 0 {
+					what = "started"
+				}
+				k.Verdict, k.Value = results.Skipped, 0
+				k.Message = fmt.Sprintf("not evaluated: the run was interrupted before job %s %s (%d of %d flows finished)", j.Name, what, j.Completed, j.Flows)
+			case k.Verdict == results.Error:
+				k.Verdict, k.Value = results.Fail, 0
+				k.Message = fmt.Sprintf("job %s did not finish: %d of %d flows finished, so %s has no value", j.Name, j.Completed, j.Flows, k.Metric)
+			}
+		}
+	}
+	return kp
 }
 
 // analysisOptions maps a suite's analysis section (defaults filled by

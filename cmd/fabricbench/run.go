@@ -21,7 +21,7 @@ import (
 	"github.com/fabricbench/fabricbench/results"
 )
 
-const exitInterrupted = 130 // stopped by Ctrl-C; what was collected is kept
+const exitInterrupted = results.ExitInterrupted // stopped by Ctrl-C (130); what was collected is kept
 
 type runOpts struct {
 	out, backend, agentBinary            string
@@ -89,11 +89,26 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 	if errors.As(err, &ie) && res == nil {
 		return badInput(err)
 	}
+	if res == nil && ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted while planning the suite; nothing was run")}
+	}
+	var se *harness.SaveError
+	saveFailed := errors.As(err, &se)
 	if res != nil {
 		printRunSummary(stdout, res)
-		fmt.Fprintf(stdout, "results: %s\n", filepath.Join(o.out, "report.html"))
+		switch {
+		case !saveFailed:
+			fmt.Fprintf(stdout, "results: %s\n", filepath.Join(o.out, "report.html"))
+		case len(se.Written) > 0:
+			// The reports were not written: name only what was.
+			fmt.Fprintf(stdout, "results: %s (report.html and junit.xml NOT written)\n", strings.Join(se.Written, ", "))
+		default:
+			fmt.Fprintf(stdout, "results: NOT written to %s\n", o.out)
+		}
 	}
 	switch {
+	case ctx.Err() != nil && saveFailed:
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted, and the results could not be saved: %w", err)}
 	case ctx.Err() != nil:
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; results so far are in %s", o.out)}
 	case errors.As(err, &ie):
