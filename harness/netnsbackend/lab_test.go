@@ -157,10 +157,27 @@ func TestLabSmoke(t *testing.T) {
 	if res.Status != results.Pass {
 		t.Errorf("suite status %s (%s): KPIs %+v", res.Status, run.Error, run.KPIs)
 	}
+	// Correctness, not speed: on a loaded runner the host's scheduling sets
+	// the pace, so the figures are only logged (the README has them).
+	var retx uint64
 	for _, j := range run.Jobs {
 		if j.Completed != j.Flows {
 			t.Errorf("job %s: %d of %d flows completed", j.Name, j.Completed, j.Flows)
 		}
+		p := j.Packets
+		if p.SpuriousRetransmits > p.Retransmitted {
+			t.Errorf("job %s: %d spurious of %d retransmissions", j.Name, p.SpuriousRetransmits, p.Retransmitted)
+		}
+		retx += p.Retransmitted
+		t.Logf("job %s: busbw %.3f Gb/s, completion %.1f ms, slowdown p99 %.2f; %d retransmitted (%d spurious), %d timeouts",
+			j.Name, j.BusBWGbps, j.CompletionUs/1000, j.Slowdown.P99, p.Retransmitted, p.SpuriousRetransmits, p.Timeouts)
+	}
+	// perm 8 x 512, incast 4 x 128, a2a 56 x 32 packets of 8 KiB.
+	if got, want := run.Packets.Sent, uint64(8*512+4*128+56*32); got != want {
+		t.Errorf("run: %d data packets sent, want %d", got, want)
+	}
+	if run.Packets.Retransmitted != retx {
+		t.Errorf("run: %d retransmitted, the jobs' add up to %d", run.Packets.Retransmitted, retx)
 	}
 	// Per-port bandwidth came from the exporters' kernel counters.
 	oct := portOctets(t, out, run)
