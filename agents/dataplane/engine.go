@@ -196,7 +196,19 @@ type Engine struct {
 	sendBuf    []byte
 	ackBuf     []byte
 	txData     transport.Data
+	// RTT estimates of finished flows, by destination and the latest of
+	// any: a new flow's measured RTO starts from them (rttHintAge).
+	rttHints map[netip.Addr]rttHint
+	lastHint rttHint
 }
+
+// rttHint is a finished flow's RTT estimate.
+type rttHint struct {
+	srtt, rttvar, at Time
+}
+
+// rttHintAge is how long a finished flow's RTT estimate seeds new flows.
+const rttHintAge = 10 * transport.Second
 
 type sendFlow struct {
 	spec    FlowSpec
@@ -319,6 +331,7 @@ func New(cfg Config) (*Engine, error) {
 	e.rxSpace = make(chan struct{}, 1)
 	e.flows = map[uint32]*sendFlow{}
 	e.rcv = map[rxKey]*recvFlow{}
+	e.rttHints = map[netip.Addr]rttHint{}
 	e.sendBuf = make([]byte, DataHeaderLen+p.MTU)
 	e.ackBuf = make([]byte, AckHeaderLen)
 	return e, nil
@@ -706,6 +719,16 @@ func (e *Engine) startFlow(spec FlowSpec, now Time) {
 	f := &sendFlow{spec: spec, start: now}
 	f.snd = transport.NewSender(&e.params, transport.Flow{ID: spec.ID, Size: spec.Size, Path: path})
 	f.npkts = f.snd.Packets()
+	// Without samples of its own, a flow's RTO starts from the estimate of
+	// a recent flow to the same host, else of any host: this host's delays
+	// are what the fabric model misses.
+	h, ok := e.rttHints[spec.Dst.Addr()]
+	if !ok {
+		h = e.lastHint
+	}
+	if h.srtt > 0 && now-h.at <= rttHintAge {
+		f.snd.SeedRTT(h.srtt, h.rttvar)
+	}
 	if spec.Mark != 0 {
 		sock, err := e.markSocket(spec.Mark)
 		if err != nil {
@@ -738,6 +761,11 @@ func (e *Engine) complete(f *sendFlow, now Time, err error) {
 		delete(e.flows, f.spec.ID)
 	}
 	st := f.snd.Stats
+	if est := f.snd.RTT(); est != nil && est.Samples() > 0 {
+		h := rttHint{srtt: est.SRTT(), rttvar: est.RTTVar(), at: now}
+		e.rttHints[f.spec.Dst.Addr()] = h
+		e.lastHint = h
+	}
 	end := now
 	if err == nil {
 		end = st.Completed

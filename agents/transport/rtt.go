@@ -92,7 +92,7 @@ func (e *RTTEstimator) Sample(now, rtt Time) {
 	if rtt <= 0 {
 		return
 	}
-	if e.samples == 0 {
+	if e.srtt == 0 {
 		// RFC 6298 (2.2): the first measurement R.
 		e.srtt = rtt
 		e.rttvar = rtt / 2
@@ -117,6 +117,19 @@ func (e *RTTEstimator) Sample(now, rtt Time) {
 		e.minRTT, e.minAt = rtt, now
 	}
 	e.maxRTT = max(e.maxRTT, rtt)
+}
+
+// Seed starts an estimator that has no samples from an estimate of the same
+// or a similar path (a flow of the same host that finished recently), as
+// TCP's per-destination metrics cache does: until its own samples arrive,
+// the flow's RTO is that estimate's rather than the initial one, never below
+// the floor. Samples then continue from it (RFC 6298 2.3).
+func (e *RTTEstimator) Seed(srtt, rttvar Time) {
+	if e.samples > 0 || srtt <= 0 || rttvar < 0 {
+		return
+	}
+	e.srtt, e.rttvar = srtt, rttvar
+	e.rto = srtt + max(e.cfg.Granularity, 4*rttvar)
 }
 
 // Backoff doubles the RTO after a timeout (RFC 6298 5.5), up to MaxRTO.
@@ -181,6 +194,16 @@ func (s *Sender) onRTOExpired() {
 		return
 	}
 	s.est.Backoff()
+	s.rto = s.est.RTO()
+}
+
+// SeedRTT starts the sender's RTT estimate from another flow's (see
+// RTTEstimator.Seed); nothing happens without Params.MeasureRTO.
+func (s *Sender) SeedRTT(srtt, rttvar Time) {
+	if s.est == nil {
+		return
+	}
+	s.est.Seed(srtt, rttvar)
 	s.rto = s.est.RTO()
 }
 

@@ -228,3 +228,36 @@ func TestMeasuredRTOAvoidsSpuriousTimeouts(t *testing.T) {
 		t.Fatalf("min RTT %d, want the path plus the host delay (5.1-6.35 ms)", m)
 	}
 }
+
+func TestSeededEstimator(t *testing.T) {
+	e := NewRTTEstimator(RTTConfig{Initial: 10 * Millisecond, MinRTO: 10 * Millisecond})
+	e.Seed(20*Millisecond, 5*Millisecond)
+	if e.RTO() != 40*Millisecond || e.Samples() != 0 {
+		t.Fatalf("seeded rto %d, want 40 ms", e.RTO())
+	}
+	e.Sample(Millisecond, 20*Millisecond) // 2.3, not 2.2: the seed is kept
+	if e.SRTT() != 20*Millisecond || e.RTTVar() != 3750*Microsecond {
+		t.Fatalf("after a sample: srtt %d rttvar %d, want 20 ms, 3.75 ms", e.SRTT(), e.RTTVar())
+	}
+	e.Seed(Millisecond, 0) // too late: the flow has its own samples
+	if e.SRTT() != 20*Millisecond {
+		t.Fatal("a seed replaced measured samples")
+	}
+	low := NewRTTEstimator(RTTConfig{Initial: 10 * Millisecond, MinRTO: 10 * Millisecond})
+	low.Seed(Millisecond, 0)
+	if low.RTO() != 10*Millisecond {
+		t.Fatalf("seed below the floor: rto %d", low.RTO())
+	}
+	p := DefaultParams()
+	s := NewSender(&p, Flow{ID: 1, Size: 1 << 20, Path: refPath})
+	s.SeedRTT(Second, 0)
+	if s.RTO() != RTOFor(refPath) {
+		t.Fatal("SeedRTT changed a fixed RTO")
+	}
+	p.MeasureRTO = true
+	s = NewSender(&p, Flow{ID: 1, Size: 1 << 20, Path: refPath})
+	s.SeedRTT(100*Millisecond, 0)
+	if s.RTO() != 100*Millisecond+DefaultRTOGranularity {
+		t.Fatalf("seeded sender rto %d", s.RTO())
+	}
+}
