@@ -58,5 +58,9 @@ fi
 if [[ "$(id -u)" == 0 ]] && command -v ip >/dev/null 2>&1; then
 	ip netns add fbtest-mountprobe 2>/dev/null && ip netns delete fbtest-mountprobe 2>/dev/null || true
 fi
-# -count=1: always run, never report cached results.
-go test -count=1 -timeout 30m ./...
+# -count=1: always run, never report cached results. testsum prints a
+# line per package, the output of failed tests and, at the end, every
+# skipped test with its reason.
+summary="$(mktemp -d)/testsum"
+go build -o "$summary" ./internal/tools/testsum
+go test -count=1 -timeout 30m -json ./... | "$summary"
