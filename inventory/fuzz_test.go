@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 // fuzzMaxLinks skips inputs that parse into large (valid) trees: building
@@ -67,19 +69,21 @@ func FuzzParseTopo(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if c, err := parseTopoConfig("fuzz.topo", bytes.NewReader(data)); err == nil {
-			if s, err := c.shape(); err == nil && s.numLinks() > fuzzMaxLinks {
-				t.Skip("valid but large")
+		fuzzbound.Default(t, func() {
+			if c, err := parseTopoConfig("fuzz.topo", bytes.NewReader(data)); err == nil {
+				if s, err := c.shape(); err == nil && s.numLinks() > fuzzMaxLinks {
+					t.Skip("valid but large")
+				}
 			}
-		}
-		fab, err := ParseTopo("fuzz.topo", bytes.NewReader(data))
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.topo:") {
-				t.Fatalf("error does not name the file: %v", err)
+			fab, err := ParseTopo("fuzz.topo", bytes.NewReader(data))
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), "fuzz.topo:") {
+					t.Fatalf("error does not name the file: %v", err)
+				}
+				return
 			}
-			return
-		}
-		checkBuilt(t, fab)
+			checkBuilt(t, fab)
+		})
 	})
 }
 
@@ -106,16 +110,18 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
-		if s, err := planSpec(spec); err == nil && s.numLinks() > fuzzMaxLinks {
-			t.Skip("valid but large")
-		}
-		fab, err := ParseSpec(spec)
-		if err != nil {
-			if err.Error() == "" {
-				t.Fatal("empty error message")
+		fuzzbound.Default(t, func() {
+			if s, err := planSpec(spec); err == nil && s.numLinks() > fuzzMaxLinks {
+				t.Skip("valid but large")
 			}
-			return
-		}
-		checkBuilt(t, fab)
+			fab, err := ParseSpec(spec)
+			if err != nil {
+				if err.Error() == "" {
+					t.Fatal("empty error message")
+				}
+				return
+			}
+			checkBuilt(t, fab)
+		})
 	})
 }

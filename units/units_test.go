@@ -3,6 +3,8 @@ package units
 import (
 	"math"
 	"testing"
+
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 func TestParsePs(t *testing.T) {
@@ -168,42 +170,44 @@ func FuzzParse(f *testing.F) {
 	f.Add("", int64(math.MaxInt64))
 	f.Add("", int64(math.MinInt64))
 	f.Fuzz(func(t *testing.T, s string, n int64) {
-		if v, err := ParsePs(s); err == nil && (v < 0 || v > MaxPs) {
-			t.Fatalf("ParsePs(%q) = %d", s, v)
-		} else if err == nil && !roundTrips(v, FormatPs, ParsePs) {
-			t.Fatalf("ParsePs(FormatPs(%d)) differs", v)
-		}
-		if v, err := ParseBitRate(s); err == nil && (v < 1 || v > MaxBitRate) {
-			t.Fatalf("ParseBitRate(%q) = %d", s, v)
-		} else if err == nil && !roundTrips(v, FormatBitRate, ParseBitRate) {
-			t.Fatalf("ParseBitRate(FormatBitRate(%d)) differs", v)
-		}
-		if v, err := ParseBytes(s); err == nil && (v < 0 || v > MaxBytes) {
-			t.Fatalf("ParseBytes(%q) = %d", s, v)
-		} else if err == nil && !roundTrips(v, FormatBytes, ParseBytes) {
-			t.Fatalf("ParseBytes(FormatBytes(%d)) differs", v)
-		}
-		u := uint64(n)
-		if p := int64(u % uint64(MaxPs+1)); !roundTrips(p, FormatPs, ParsePs) {
-			t.Fatalf("ParsePs(FormatPs(%d)) = %q differs", p, FormatPs(p))
-		}
-		if r := int64(u%uint64(MaxBitRate)) + 1; !roundTrips(r, FormatBitRate, ParseBitRate) {
-			t.Fatalf("ParseBitRate(FormatBitRate(%d)) = %q differs", r, FormatBitRate(r))
-		}
-		if b := int64(u % uint64(MaxBytes+1)); !roundTrips(b, FormatBytes, ParseBytes) {
-			t.Fatalf("ParseBytes(FormatBytes(%d)) = %q differs", b, FormatBytes(b))
-		}
-		// Out of range values format without panicking and do not parse.
-		if n > MaxPs || n < 0 {
-			if _, err := ParsePs(FormatPs(n)); err == nil {
-				t.Fatalf("ParsePs(FormatPs(%d)) accepted", n)
+		fuzzbound.Default(t, func() {
+			if v, err := ParsePs(s); err == nil && (v < 0 || v > MaxPs) {
+				t.Fatalf("ParsePs(%q) = %d", s, v)
+			} else if err == nil && !roundTrips(v, FormatPs, ParsePs) {
+				t.Fatalf("ParsePs(FormatPs(%d)) differs", v)
 			}
-		}
-		// The checked arithmetic agrees with exact arithmetic when it
-		// reports success.
-		if v, ok := SerializationTime(n%(MaxBytes+1), int64(u%uint64(MaxBitRate))+1); ok && v < 0 {
-			t.Fatalf("SerializationTime negative: %d", v)
-		}
+			if v, err := ParseBitRate(s); err == nil && (v < 1 || v > MaxBitRate) {
+				t.Fatalf("ParseBitRate(%q) = %d", s, v)
+			} else if err == nil && !roundTrips(v, FormatBitRate, ParseBitRate) {
+				t.Fatalf("ParseBitRate(FormatBitRate(%d)) differs", v)
+			}
+			if v, err := ParseBytes(s); err == nil && (v < 0 || v > MaxBytes) {
+				t.Fatalf("ParseBytes(%q) = %d", s, v)
+			} else if err == nil && !roundTrips(v, FormatBytes, ParseBytes) {
+				t.Fatalf("ParseBytes(FormatBytes(%d)) differs", v)
+			}
+			u := uint64(n)
+			if p := int64(u % uint64(MaxPs+1)); !roundTrips(p, FormatPs, ParsePs) {
+				t.Fatalf("ParsePs(FormatPs(%d)) = %q differs", p, FormatPs(p))
+			}
+			if r := int64(u%uint64(MaxBitRate)) + 1; !roundTrips(r, FormatBitRate, ParseBitRate) {
+				t.Fatalf("ParseBitRate(FormatBitRate(%d)) = %q differs", r, FormatBitRate(r))
+			}
+			if b := int64(u % uint64(MaxBytes+1)); !roundTrips(b, FormatBytes, ParseBytes) {
+				t.Fatalf("ParseBytes(FormatBytes(%d)) = %q differs", b, FormatBytes(b))
+			}
+			// Out of range values format without panicking and do not parse.
+			if n > MaxPs || n < 0 {
+				if _, err := ParsePs(FormatPs(n)); err == nil {
+					t.Fatalf("ParsePs(FormatPs(%d)) accepted", n)
+				}
+			}
+			// The checked arithmetic agrees with exact arithmetic when it
+			// reports success.
+			if v, ok := SerializationTime(n%(MaxBytes+1), int64(u%uint64(MaxBitRate))+1); ok && v < 0 {
+				t.Fatalf("SerializationTime negative: %d", v)
+			}
+		})
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 // FuzzParseCM checks that ParseCM never panics, that what it accepts is
@@ -29,37 +31,39 @@ func FuzzParseCM(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := ParseCM("fuzz.cm", bytes.NewReader(data))
-		if err != nil {
-			if m != nil {
-				t.Fatal("matrix and error")
+		fuzzbound.Default(t, func() {
+			m, err := ParseCM("fuzz.cm", bytes.NewReader(data))
+			if err != nil {
+				if m != nil {
+					t.Fatal("matrix and error")
+				}
+				if !strings.HasPrefix(err.Error(), "fuzz.cm") {
+					t.Fatalf("error does not name the file: %v", err)
+				}
+				return
 			}
-			if !strings.HasPrefix(err.Error(), "fuzz.cm") {
-				t.Fatalf("error does not name the file: %v", err)
+			if err := m.Validate(); err != nil {
+				t.Fatalf("accepted an invalid matrix: %v", err)
 			}
-			return
-		}
-		if err := m.Validate(); err != nil {
-			t.Fatalf("accepted an invalid matrix: %v", err)
-		}
-		if m.Hosts > maxCMNodes || len(m.Flows) > maxCMConnections {
-			t.Fatalf("limits exceeded: %d hosts, %d flows", m.Hosts, len(m.Flows))
-		}
-		var out bytes.Buffer
-		if err := WriteCM(&out, m); err != nil {
-			t.Fatalf("WriteCM: %v", err)
-		}
-		back, err := ParseCM("fuzz.cm", bytes.NewReader(out.Bytes()))
-		if err != nil {
-			t.Fatalf("re-parse: %v\n%s", err, out.Bytes())
-		}
-		if !reflect.DeepEqual(back, m) {
-			t.Fatalf("round trip changed the matrix:\n%+v\n%+v", m, back)
-		}
-		var again bytes.Buffer
-		if err := WriteCM(&again, back); err != nil || !bytes.Equal(again.Bytes(), out.Bytes()) {
-			t.Fatalf("WriteCM is not stable: %v", err)
-		}
+			if m.Hosts > maxCMNodes || len(m.Flows) > maxCMConnections {
+				t.Fatalf("limits exceeded: %d hosts, %d flows", m.Hosts, len(m.Flows))
+			}
+			var out bytes.Buffer
+			if err := WriteCM(&out, m); err != nil {
+				t.Fatalf("WriteCM: %v", err)
+			}
+			back, err := ParseCM("fuzz.cm", bytes.NewReader(out.Bytes()))
+			if err != nil {
+				t.Fatalf("re-parse: %v\n%s", err, out.Bytes())
+			}
+			if !reflect.DeepEqual(back, m) {
+				t.Fatalf("round trip changed the matrix:\n%+v\n%+v", m, back)
+			}
+			var again bytes.Buffer
+			if err := WriteCM(&again, back); err != nil || !bytes.Equal(again.Bytes(), out.Bytes()) {
+				t.Fatalf("WriteCM is not stable: %v", err)
+			}
+		})
 	})
 }
 
@@ -80,31 +84,33 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add(s, uint64(1))
 	}
 	f.Fuzz(func(t *testing.T, spec string, seed uint64) {
-		m, err := ParseSpec(spec, fab, seed)
-		if err != nil {
-			if m != nil {
-				t.Fatal("matrix and error")
+		fuzzbound.Default(t, func() {
+			m, err := ParseSpec(spec, fab, seed)
+			if err != nil {
+				if m != nil {
+					t.Fatal("matrix and error")
+				}
+				return
 			}
-			return
-		}
-		if err := m.Validate(); err != nil {
-			t.Fatalf("invalid matrix: %v", err)
-		}
-		if m.Hosts != fab.NumHosts() || m.Name != strings.TrimSpace(spec) {
-			t.Fatalf("hosts %d, name %q", m.Hosts, m.Name)
-		}
-		again, err := ParseSpec(spec, fab, seed)
-		if err != nil || !reflect.DeepEqual(again, m) {
-			t.Fatalf("not deterministic: %v", err)
-		}
-		var out bytes.Buffer
-		if err := WriteCM(&out, m); err != nil {
-			t.Fatalf("WriteCM: %v", err)
-		}
-		back, err := ParseCM(m.Name, &out)
-		if err != nil || !reflect.DeepEqual(back, m) {
-			t.Fatalf("round trip: %v", err)
-		}
+			if err := m.Validate(); err != nil {
+				t.Fatalf("invalid matrix: %v", err)
+			}
+			if m.Hosts != fab.NumHosts() || m.Name != strings.TrimSpace(spec) {
+				t.Fatalf("hosts %d, name %q", m.Hosts, m.Name)
+			}
+			again, err := ParseSpec(spec, fab, seed)
+			if err != nil || !reflect.DeepEqual(again, m) {
+				t.Fatalf("not deterministic: %v", err)
+			}
+			var out bytes.Buffer
+			if err := WriteCM(&out, m); err != nil {
+				t.Fatalf("WriteCM: %v", err)
+			}
+			back, err := ParseCM(m.Name, &out)
+			if err != nil || !reflect.DeepEqual(back, m) {
+				t.Fatalf("round trip: %v", err)
+			}
+		})
 	})
 }
 
@@ -115,11 +121,13 @@ func FuzzParseQuantity(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if v, err := ParseSize(s); err == nil && v < 0 {
-			t.Fatalf("ParseSize(%q) = %d", s, v)
-		}
-		if v, err := ParseDuration(s); err == nil && v < 0 {
-			t.Fatalf("ParseDuration(%q) = %d", s, v)
-		}
+		fuzzbound.Default(t, func() {
+			if v, err := ParseSize(s); err == nil && v < 0 {
+				t.Fatalf("ParseSize(%q) = %d", s, v)
+			}
+			if v, err := ParseDuration(s); err == nil && v < 0 {
+				t.Fatalf("ParseDuration(%q) = %d", s, v)
+			}
+		})
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 func sampleData() DataHeader {
@@ -176,35 +178,37 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("FB\x01\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var p Packet
-		if err := Decode(b, &p); err != nil {
-			return
-		}
-		switch p.Type {
-		case TypeData:
-			d := p.Data
-			out := make([]byte, DataHeaderLen)
-			if err := PutDataHeader(out, &d); err != nil {
-				t.Fatalf("re-encode %+v: %v", d, err)
+		fuzzbound.Default(t, func() {
+			var p Packet
+			if err := Decode(b, &p); err != nil {
+				return
 			}
-			if !bytes.Equal(out, b[:DataHeaderLen]) {
-				t.Fatalf("header does not round-trip:\n%x\n%x", out, b[:DataHeaderLen])
+			switch p.Type {
+			case TypeData:
+				d := p.Data
+				out := make([]byte, DataHeaderLen)
+				if err := PutDataHeader(out, &d); err != nil {
+					t.Fatalf("re-encode %+v: %v", d, err)
+				}
+				if !bytes.Equal(out, b[:DataHeaderLen]) {
+					t.Fatalf("header does not round-trip:\n%x\n%x", out, b[:DataHeaderLen])
+				}
+				if n := DataHeaderLen + int(d.Payload); d.Trimmed != (len(b) < n) || len(b) > n {
+					t.Fatalf("length %d, payload %d, trimmed %v", len(b), d.Payload, d.Trimmed)
+				}
+			case TypeAck, TypeNack:
+				if p.Ack.Nack != (p.Type == TypeNack) {
+					t.Fatalf("type %v, nack %v", p.Type, p.Ack.Nack)
+				}
+				out := make([]byte, AckHeaderLen)
+				EncodeAck(out, &p.Ack)
+				if !bytes.Equal(out, b) {
+					t.Fatalf("ack does not round-trip:\n%x\n%x", out, b)
+				}
+			default:
+				t.Fatalf("Decode accepted type %d", p.Type)
 			}
-			if n := DataHeaderLen + int(d.Payload); d.Trimmed != (len(b) < n) || len(b) > n {
-				t.Fatalf("length %d, payload %d, trimmed %v", len(b), d.Payload, d.Trimmed)
-			}
-		case TypeAck, TypeNack:
-			if p.Ack.Nack != (p.Type == TypeNack) {
-				t.Fatalf("type %v, nack %v", p.Type, p.Ack.Nack)
-			}
-			out := make([]byte, AckHeaderLen)
-			EncodeAck(out, &p.Ack)
-			if !bytes.Equal(out, b) {
-				t.Fatalf("ack does not round-trip:\n%x\n%x", out, b)
-			}
-		default:
-			t.Fatalf("Decode accepted type %d", p.Type)
-		}
+		})
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 // Replies of FRR 8.4.4 on the lab's nodes (trimmed to the fields read).
@@ -187,20 +188,24 @@ func FuzzNeighbors(f *testing.F) {
 	f.Add(neighborsJSON)
 	f.Add(`{"default":{"a":{"remoteAs":"1.","bgpState":"x"}}}`)
 	f.Fuzz(func(t *testing.T, in string) {
-		ss, err := parseBGPNeighbors(in)
-		if err != nil {
-			return
-		}
-		for _, s := range ss {
-			_ = sessionInterface(s.Peer, nil)
-		}
+		fuzzbound.Default(t, func() {
+			ss, err := parseBGPNeighbors(in)
+			if err != nil {
+				return
+			}
+			for _, s := range ss {
+				_ = sessionInterface(s.Peer, nil)
+			}
+		})
 	})
 }
 
 func FuzzRoutes(f *testing.F) {
 	f.Add(routesJSON)
 	f.Fuzz(func(t *testing.T, in string) {
-		_, _ = parseRoutes(in)
+		fuzzbound.Default(t, func() {
+			_, _ = parseRoutes(in)
+		})
 	})
 }
 
@@ -209,12 +214,14 @@ func FuzzTextReplies(f *testing.F) {
 	f.Add(showZebra)
 	f.Add("vrf red id 1 netns /run/netns/red\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		d := &Driver{name: "x"}
-		d.maxPathsPlan(&fplan{drop: map[string]bool{}}, in, 64)
-		d.forwardingPlan(&fplan{drop: map[string]bool{}}, in)
-		_, _ = parseZebra(in)
-		_ = parseShowVRF(in)
-		_ = parseNetnsList(in)
-		_ = parseVersion(in)
+		fuzzbound.Default(t, func() {
+			d := &Driver{name: "x"}
+			d.maxPathsPlan(&fplan{drop: map[string]bool{}}, in, 64)
+			d.forwardingPlan(&fplan{drop: map[string]bool{}}, in)
+			_, _ = parseZebra(in)
+			_ = parseShowVRF(in)
+			_ = parseNetnsList(in)
+			_ = parseVersion(in)
+		})
 	})
 }

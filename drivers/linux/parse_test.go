@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 // Replies captured from iproute2 6.1 on the lab's nodes.
@@ -278,17 +279,19 @@ func FuzzRoutes(f *testing.F) {
 	f.Add(routes6JSON, "[]", true)
 	f.Add(`[{"dst":"default","nhid":1}]`, `[{"id":1,"group":[{"id":2}]},{"id":2,"blackhole":true}]`, false)
 	f.Fuzz(func(t *testing.T, routes, nexthops string, v6 bool) {
-		rs, err := parseRoutes(routes)
-		if err != nil {
-			return
-		}
-		objs, _ := parseNexthopObjects(nexthops)
-		_, _ = toRoutes(rs, v6, "", objs)
-		for _, r := range rs {
-			if s, ok, full, err := seg6FromJSON(r, v6); ok && full && err == nil {
-				_ = s.args()
+		fuzzbound.Default(t, func() {
+			rs, err := parseRoutes(routes)
+			if err != nil {
+				return
 			}
-		}
+			objs, _ := parseNexthopObjects(nexthops)
+			_, _ = toRoutes(rs, v6, "", objs)
+			for _, r := range rs {
+				if s, ok, full, err := seg6FromJSON(r, v6); ok && full && err == nil {
+					_ = s.args()
+				}
+			}
+		})
 	})
 }
 
@@ -296,15 +299,17 @@ func FuzzSeg6Text(f *testing.F) {
 	f.Add(routes6Text, true)
 	f.Add("10.9.3.0/24  encap seg6 mode encap segs 1 [ fd00:bbbb:1:: ] dev eth1 scope link\nunreachable 10.0.0.0/8\n", false)
 	f.Fuzz(func(t *testing.T, text string, v6 bool) {
-		routes, lines, err := parseSeg6Text(text, v6)
-		if err != nil {
-			return
-		}
-		for _, r := range routes {
-			if _, ok := lines[r.Prefix]; !ok {
-				t.Errorf("route %s without its line", r.Prefix)
+		fuzzbound.Default(t, func() {
+			routes, lines, err := parseSeg6Text(text, v6)
+			if err != nil {
+				return
 			}
-		}
+			for _, r := range routes {
+				if _, ok := lines[r.Prefix]; !ok {
+					t.Errorf("route %s without its line", r.Prefix)
+				}
+			}
+		})
 	})
 }
 
@@ -312,11 +317,13 @@ func FuzzLinks(f *testing.F) {
 	f.Add(addrJSON)
 	f.Add(`[{"ifname":"x","addr_info":[{"local":"::1","prefixlen":-1}]}]`)
 	f.Fuzz(func(t *testing.T, in string) {
-		links, err := parseLinks(in)
-		if err != nil {
-			return
-		}
-		_, _ = linkStates(links)
+		fuzzbound.Default(t, func() {
+			links, err := parseLinks(in)
+			if err != nil {
+				return
+			}
+			_, _ = linkStates(links)
+		})
 	})
 }
 
@@ -324,7 +331,9 @@ func FuzzSysctlAndFacts(f *testing.F) {
 	f.Add("net/ipv4/fib_multipath_hash_policy\t1\n")
 	f.Add("leaf0\n6.1\nPRETTY_NAME=x\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		_, _ = parseSysctlDump(in)
-		_, _ = parseFacts(in)
+		fuzzbound.Default(t, func() {
+			_, _ = parseSysctlDump(in)
+			_, _ = parseFacts(in)
+		})
 	})
 }

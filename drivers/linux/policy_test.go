@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 // The testdata files are replies of iproute2 6.1 on kernel 6.18 (see
@@ -406,16 +407,18 @@ func FuzzRules(f *testing.F) {
 	f.Add(`[{"priority":106,"not":null,"src":"all","fwmark":"0x104","goto":32766},{"priority":103,"src":"all","fwmark":"0x103","action":"6"}]`)
 	f.Add(`[{"priority":109,"src":"all","fwmark":"0x106","uid_start":1000,"uid_end":2000,"ipproto":"ipproto-17","dport":4791,"table":"106"}]`)
 	f.Fuzz(func(t *testing.T, in string) {
-		rs, err := parseRules(in, 4)
-		if err != nil {
-			return
-		}
-		for _, r := range rs {
-			if !strings.HasPrefix(r.st.Rule, strconv.Itoa(r.st.Priority)+":") {
-				t.Errorf("rule %+v: text without its priority", r)
+		fuzzbound.Default(t, func() {
+			rs, err := parseRules(in, 4)
+			if err != nil {
+				return
 			}
-			_ = r.delArgs()
-		}
+			for _, r := range rs {
+				if !strings.HasPrefix(r.st.Rule, strconv.Itoa(r.st.Priority)+":") {
+					t.Errorf("rule %+v: text without its priority", r)
+				}
+				_ = r.delArgs()
+			}
+		})
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 	"github.com/scrapli/scrapligo/driver/options"
 	"github.com/scrapli/scrapligo/platform"
 	"github.com/scrapli/scrapligo/transport"
@@ -144,25 +145,27 @@ func FuzzParseDict(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		m, err := parseDict(s)
-		if err != nil {
-			if m != nil {
-				t.Fatalf("error %v with a result", err)
+		fuzzbound.Default(t, func() {
+			m, err := parseDict(s)
+			if err != nil {
+				if m != nil {
+					t.Fatalf("error %v with a result", err)
+				}
+				return
 			}
-			return
-		}
-		for k, v := range m {
-			if !utf8.ValidString(k) || !utf8.ValidString(v) {
-				return // raw invalid bytes have no repr to compare with
+			for k, v := range m {
+				if !utf8.ValidString(k) || !utf8.ValidString(v) {
+					return // raw invalid bytes have no repr to compare with
+				}
 			}
-		}
-		again, err := parseDict(pyDictRepr(m))
-		if err != nil {
-			t.Fatalf("repr %s of %q does not parse: %v", pyDictRepr(m), m, err)
-		}
-		if !reflect.DeepEqual(again, m) {
-			t.Fatalf("round trip: %q -> %s -> %q", m, pyDictRepr(m), again)
-		}
+			again, err := parseDict(pyDictRepr(m))
+			if err != nil {
+				t.Fatalf("repr %s of %q does not parse: %v", pyDictRepr(m), m, err)
+			}
+			if !reflect.DeepEqual(again, m) {
+				t.Fatalf("round trip: %q -> %s -> %q", m, pyDictRepr(m), again)
+			}
+		})
 	})
 }
 
@@ -172,14 +175,16 @@ func FuzzDictRoundTrip(f *testing.F) {
 	f.Add("it's", `say "hi"\n`)
 	f.Add("\x00", "\u2028\U0001f600")
 	f.Fuzz(func(t *testing.T, k, v string) {
-		if !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return
-		}
-		in := map[string]string{k: v}
-		got, err := parseDict(pyDictRepr(in))
-		if err != nil || !reflect.DeepEqual(got, in) {
-			t.Fatalf("%s: %q, %v", pyDictRepr(in), got, err)
-		}
+		fuzzbound.Default(t, func() {
+			if !utf8.ValidString(k) || !utf8.ValidString(v) {
+				return
+			}
+			in := map[string]string{k: v}
+			got, err := parseDict(pyDictRepr(in))
+			if err != nil || !reflect.DeepEqual(got, in) {
+				t.Fatalf("%s: %q, %v", pyDictRepr(in), got, err)
+			}
+		})
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 func TestSplitBatch(t *testing.T) {
@@ -39,14 +40,16 @@ func TestSplitBatch(t *testing.T) {
 func FuzzSplitBatch(f *testing.F) {
 	f.Add("one\n\n@@m 0\ntwo\n@@m 3\n", 2)
 	f.Fuzz(func(t *testing.T, out string, n int) {
-		if n < 0 || n > 10 {
-			return
-		}
-		cmds := make([]string, n)
-		res, err := splitBatch(out, "@@m", cmds)
-		if err == nil && len(res) != n {
-			t.Errorf("%d results for %d commands", len(res), n)
-		}
+		fuzzbound.Default(t, func() {
+			if n < 0 || n > 10 {
+				return
+			}
+			cmds := make([]string, n)
+			res, err := splitBatch(out, "@@m", cmds)
+			if err == nil && len(res) != n {
+				t.Errorf("%d results for %d commands", len(res), n)
+			}
+		})
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
 
 func TestCounter(t *testing.T) {
@@ -206,12 +208,14 @@ func FuzzParse(f *testing.F) {
 	f.Add(cat(make([]byte, ifStatsMsgLen), nla(unix.IFLA_STATS_LINK_64, make([]byte, 63))))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if q, ok := parseQdiscMsg(b); ok {
-			for _, k := range []string{"red", "choke", "sfb", "codel", "fq_codel", "pie", "fq_pie", "fq"} {
-				ecnMarks([]byte(k), q.xstats)
+		fuzzbound.Default(t, func() {
+			if q, ok := parseQdiscMsg(b); ok {
+				for _, k := range []string{"red", "choke", "sfb", "codel", "fq_codel", "pie", "fq_pie", "fq"} {
+					ecnMarks([]byte(k), q.xstats)
+				}
 			}
-		}
-		parseStatsMsg(b)
-		parseLinkMsg(b)
+			parseStatsMsg(b)
+			parseLinkMsg(b)
+		})
 	})
 }
