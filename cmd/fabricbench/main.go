@@ -60,7 +60,9 @@ func newRoot() *cobra.Command {
 		Short:         "Test AI datacenter fabrics: bring-up, KPI benchmarks, symmetry and straggler reports",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newSimCmd(), newRunCmd(), newReportCmd(), newLabCmd(), newInventoryCmd(), newAgentCmd(), newExporterCmd())
 	return root
 }
