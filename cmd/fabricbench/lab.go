@@ -57,15 +57,19 @@ See docs/containerlab.md.
   fabricbench lab validate examples/labs/leafspine.clab.yml
   fabricbench lab down examples/labs/leafspine.clab.yml
 
+containerlab's verbs work too: deploy (up), destroy (down), inspect (status).
+
 Exit status: 0 success, 1 a bring-up check failed (or the lab did not become
 ready), 2 bad input or an infrastructure error.`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&o.stateRoot, "state-dir", labStateRoot(), "where native labs keep their state (default $FABRICBENCH_LAB_STATE or "+native.DefaultStateRoot+")")
+	pf.StringVar(&o.stateRoot, "state-dir", labStateRoot(), "where native labs keep their state (environment: FABRICBENCH_LAB_STATE; built in: "+native.DefaultStateRoot+")")
 	up := &cobra.Command{
-		Use:   "up TOPOLOGY",
-		Short: "Deploy a lab (natively, or with containerlab when it and Docker are present) and wait until it is ready",
-		Args:  cobra.ExactArgs(1),
+		Use: "up TOPOLOGY",
+		// containerlab's verbs, for its users.
+		Aliases: []string{"deploy"},
+		Short:   "Deploy a lab (natively, or with containerlab when it and Docker are present) and wait until it is ready",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return labUp(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o)
 		},
@@ -83,17 +87,19 @@ ready), 2 bad input or an infrastructure error.`,
 	validate.Flags().StringVar(&o.out, "out", "", "results directory (default runs/lab-<name>-<time>)")
 	validate.Flags().DurationVar(&o.bgpWait, "bgp-wait", 0, "keep polling BGP sessions that are not established for this long")
 	down := &cobra.Command{
-		Use:   "down TOPOLOGY",
-		Short: "Remove a lab: its processes, namespaces, links and state (also a crashed lab's leftovers)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "down TOPOLOGY",
+		Aliases: []string{"destroy"},
+		Short:   "Remove a lab: its processes, namespaces, links and state (also a crashed lab's leftovers)",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return labDown(cmd.Context(), cmd.OutOrStdout(), args[0], o)
 		},
 	}
 	status := &cobra.Command{
-		Use:   "status TOPOLOGY",
-		Short: "Show a lab's nodes, management addresses and whether they are up",
-		Args:  cobra.ExactArgs(1),
+		Use:     "status TOPOLOGY",
+		Aliases: []string{"inspect"},
+		Short:   "Show a lab's nodes, management addresses and whether they are up",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return labStatus(cmd.OutOrStdout(), args[0], o)
 		},

@@ -64,5 +64,29 @@ func newRoot() *cobra.Command {
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newSimCmd(), newRunCmd(), newReportCmd(), newLabCmd(), newInventoryCmd(), newAgentCmd(), newExporterCmd())
+	withUsage(root)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(c, err) })
 	return root
+}
+
+// withUsage makes every command's argument errors (a missing or extra
+// argument) say how the command is used: usage output is silenced for
+// failures of the command itself, where it would bury the real error.
+func withUsage(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError(cmd, err)
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		withUsage(sub)
+	}
+}
+
+// usageError adds the command's usage line and where to read more.
+func usageError(c *cobra.Command, err error) error {
+	return fmt.Errorf("%w\nusage: %s\n(see '%s --help')", err, c.UseLine(), c.CommandPath())
 }

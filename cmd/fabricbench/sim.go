@@ -47,7 +47,8 @@ func newSimCmd() *cobra.Command {
   permutation:size=2MiB
   incast:senders=32,size=2MB,dst=5
   alltoall:size=1MiB,k=4
-The spec grammars are documented in the README ("Specs").
+The spec grammars are documented in the README ("Fabric specs", "Traffic
+specs" and "Faults" under "fabricbench sim").
 
 A flow that has not finished by --end is reported with fct_us null.`,
 		Args: cobra.NoArgs,
