@@ -845,7 +845,10 @@ func panelFigure(name string, ts []results.TimeSeries, faults []results.Fault) f
 		}
 		sty := draw.LineStyle{Color: series[k%len(series)], Width: vg.Points(1.5)}
 		for j, seg := range segs {
-			ln := &plotter.Line{XYs: seg, LineStyle: sty}
+			// Each sample is the mean over the interval that ends at its
+			// time: draw it as a step held over that interval, not as a
+			// ramp from the previous sample (a link going down is a step).
+			ln := &plotter.Line{XYs: seg, LineStyle: sty, StepStyle: plotter.PreStep}
 			p.Add(ln)
 			if j == 0 {
 				legend = append(legend, legendItem{t.Name, ln})
