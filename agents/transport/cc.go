@@ -34,9 +34,11 @@ const (
 	RTTEWMA = 0.0125
 	// FastIncreaseK is k of Algorithm 3: MTUs added per ACK.
 	FastIncreaseK = 2
-	// TargetFactor: target RTT = TargetFactor x base RTT.
+	// TargetFactor: target RTT = TargetFactor x base RTT (the default of
+	// Params.TargetRTT).
 	TargetFactor = 1.5
-	// MaxWindowBDP: the window is clamped to [1 MTU, MaxWindowBDP x BDP].
+	// MaxWindowBDP: the window is clamped to [1 MTU, MaxWindowBDP x BDP]
+	// (the default of Params.MaxWindow).
 	MaxWindowBDP = 1.5
 )
 
@@ -140,11 +142,11 @@ type nscc struct {
 func newNSCC(p *Params, path Path, mtu int64) *nscc {
 	bdp := path.BDP()
 	scale := bdp / RefBDP
-	trtt := Time(float64(path.BaseRTT) * TargetFactor)
+	trtt := Time(float64(path.BaseRTT) * p.targetFactor())
 	n := &nscc{mtu: mtu, brtt: path.BaseRTT, trtt: trtt, trimming: p.Trimming}
 	n.minW = float64(mtu)
-	n.maxW = math.Max(MaxWindowBDP*bdp, float64(mtu))
-	n.cwnd = n.maxW // the initial window is the maximum (1.5 BDP)
+	n.maxW = math.Max(p.maxWindowBDPs()*bdp, float64(mtu))
+	n.cwnd = n.maxW // the initial window is the maximum (1.5 BDP by default)
 	n.avgRTT = float64(path.BaseRTT)
 	n.fi = FairIncreaseBase * scale
 	// pi = brtt / (trtt - brtt) (Sec. III-I4), scaled like fi.
@@ -270,10 +272,10 @@ type dctcp struct {
 
 func newDCTCP(p *Params, path Path, mtu int64) *dctcp {
 	bdp := path.BDP()
-	trtt := Time(float64(path.BaseRTT) * TargetFactor)
+	trtt := Time(float64(path.BaseRTT) * p.targetFactor())
 	d := &dctcp{mtu: mtu, brtt: path.BaseRTT, g: 1.0 / 16}
 	d.minW = float64(mtu)
-	d.maxW = math.Max(MaxWindowBDP*bdp, float64(mtu))
+	d.maxW = math.Max(p.maxWindowBDPs()*bdp, float64(mtu))
 	d.cwnd = d.maxW
 	d.qa = quickAdapt{enabled: p.QuickAdapt, trtt: trtt, delayTrigger: !p.Trimming, delayThresh: 2 * trtt}
 	d.finc = fastIncrease{enabled: p.FastIncrease, nearBase: path.BaseRTT + (trtt-path.BaseRTT)/8}

@@ -12,6 +12,13 @@ type Params struct {
 	// QuickAdapt and FastIncrease apply to DCTCP; NSCC always uses both.
 	QuickAdapt   bool
 	FastIncrease bool
+	// TargetRTT is the target RTT as a multiple of the path's base RTT
+	// (trtt, SMaRTT Sec. III-J; NSCC's core cases and the QuickAdapt window
+	// of NSCC and DCTCP); 0: TargetFactor (1.5). Otherwise in (1, 10].
+	TargetRTT float64
+	// MaxWindow is the largest congestion window (and the initial one) in
+	// path BDPs (Sec. III-J); 0: MaxWindowBDP (1.5). Otherwise in (0, 100].
+	MaxWindow float64
 	// Trimming tells the congestion control whether the fabric trims. When it
 	// does not, QuickAdapt is triggered by delay instead of by NACKs.
 	Trimming bool
@@ -53,8 +60,28 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("negative rto")
 	case p.RTOGranularity < 0 || p.MaxRTO < 0:
 		return fmt.Errorf("negative rto granularity or max rto")
+	case p.TargetRTT != 0 && !(p.TargetRTT > 1 && p.TargetRTT <= 10):
+		return fmt.Errorf("target rtt %g x base rtt out of range (1, 10]", p.TargetRTT)
+	case p.MaxWindow != 0 && !(p.MaxWindow > 0 && p.MaxWindow <= 100):
+		return fmt.Errorf("max window %g x bdp out of range (0, 100]", p.MaxWindow)
 	}
 	return nil
+}
+
+// targetFactor is the target RTT over the base RTT (TargetRTT or its default).
+func (p *Params) targetFactor() float64 {
+	if p.TargetRTT > 0 {
+		return p.TargetRTT
+	}
+	return TargetFactor
+}
+
+// maxWindowBDPs is the window clamp in BDPs (MaxWindow or its default).
+func (p *Params) maxWindowBDPs() float64 {
+	if p.MaxWindow > 0 {
+		return p.MaxWindow
+	}
+	return MaxWindowBDP
 }
 
 // Path describes what the sender knows of its path.

@@ -1,0 +1,118 @@
+// Package preset holds named settings of fabric, switches and transport
+// that reproduce a published evaluation, for suites (`preset: smartt`) and
+// `fabricbench sim --preset smartt`. Settings the user gives explicitly
+// (a spec key, a suite key, a flag) win over the preset's.
+package preset
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Preset is one named set of settings.
+type Preset struct {
+	Name string
+	// Source says where the values come from.
+	Source string
+	// Spec are generator-spec parameters (fattree and leafspine take all
+	// of them) added to a fabric spec that does not set them, in order.
+	Spec []KV
+	// MTU is the payload bytes of a full data packet.
+	MTU int
+	// KMin and KMax are the RED/ECN thresholds as fractions of the queue.
+	KMin, KMax float64
+	// Queue is the switch data queue per port ("bdp" or a size).
+	Queue string
+	// ECN and Trimming switch ECN marking and packet trimming.
+	ECN, Trimming bool
+	// TargetRTT is the congestion control's target RTT in base RTTs,
+	// MaxWindow its largest window in BDPs (transport.Params).
+	TargetRTT, MaxWindow float64
+}
+
+// KV is one generator-spec parameter.
+type KV struct{ Key, Value string }
+
+// SMaRTT is the setting of the SMaRTT paper's simulations (Sec. IV a and
+// Sec. III-J of ../shared/papers/smartt-nscc-congestion-control.txt): 800
+// Gb/s links, 4 KiB MTU, 400 ns switch traversal, 600 ns on every link,
+// RED/ECN between 20% and 80% of a one-BDP queue, trimming, target RTT 1.5
+// base RTTs, window at most 1.5 BDP. Congestion control and load balancing
+// keep their defaults (NSCC with REPS, the paper's pairing).
+var SMaRTT = Preset{
+	Name:   "smartt",
+	Source: "SMaRTT (NSCC) paper, Sec. IV: 800 Gb/s, 4 KiB MTU, 400 ns switches, 600 ns links, RED 20%/80% of a 1-BDP queue, target RTT 1.5x base, window <= 1.5 BDP",
+	Spec: []KV{
+		{"gbps", "800"},
+		{"latency", "600ns"},
+		{"switch_latency", "400ns"},
+	},
+	MTU:       4096,
+	KMin:      0.2,
+	KMax:      0.8,
+	Queue:     "bdp",
+	ECN:       true,
+	Trimming:  true,
+	TargetRTT: 1.5,
+	MaxWindow: 1.5,
+}
+
+var all = map[string]*Preset{SMaRTT.Name: &SMaRTT}
+
+// Names lists the presets, sorted.
+func Names() []string {
+	n := make([]string, 0, len(all))
+	for k := range all {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Lookup returns the preset called name (case-insensitive).
+func Lookup(name string) (*Preset, error) {
+	if p, ok := all[strings.ToLower(strings.TrimSpace(name))]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("unknown preset %q (want %s)", name, strings.Join(Names(), " or "))
+}
+
+// ApplySpec returns the generator spec with the preset's spec parameters
+// appended where spec does not set them ("fattree:hosts=16,gbps=100"
+// becomes "fattree:hosts=16,gbps=100,latency=600ns,switch_latency=400ns").
+// Keys compare case-insensitively, as the spec parser does; a spec without
+// a "kind:" is returned unchanged for the parser to reject.
+func (p *Preset) ApplySpec(spec string) string {
+	spec = strings.TrimSpace(spec)
+	kind, rest, ok := strings.Cut(spec, ":")
+	if !ok {
+		return spec
+	}
+	have := map[string]bool{}
+	var parts []string
+	for _, part := range strings.Split(rest, ",") {
+		if strings.TrimSpace(part) == "" && strings.TrimSpace(rest) == "" {
+			continue
+		}
+		k, _, _ := strings.Cut(part, "=")
+		have[strings.ToLower(strings.TrimSpace(k))] = true
+		parts = append(parts, part)
+	}
+	for _, kv := range p.Spec {
+		if !have[kv.Key] {
+			parts = append(parts, kv.Key+"="+kv.Value)
+		}
+	}
+	return kind + ":" + strings.Join(parts, ",")
+}
+
+// SpecKeys lists the spec parameters the preset sets, e.g.
+// "gbps=800, latency=600ns, switch_latency=400ns".
+func (p *Preset) SpecKeys() string {
+	s := make([]string, len(p.Spec))
+	for i, kv := range p.Spec {
+		s[i] = kv.Key + "=" + kv.Value
+	}
+	return strings.Join(s, ", ")
+}
