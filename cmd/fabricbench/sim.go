@@ -11,6 +11,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/preset"
 	"github.com/fabricbench/fabricbench/sim"
 	"github.com/fabricbench/fabricbench/workloads"
 )
@@ -31,6 +32,11 @@ type simOpts struct {
 	faults        []string
 	reconverge    string
 	progressAfter time.Duration
+	preset        string
+	targetRTT     float64
+	maxWindow     float64
+	// changed reports whether a flag was given (the preset fills the rest).
+	changed func(name string) bool
 }
 
 func newSimCmd() *cobra.Command {
@@ -50,9 +56,17 @@ func newSimCmd() *cobra.Command {
 The spec grammars are documented in the README ("Fabric specs", "Traffic
 specs" and "Faults" under "fabricbench sim").
 
+--preset smartt runs in the SMaRTT paper's setting (Sec. IV): it adds
+gbps=800,latency=600ns,switch_latency=400ns to a --topo spec that does not
+set them and sets --mtu 4096, --queue bdp, --kmin 0.2, --kmax 0.8, --ecn,
+--trim, --target-rtt 1.5 and --max-window 1.5 unless they are given.
+
 A flow that has not finished by --end is reported with fct_us null.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd.OutOrStdout(), cmd.ErrOrStderr(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.changed = cmd.Flags().Changed
+			return runSim(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
 	}
 	fl := c.Flags()
 	fl.StringVar(&o.topo, "topo", "", "fabric: htsim .topo file or generator spec (required)")
@@ -73,6 +87,9 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.BoolVar(&o.fastIncrease, "fastincrease", true, "dctcp: enable SMaRTT FastIncrease")
 	fl.StringArrayVar(&o.faults, "fault", nil, "link fault, repeatable: down:A-B@TIME, up:A-B@TIME, degrade:A-B@TIME=FRAC (A-B/N for the Nth parallel link)")
 	fl.StringVar(&o.reconverge, "reconverge", "0", "after a link changes state, recompute ECMP groups after this long (e.g. 1ms); 0: never, only the adjacent switches fail over")
+	fl.Float64Var(&o.targetRTT, "target-rtt", 0, "target RTT in base RTTs, (1, 10]; 0: the default 1.5")
+	fl.Float64Var(&o.maxWindow, "max-window", 0, "largest congestion window in BDPs, (0, 100]; 0: the default 1.5")
+	fl.StringVar(&o.preset, "preset", "", "named setting: smartt (the SMaRTT paper's 800G fabric and transport; flags and spec keys given win)")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress line")
 	fl.DurationVar(&o.progressAfter, "progress-after", 3*time.Second, "print a progress line on stderr once a run takes longer than this")
 	_ = c.MarkFlagRequired("topo")
@@ -80,7 +97,57 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	return c
 }
 
+// applyPreset fills the options the user did not give from --preset and
+// adds its link rate and latencies to a --topo spec.
+func applyPreset(o *simOpts) (*preset.Preset, error) {
+	if o.preset == "" {
+		return nil, nil
+	}
+	p, err := preset.Lookup(o.preset)
+	if err != nil {
+		return nil, fmt.Errorf("--preset: %w", err)
+	}
+	if st, err := os.Stat(o.topo); err == nil && st.Mode().IsRegular() {
+		return nil, fmt.Errorf("--preset %s: sets the link rate and latencies of a generator spec (%s); --topo %s is a file with its own (give a spec such as fattree:hosts=128)",
+			p.Name, p.SpecKeys(), o.topo)
+	}
+	o.topo = p.ApplySpec(o.topo)
+	changed := o.changed
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
+	if !changed("mtu") {
+		o.mtu = p.MTU
+	}
+	if !changed("queue") {
+		o.queue = p.Queue
+	}
+	if !changed("kmin") {
+		o.kmin = p.KMin
+	}
+	if !changed("kmax") {
+		o.kmax = p.KMax
+	}
+	if !changed("ecn") {
+		o.ecn = p.ECN
+	}
+	if !changed("trim") {
+		o.trim = p.Trimming
+	}
+	if !changed("target-rtt") {
+		o.targetRTT = p.TargetRTT
+	}
+	if !changed("max-window") {
+		o.maxWindow = p.MaxWindow
+	}
+	return p, nil
+}
+
 func runSim(stdout, stderr io.Writer, o *simOpts) error {
+	pre, err := applyPreset(o)
+	if err != nil {
+		return badInput(err)
+	}
 	cc, err := transport.ParseCC(o.cc)
 	if err != nil {
 		return badInput(fmt.Errorf("--cc: %w", err))
@@ -123,6 +190,13 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	tp.CC, tp.LB, tp.Trimming = cc, lb, o.trim
 	tp.MTU, tp.HeaderBytes, tp.AckBytes = o.mtu, o.header, o.header
 	tp.QuickAdapt, tp.FastIncrease = o.quickAdapt, o.fastIncrease
+	tp.TargetRTT, tp.MaxWindow = o.targetRTT, o.maxWindow
+	if o.targetRTT != 0 && !(o.targetRTT > 1 && o.targetRTT <= 10) {
+		return badInput(fmt.Errorf("--target-rtt: %g is out of range (want 0 for the default, or more than 1 and at most 10 base RTTs)", o.targetRTT))
+	}
+	if o.maxWindow != 0 && !(o.maxWindow > 0 && o.maxWindow <= 100) {
+		return badInput(fmt.Errorf("--max-window: %g is out of range (want 0 for the default, or more than 0 and at most 100 BDPs)", o.maxWindow))
+	}
 	cfg := sim.Config{Fabric: fab, Matrix: m, Transport: tp, QueueBytes: queue, KMin: o.kmin, KMax: o.kmax,
 		NoECN: !o.ecn, End: end, Seed: o.seed, Links: faults, Reconverge: reconverge}
 	if !o.quiet {
@@ -144,6 +218,10 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	}
 	rep := sim.BuildReport(sim.ReportConfig{Topo: o.topo, TM: o.tm, CC: cc.String(), LB: lb.String(), Trim: o.trim, ECN: o.ecn,
 		Seed: o.seed, MTU: o.mtu, Header: o.header, EndUs: float64(end) / 1e6}, res)
+	if pre != nil {
+		fmt.Fprintf(stdout, "preset   %s: --topo %s --mtu %d --queue %s --kmin %g --kmax %g --ecn=%v --trim=%v --target-rtt %g --max-window %g\n",
+			pre.Name, o.topo, o.mtu, o.queue, o.kmin, o.kmax, o.ecn, o.trim, o.targetRTT, o.maxWindow)
+	}
 	printSummary(stdout, fab, rep)
 	if o.jsonOut != "" {
 		if err := writeJSONFile(o.jsonOut, rep); err != nil {
