@@ -19,6 +19,8 @@ const (
 // packet is the simulator's wire packet. Packets live in a pool and are
 // referenced by index, so nothing is allocated per packet once the pool has
 // grown to the run's working set.
+//
+// The struct is 64 bytes, one cache line.
 type packet struct {
 	ts      int64 // data: sender timestamp; ack: echoed timestamp
 	arr     int64 // arrival time at the far end of the link it is on
@@ -30,7 +32,14 @@ type packet struct {
 	cum     uint32 // ack: cumulative ack
 	epoch   uint32 // epoch of the port it was last sent on (link-down loss)
 	port    int32  // port it was last sent on
+	// Routing header, read by the switches' ingress stage: the entropy
+	// (hashed by ECMP) and an optional explicit path (source routing): 1 +
+	// the offset into Sim.paths of the egress ports to take, 0 for none
+	// (so a zeroed packet has none); hop is the next hop's index on it.
+	path    int32
 	entropy uint16
+	hop     uint8
+	class   uint8 // traffic class (data: the flow's; selects the egress queue)
 	kind    uint8
 	flags   uint8
 }

@@ -1,13 +1,3 @@
-// Package sim is fabricbench's reference simulator: a deterministic,
-// discrete-event, packet-level model of a fabric, driving the same endpoint
-// state machines (agents/transport) that the real UDP agents run.
-//
-// Time is integer picoseconds. Switches are output-queued: every egress port
-// has a data queue (bytes, RED ECN marking at dequeue, trimming or dropping
-// when full) and a strict-priority control queue for ACKs, NACKs and trimmed
-// headers. ECMP picks a next hop by a per-switch salted hash of (flow,
-// entropy). Hosts pull packets from their senders round robin whenever the
-// NIC is free, with ACKs first.
 package sim
 
 import (
@@ -77,6 +67,48 @@ type Config struct {
 	// addresses (an ECMP hash without L4 ports): all packets between two
 	// hosts take one path, whatever the load balancer's entropy.
 	HashAddressesOnly bool
+
+	// Classes are the traffic classes of every port's data queues, class
+	// 0 first (see doc.go). Empty means one class: a single data queue.
+	Classes []Class
+	// ClassOf returns a flow's traffic class (an index into Classes); nil
+	// puts every flow in class 0. It is called once per flow, in New.
+	ClassOf func(workloads.Flow) int
+	// Buffer selects the switches' buffer accounting; the zero value is a
+	// static QueueBytes per data queue.
+	Buffer Buffer
+	// Paths pins flows to explicit paths (source routing): flow ID -> the
+	// egress port (inventory port ID) to take at each switch from the
+	// sender's first switch to the receiver's last. Data packets of such a
+	// flow follow it, and are lost where a link on it is down; ACKs are
+	// routed by ECMP.
+	Paths map[int][]int
+}
+
+// Class is a traffic class of the egress scheduler.
+type Class struct {
+	// Priority orders classes strictly: a port serves the backlogged
+	// classes with the lowest Priority first.
+	Priority int
+	// Weight shares a port between backlogged classes of the same
+	// Priority by deficit weighted round robin, a quantum of Weight
+	// full-size packets per round; 0 means 1.
+	Weight int
+}
+
+// Buffer is the switches' data-buffer accounting.
+type Buffer struct {
+	// SharedBytes, when > 0, gives every switch one pool of this many
+	// bytes shared by the data queues of all its ports and classes, with
+	// dynamic thresholds (Choudhury and Hahne): a queue admits a packet
+	// while it then holds at most Alpha times the pool's free bytes. Config
+	// QueueBytes still sets the ECN thresholds. 0 gives every data queue a
+	// static QueueBytes.
+	SharedBytes int64
+	// Alpha is the dynamic-threshold factor (default 1): one congested queue
+	// settles at Alpha/(1+Alpha) of the pool, n of them at Alpha/(1+n Alpha)
+	// each, so a busy port takes more than a static share and never all.
+	Alpha float64
 }
 
 // Progress reports how far a run is.
@@ -124,48 +156,6 @@ type Result struct {
 	Interrupted bool
 }
 
-// port is one egress port: a link direction with its queues.
-type port struct {
-	rate     int64 // bits per second
-	nominal  int64
-	lat      int64 // link latency + latency of the node it leads to
-	peerNode int32
-	peerPort int32
-	node     int32
-	host     int32 // host number if this is a host NIC, else -1
-	up       bool
-	pending  bool  // an evTxDone is scheduled at freeAt
-	freeAt   int64 // the port is serialising until this time
-	epoch    uint32
-	data     ring
-	ctrl     ring
-	wire     ring // packets on the link, in arrival order; only the head has an event
-	dataB    int64
-	occSince int64 // when dataB last became non-zero (valid while dataB > 0)
-	ctrlB    int64
-	capB     int64
-	kmin     int64
-	kmax     int64
-	Stats    PortStats
-}
-
-// PortStats are per-port counters, as exported by telemetry. "out" counts
-// what this port transmitted, "in" what arrived on it from its peer.
-type PortStats struct {
-	OutOctets, OutPkts uint64
-	InOctets, InPkts   uint64
-	Drops              uint64 // queue overflow and link loss at this port
-	Trims              uint64
-	ECNMarked          uint64
-	MaxQueue           int64 // data queue high-water mark, bytes
-	// IntervalMaxQueue is the high-water mark since the last TakeQueueHighWater.
-	IntervalMaxQueue int64
-	// BackloggedPs is the time the data queue held a packet waiting behind
-	// the one being transmitted, up to the last time the queue emptied
-	// (BackloggedNs adds the current stretch).
-	BackloggedPs uint64
-}
-
 type flowState struct {
 	snd     *transport.Sender
 	rcv     *transport.Receiver
@@ -179,6 +169,8 @@ type flowState struct {
 	active  bool
 	succ    []int32
 	group   int32 // barrier group (workloads.Flow.Group), 0 if none
+	path    int32 // explicit path: 1 + offset into Sim.paths, 0 if none
+	class   uint8 // traffic class
 }
 
 type hostState struct {
@@ -200,10 +192,20 @@ type Sim struct {
 	hostOf []int32 // node -> host number or -1
 	flows  []flowState
 	rt     routing
-	rng    uint64
-	done   int
-	events uint64
-	res    Result
+	// Egress pipeline: per-port class queues, scheduler tables, buffers.
+	ncls    int
+	cq      []classQueue // [port*ncls + class]
+	order   []uint8      // classes by priority (stable)
+	lvlLo   []int        // [i]: first position in order of order[i]'s priority level
+	lvlHi   []int        // [i]: one past its last
+	quantum []int64      // per class, DWRR bytes per turn
+	bufs    []sharedBuf  // per switch with a shared buffer
+	rtoQ    int64        // the largest a data queue can grow (for the RTO bound)
+	paths   []int32      // explicit paths, concatenated egress port IDs
+	rng     uint64
+	done    int
+	events  uint64
+	res     Result
 	// Barrier groups: flows still running per group, flows waiting for it.
 	groupLeft map[int]int
 	groupWait map[int][]int32
@@ -287,7 +289,12 @@ func New(cfg Config) (*Sim, error) {
 	if err := s.sizeQueues(); err != nil {
 		return nil, err
 	}
-	s.buildFlows()
+	if err := s.buildPipeline(); err != nil {
+		return nil, err
+	}
+	if err := s.buildFlows(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -413,7 +420,7 @@ func (s *Sim) sizeQueues() error {
 	return nil
 }
 
-func (s *Sim) buildFlows() {
+func (s *Sim) buildFlows() error {
 	m := s.cfg.Matrix
 	s.flows = make([]flowState, len(m.Flows))
 	s.groupLeft = make(map[int]int)
@@ -422,12 +429,28 @@ func (s *Sim) buildFlows() {
 	for i, fl := range m.Flows {
 		idx[fl.ID] = int32(i)
 	}
+	pinned := 0
 	for i, fl := range m.Flows {
 		st := &s.flows[i]
 		st.src, st.dst = int32(fl.Src), int32(fl.Dst)
 		st.srcNode, st.dstNode = int32(s.f.Hosts[fl.Src]), int32(s.f.Hosts[fl.Dst])
 		st.start, st.fct = -1, -1
 		st.group = int32(fl.Group)
+		if s.cfg.ClassOf != nil {
+			c := s.cfg.ClassOf(fl)
+			if c < 0 || c >= s.ncls {
+				return fmt.Errorf("sim: flow %d: traffic class %d, want 0..%d", fl.ID, c, s.ncls-1)
+			}
+			st.class = uint8(c)
+		}
+		if p, ok := s.cfg.Paths[fl.ID]; ok {
+			off, err := s.addPath(fl, p)
+			if err != nil {
+				return err
+			}
+			st.path = off + 1
+			pinned++
+		}
 		if fl.Group > 0 {
 			s.groupLeft[fl.Group]++
 		}
@@ -441,12 +464,22 @@ func (s *Sim) buildFlows() {
 			s.q.push(fl.Start, evFlowStart, int32(i), 0)
 		}
 	}
+	if pinned < len(s.cfg.Paths) {
+		missing := -1
+		for id := range s.cfg.Paths {
+			if _, ok := idx[id]; !ok && (missing < 0 || id < missing) {
+				missing = id
+			}
+		}
+		return fmt.Errorf("sim: explicit path for flow %d, which the traffic matrix does not have", missing)
+	}
 	for i := range s.cfg.Links {
 		s.q.push(s.cfg.Links[i].At, evLinkState, int32(i), 0)
 	}
 	if s.cfg.SampleEvery > 0 && s.cfg.OnSample != nil {
 		s.q.push(0, evSample, 0, 0)
 	}
+	return nil
 }
 
 // Run executes the simulation to completion (or End) and returns the result.
@@ -589,8 +622,8 @@ func (s *Sim) startFlow(fi int32) {
 // base RTT. hops*QueueBytes*8e12 does not fit in 64 bits at high rates (a
 // BDP queue at 800 Gb/s), so TxTime computes it in 128 bits.
 func (s *Sim) pathRTO(rtt, rate int64, hops int) int64 {
-	queued := s.res.QueueBytes * int64(hops)
-	if hops > 0 && queued/int64(hops) != s.res.QueueBytes {
+	queued := s.rtoQ * int64(hops)
+	if hops > 0 && queued/int64(hops) != s.rtoQ {
 		queued = math.MaxInt64
 	}
 	return transport.AddTime(rtt, transport.TxTime(queued, rate))
@@ -605,54 +638,6 @@ func (s *Sim) activate(fi int32) {
 		h.active = append(h.active, fi)
 	}
 	s.kick(s.hosts[st.src].port)
-}
-
-// kick makes port pid transmit what it has: at once when it is idle,
-// otherwise when the current packet is done.
-func (s *Sim) kick(pid int32) {
-	p := &s.ports[pid]
-	if p.pending {
-		return
-	}
-	if s.now >= p.freeAt {
-		s.startTx(pid)
-		return
-	}
-	p.pending = true
-	s.q.push(p.freeAt, evTxDone, pid, 0)
-}
-
-// pull asks the host's senders, round robin, for the next data packet.
-func (s *Sim) pull(hn int32) int32 {
-	h := &s.hosts[hn]
-	var d transport.Data
-	for len(h.active) > 0 {
-		if h.rr >= len(h.active) {
-			h.rr = 0
-		}
-		fi := h.active[h.rr]
-		st := &s.flows[fi]
-		size := st.snd.NextPacket(s.now, &d)
-		if size == 0 {
-			st.active = false
-			last := len(h.active) - 1
-			copy(h.active[h.rr:], h.active[h.rr+1:])
-			h.active = h.active[:last]
-			continue
-		}
-		h.rr++
-		pi := s.pk.alloc()
-		p := &s.pk.p[pi]
-		*p = packet{ts: d.SentAt, flow: fi, dst: st.dstNode, size: int32(size), payload: d.Payload, psn: d.PSN, entropy: d.Entropy, kind: pkData}
-		if d.Retx {
-			p.flags = pfRetx
-		}
-		if st.timerAt == 0 {
-			s.armTimer(fi)
-		}
-		return pi
-	}
-	return -1
 }
 
 func (s *Sim) armTimer(fi int32) {
@@ -677,192 +662,6 @@ func (s *Sim) timer(fi int32, at int64) {
 	}
 }
 
-// startTx starts serialising the next packet on port pid, if any. The
-// packet's arrival at the peer is scheduled at once; an evTxDone is only
-// needed when more is waiting behind it.
-func (s *Sim) startTx(pid int32) {
-	p := &s.ports[pid]
-	var pi int32 = -1
-	switch {
-	case p.ctrl.size > 0:
-		pi = p.ctrl.pop()
-		p.ctrlB -= int64(s.pk.p[pi].size)
-	case p.data.size > 0:
-		pi = p.data.pop()
-		pkt := &s.pk.p[pi]
-		p.dataB -= int64(pkt.size)
-		if p.dataB == 0 {
-			p.Stats.BackloggedPs += uint64(s.now - p.occSince)
-		}
-		// RED ECN marking at dequeue on the queue left behind.
-		if !s.cfg.NoECN && p.dataB > p.kmin {
-			mark := p.dataB >= p.kmax
-			if !mark {
-				// probability (q - kmin) / (kmax - kmin)
-				r := s.random() >> 11
-				mark = float64(r) < float64(p.dataB-p.kmin)/float64(p.kmax-p.kmin)*(1<<53)
-			}
-			if mark {
-				pkt.flags |= pfECN
-				p.Stats.ECNMarked++
-			}
-		}
-	case p.host >= 0:
-		pi = s.pull(p.host)
-	}
-	if pi < 0 {
-		return
-	}
-	pkt := &s.pk.p[pi]
-	size := int64(pkt.size)
-	p.Stats.OutOctets += uint64(size)
-	p.Stats.OutPkts++
-	p.freeAt = s.now + transport.TxTime(size, p.rate)
-	if p.up {
-		pkt.epoch, pkt.port = p.epoch, pid
-		pkt.arr = p.freeAt + p.lat
-		// Arrivals on one link are in transmission order (constant latency),
-		// so only the head of the wire needs a scheduled event.
-		if p.wire.size == 0 {
-			s.q.push(pkt.arr, evArrive, pid, pi)
-		}
-		p.wire.push(pi)
-	} else {
-		p.Stats.Drops++
-		s.pk.release(pi)
-	}
-	if p.ctrl.size > 0 || p.data.size > 0 || (p.host >= 0 && len(s.hosts[p.host].active) > 0) {
-		p.pending = true
-		s.q.push(p.freeAt, evTxDone, pid, 0)
-	}
-}
-
-func (s *Sim) txDone(pid int32) {
-	s.ports[pid].pending = false
-	s.startTx(pid)
-}
-
-// arrive delivers the head of port pid's wire to the node at its far end.
-func (s *Sim) arrive(pid int32) {
-	via := &s.ports[pid]
-	pi := via.wire.pop()
-	if via.wire.size > 0 {
-		s.q.push(s.pk.p[via.wire.first()].arr, evArrive, pid, 0)
-	}
-	node := via.peerNode
-	pkt := &s.pk.p[pi]
-	if via.epoch != pkt.epoch {
-		// The link went down while the packet was on it.
-		via.Stats.Drops++
-		s.pk.release(pi)
-		return
-	}
-	in := &s.ports[via.peerPort].Stats
-	in.InOctets += uint64(pkt.size)
-	in.InPkts++
-	if h := s.hostOf[node]; h >= 0 {
-		s.deliver(h, pi)
-		return
-	}
-	key, ent := uint32(pkt.flow), pkt.entropy
-	if s.cfg.HashAddressesOnly {
-		// Without L4 ports in the hash every packet between two hosts
-		// hashes alike, whatever its flow or entropy.
-		st := &s.flows[pkt.flow]
-		a, b := st.srcNode, st.dstNode
-		if pkt.kind == pkAck {
-			a, b = b, a
-		}
-		key, ent = uint32(a)<<16^uint32(b), 0
-	}
-	out := s.rt.pick(node, s.hostOf[pkt.dst], key, ent, pkt.kind, s.ports)
-	if out < 0 {
-		s.ports[via.peerPort].Stats.Drops++ // no route: count at the ingress
-		s.pk.release(pi)
-		return
-	}
-	s.enqueue(out, pi)
-}
-
-func (s *Sim) enqueue(pid int32, pi int32) {
-	p := &s.ports[pid]
-	pkt := &s.pk.p[pi]
-	if !p.up {
-		p.Stats.Drops++
-		s.pk.release(pi)
-		return
-	}
-	if pkt.kind == pkData && pkt.flags&pfTrimmed == 0 {
-		if p.dataB+int64(pkt.size) <= p.capB {
-			p.data.push(pi)
-			if p.dataB == 0 {
-				p.occSince = s.now
-			}
-			p.dataB += int64(pkt.size)
-			if p.dataB > p.Stats.IntervalMaxQueue {
-				p.Stats.IntervalMaxQueue = p.dataB
-				if p.dataB > p.Stats.MaxQueue {
-					p.Stats.MaxQueue = p.dataB
-				}
-			}
-			s.kick(pid)
-			return
-		}
-		if !s.tp.Trimming {
-			p.Stats.Drops++
-			s.pk.release(pi)
-			return
-		}
-		// Trim: cut the payload, keep a header that travels on the control queue.
-		pkt.flags |= pfTrimmed
-		pkt.size = int32(s.tp.AckBytes)
-		p.Stats.Trims++
-	}
-	if p.ctrlB+int64(pkt.size) > 2*p.capB {
-		p.Stats.Drops++
-		s.pk.release(pi)
-		return
-	}
-	p.ctrl.push(pi)
-	p.ctrlB += int64(pkt.size)
-	s.kick(pid)
-}
-
-func (s *Sim) deliver(h int32, pi int32) {
-	pkt := &s.pk.p[pi]
-	fi := pkt.flow
-	st := &s.flows[fi]
-	if pkt.kind == pkData {
-		d := pkt.dataHeader()
-		// The flow completes at the sender, when the ACK for its last packet
-		// arrives (as in htsim), so the receiver's completion is not used.
-		ack, _ := st.rcv.OnData(&d, pkt.flags&pfECN != 0, pkt.flags&pfTrimmed != 0)
-		// Turn the packet into its ACK in place.
-		*pkt = packet{ts: ack.EchoTS, flow: fi, dst: st.srcNode, size: int32(s.tp.AckBytes), psn: ack.PSN, cum: ack.CumAck, entropy: ack.Entropy, kind: pkAck}
-		if ack.ECN {
-			pkt.flags |= pfECN
-		}
-		if ack.Nack {
-			pkt.flags |= pfNack
-		}
-		s.enqueue(s.hosts[h].port, pi)
-		return
-	}
-	a := transport.Ack{Flow: uint32(fi), PSN: pkt.psn, CumAck: pkt.cum, Entropy: pkt.entropy, ECN: pkt.flags&pfECN != 0, Nack: pkt.flags&pfNack != 0, EchoTS: pkt.ts}
-	s.pk.release(pi)
-	if st.fct >= 0 {
-		return
-	}
-	st.snd.OnAck(s.now, &a)
-	if st.snd.Done() {
-		s.complete(fi)
-		return
-	}
-	if st.snd.CanSend(s.now) {
-		s.activate(fi)
-	}
-}
-
 func (s *Sim) complete(fi int32) {
 	st := &s.flows[fi]
 	st.fct = s.now - st.start
@@ -877,59 +676,5 @@ func (s *Sim) complete(fi int32) {
 				s.q.push(s.now+s.cfg.Matrix.Flows[nx].Start, evFlowStart, nx, 0)
 			}
 		}
-	}
-}
-
-// reroute recomputes the ECMP groups over the links that are up.
-func (s *Sim) reroute() {
-	down := make([]bool, len(s.f.Links))
-	for i := range s.f.Links {
-		down[i] = !s.ports[s.f.Links[i].A].up
-	}
-	s.rt.build(s.f, down, s.cfg.Seed)
-	s.res.Reroutes++
-}
-
-func (s *Sim) linkEvent(le *LinkEvent) {
-	l := &s.f.Links[le.Link]
-	wasUp := s.ports[l.A].up
-	if s.cfg.Reconverge > 0 && wasUp != le.Up {
-		s.q.push(s.now+s.cfg.Reconverge, evReroute, 0, 0)
-	}
-	for i, pid := range [2]int{l.A, l.B} {
-		if (le.Direction == DirAB && i == 1) || (le.Direction == DirBA && i == 0) {
-			continue
-		}
-		p := &s.ports[pid]
-		if !le.Up {
-			if p.up {
-				p.up = false
-				p.epoch++
-				// Everything queued behind the dead link is lost.
-				for p.data.size > 0 {
-					s.pk.release(p.data.pop())
-					p.Stats.Drops++
-				}
-				for p.ctrl.size > 0 {
-					s.pk.release(p.ctrl.pop())
-					p.Stats.Drops++
-				}
-				if p.dataB > 0 {
-					p.Stats.BackloggedPs += uint64(s.now - p.occSince)
-				}
-				p.dataB, p.ctrlB = 0, 0
-			}
-			continue
-		}
-		p.up = true
-		if le.RateFactor > 0 {
-			p.rate = int64(float64(p.nominal) * le.RateFactor)
-			if p.rate < 1 {
-				p.rate = 1
-			}
-		} else {
-			p.rate = p.nominal
-		}
-		s.kick(int32(pid))
 	}
 }

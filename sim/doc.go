@@ -1,0 +1,56 @@
+// Package sim is fabricbench's reference simulator: a deterministic,
+// discrete-event, packet-level model of a fabric, driving the same endpoint
+// state machines (agents/transport) that the real UDP agents run.
+//
+// Time is integer picoseconds. The model is split into elements the way
+// htsim's are, but without an interface call per hop: packets live in an
+// index pool (packet.go), events are 24-byte values in a radix heap
+// (eventq.go), and each element is a set of functions over flat arrays.
+//
+//	host NIC (nic.go)          pipe (pipe.go)             switch (switch.go, queue.go)
+//	+------------------+       +----------------+       +-----------------------------------------------+
+//	| senders, round   |       | serialise at   |       | ingress stage      egress port (per port)     |
+//	| robin (pull)     |--tx-->| rate, latency, |--arr->|  route:            +-- ctrl queue (ACK/NACK/  |
+//	| ctrl queue first |       | store and      |       |   explicit path    |   trimmed hdr), first    |
+//	| deliver: data -> |<------| forward; down: |<------|   or ECMP hash     +-- admit (buffer):        |
+//	| ACK in place     |       | lost, epochs   |       |   (entropy, salt)  |   static per queue, or   |
+//	+------------------+       +----------------+       |  [PFC, adaptive    |   shared pool + dynamic  |
+//	                                                    |   routing: more    |   threshold; full: trim  |
+//	                                                    |   stages here]     |   or drop                |
+//	                                                    |        |           +-- class queues 0..n-1    |
+//	                                                    |        +--------> |   RED ECN at dequeue     |
+//	                                                    |                    +-- scheduler: strict      |
+//	                                                    |                        priority, DWRR within  |
+//	                                                    |                        a priority --> pipe    |
+//	                                                    +-----------------------------------------------+
+//
+// Packet header: flow, destination, size, sequence numbers, timestamps, a
+// traffic class (Config.ClassOf, per flow) and a routing header (entropy,
+// set by the load balancer, and an optional explicit path, Config.Paths).
+//
+// Ingress (Sim.ingress) makes the routing decision: a packet with an
+// explicit path takes its next hop from it, others are hashed onto the
+// switch's equal-cost group towards the destination ((flow, entropy) with
+// a per-switch salt; members whose link is down are skipped). Features
+// that act on arrival (PFC pause accounting, adaptive routing on queue
+// occupancy) are further steps of this stage.
+//
+// Egress (Sim.enqueue, Sim.startTx) has per port a control queue, served
+// first (ACKs, NACKs and trimmed headers; up to twice the data queue), and
+// one data queue per traffic class (Config.Classes). Buffer accounting
+// (Config.Buffer) admits a data packet when its class queue stays within a
+// static QueueBytes, or, with a shared buffer per switch, within Alpha
+// times the pool's free bytes (dynamic thresholds, as switch ASICs do). A
+// refused packet is trimmed to a header on the control queue or dropped.
+// The scheduler serves the backlogged classes of the lowest Priority first;
+// classes of equal priority share by deficit weighted round robin (a
+// quantum of Weight full packets per turn). RED ECN marks at dequeue on
+// the class queue left behind, between Kmin and Kmax of QueueBytes.
+//
+// The default configuration, one class and a static per-port QueueBytes,
+// is the simulator as it was before the pipeline was split: same events,
+// same results.
+//
+// Hosts pull packets from their senders round robin whenever the NIC is
+// free, with ACKs first; a host's NIC has no class queues.
+package sim

@@ -1,0 +1,101 @@
+package sim
+
+import "github.com/fabricbench/fabricbench/agents/transport"
+
+// This file is the pipe: a link direction that carries packets from an
+// egress port to the node at its far end after its latency (store and
+// forward), and the link-state changes that take it down, bring it back or
+// degrade it.
+
+// transmit puts packet pi on port pid's link: the port is busy for its
+// serialisation, and it arrives at the peer node a latency later (or is
+// lost at once when the link is down).
+func (s *Sim) transmit(pid int32, p *port, pi int32) {
+	pkt := &s.pk.p[pi]
+	size := int64(pkt.size)
+	p.Stats.OutOctets += uint64(size)
+	p.Stats.OutPkts++
+	p.freeAt = s.now + transport.TxTime(size, p.rate)
+	if p.up {
+		pkt.epoch, pkt.port = p.epoch, pid
+		pkt.arr = p.freeAt + p.lat
+		// Arrivals on one link are in transmission order (constant latency),
+		// so only the head of the wire needs a scheduled event.
+		if p.wire.size == 0 {
+			s.q.push(pkt.arr, evArrive, pid, pi)
+		}
+		p.wire.push(pi)
+	} else {
+		p.Stats.Drops++
+		s.pk.release(pi)
+	}
+}
+
+// arrive delivers the head of port pid's wire to the node at its far end:
+// a host's NIC, or a switch's ingress stage.
+func (s *Sim) arrive(pid int32) {
+	via := &s.ports[pid]
+	pi := via.wire.pop()
+	if via.wire.size > 0 {
+		s.q.push(s.pk.p[via.wire.first()].arr, evArrive, pid, 0)
+	}
+	node := via.peerNode
+	pkt := &s.pk.p[pi]
+	if via.epoch != pkt.epoch {
+		// The link went down while the packet was on it.
+		via.Stats.Drops++
+		s.pk.release(pi)
+		return
+	}
+	in := &s.ports[via.peerPort].Stats
+	in.InOctets += uint64(pkt.size)
+	in.InPkts++
+	if h := s.hostOf[node]; h >= 0 {
+		s.deliver(h, pi)
+		return
+	}
+	s.ingress(node, via.peerPort, pi)
+}
+
+// reroute recomputes the ECMP groups over the links that are up.
+func (s *Sim) reroute() {
+	down := make([]bool, len(s.f.Links))
+	for i := range s.f.Links {
+		down[i] = !s.ports[s.f.Links[i].A].up
+	}
+	s.rt.build(s.f, down, s.cfg.Seed)
+	s.res.Reroutes++
+}
+
+func (s *Sim) linkEvent(le *LinkEvent) {
+	l := &s.f.Links[le.Link]
+	wasUp := s.ports[l.A].up
+	if s.cfg.Reconverge > 0 && wasUp != le.Up {
+		s.q.push(s.now+s.cfg.Reconverge, evReroute, 0, 0)
+	}
+	for i, pid := range [2]int{l.A, l.B} {
+		if (le.Direction == DirAB && i == 1) || (le.Direction == DirBA && i == 0) {
+			continue
+		}
+		p := &s.ports[pid]
+		if !le.Up {
+			if p.up {
+				p.up = false
+				p.epoch++
+				// Everything queued behind the dead link is lost.
+				s.flush(int32(pid), p)
+			}
+			continue
+		}
+		p.up = true
+		if le.RateFactor > 0 {
+			p.rate = int64(float64(p.nominal) * le.RateFactor)
+			if p.rate < 1 {
+				p.rate = 1
+			}
+		} else {
+			p.rate = p.nominal
+		}
+		s.kick(int32(pid))
+	}
+}
