@@ -1,6 +1,10 @@
 package preset
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
+)
 
 func TestLookup(t *testing.T) {
 	for _, n := range []string{"smartt", "SMaRTT", " smartt "} {
@@ -25,5 +29,18 @@ func TestApplySpec(t *testing.T) {
 		if got := SMaRTT.ApplySpec(c.in); got != c.want {
 			t.Errorf("ApplySpec(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestSMaRTTTransportDefaults: suites apply the preset without keys for the
+// target RTT and the window bound; they rely on the preset's values being
+// the transport's defaults.
+func TestSMaRTTTransportDefaults(t *testing.T) {
+	if SMaRTT.TargetRTT != transport.TargetFactor || SMaRTT.MaxWindow != transport.MaxWindowBDP {
+		t.Errorf("smartt target RTT %g, max window %g; the transport defaults are %g, %g",
+			SMaRTT.TargetRTT, SMaRTT.MaxWindow, transport.TargetFactor, transport.MaxWindowBDP)
+	}
+	if d := transport.DefaultParams(); SMaRTT.MTU != d.MTU || !d.Trimming {
+		t.Errorf("smartt mtu %d, default %d", SMaRTT.MTU, d.MTU)
 	}
 }

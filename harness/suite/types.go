@@ -14,7 +14,14 @@ type Suite struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	// Seed is the simulator/random seed (default 1).
-	Seed      uint64    `yaml:"seed"`
+	Seed uint64 `yaml:"seed"`
+	// Preset names a setting (package preset): "smartt" is the SMaRTT
+	// paper's (Sec. IV). It adds its link rate and latencies to
+	// fabric.spec where the spec does not set them (a fabric.file is
+	// refused) and sets features.ecn, features.trimming, features.queue
+	// and transport.mtu where the suite leaves them out. Stored in
+	// canonical form after Load; default none.
+	Preset    string    `yaml:"preset"`
 	Fabric    Fabric    `yaml:"fabric"`
 	Features  Features  `yaml:"features"`
 	Transport Transport `yaml:"transport"`

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/preset"
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
@@ -117,6 +118,7 @@ func (c *checker) errf(path, format string, args ...any) { c.d.errf(path, format
 
 func (c *checker) run() {
 	c.defaults()
+	c.preset()
 	c.fabric()
 	c.features()
 	c.transport()
@@ -127,6 +129,48 @@ func (c *checker) run() {
 	c.analysis()
 	c.sim()
 	c.bringup()
+}
+
+// preset applies Suite.Preset: its spec parameters to a fabric.spec that
+// does not set them, its switch and transport settings to the keys the
+// document leaves out (after defaults, so they replace the defaults only).
+func (c *checker) preset() {
+	s, d := c.s, c.d
+	if strings.TrimSpace(s.Preset) == "" {
+		return
+	}
+	p, err := preset.Lookup(s.Preset)
+	if err != nil {
+		c.errf("preset", "%v", err)
+		return
+	}
+	s.Preset = p.Name
+	switch {
+	case strings.TrimSpace(s.Fabric.Spec) != "":
+		s.Fabric.Spec = p.ApplySpec(s.Fabric.Spec)
+	case s.Fabric.File != "":
+		c.errf("preset", "%s sets the link rate and latencies of a generator spec (%s); fabric.file brings its own (use fabric.spec, e.g. fattree:hosts=128)",
+			p.Name, p.SpecKeys())
+	}
+	f := &s.Features
+	if !d.has("features.ecn.enabled") {
+		f.ECN.Enabled = boolPtr(p.ECN)
+	}
+	if !d.has("features.ecn.kmin") {
+		f.ECN.KMin = p.KMin
+	}
+	if !d.has("features.ecn.kmax") {
+		f.ECN.KMax = p.KMax
+	}
+	if !d.has("features.trimming.enabled") {
+		f.Trimming.Enabled = boolPtr(p.Trimming)
+	}
+	if !d.has("features.queue") {
+		f.Queue = p.Queue
+	}
+	if !d.has("transport.mtu") {
+		s.Transport.MTU = p.MTU
+	}
 }
 
 func (c *checker) bringup() {
