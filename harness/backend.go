@@ -224,3 +224,23 @@ func newBackend(name string) (Backend, error) {
 	}
 	return f(), nil
 }
+
+// Concurrent is implemented by backends whose runs are independent of
+// each other, so that the harness may run several matrix points at once
+// (each with its own Backend from the factory). A backend that does not
+// implement it, or returns false, runs one point at a time: the netns
+// backend, whose labs share the host's namespaces, subnets and ports.
+type Concurrent interface {
+	ConcurrentRuns() bool
+}
+
+// BackendConcurrent reports whether the named backend can run several
+// points at once (see Concurrent).
+func BackendConcurrent(name string) (bool, error) {
+	b, err := newBackend(name)
+	if err != nil {
+		return false, err
+	}
+	c, ok := b.(Concurrent)
+	return ok && c.ConcurrentRuns(), nil
+}

@@ -32,9 +32,11 @@ type Point struct {
 	Transport Transport
 	Interval  time.Duration
 	Paths     []string
-	Jobs      []Job
-	Faults    []Fault
-	KPIs      []kpis.Spec
+	// NoTelemetry runs without gNMI telemetry (telemetry.enabled: false).
+	NoTelemetry bool
+	Jobs        []Job
+	Faults      []Fault
+	KPIs        []kpis.Spec
 }
 
 // Plan loads a suite file and resolves every matrix point. All errors are
@@ -158,6 +160,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 	}
 	p.Interval = time.Duration(iv / 1000)
 	p.Paths = s.Telemetry.Paths
+	p.NoTelemetry = s.Telemetry.Enabled != nil && !*s.Telemetry.Enabled
 
 	names := map[string]bool{}
 	for i := range s.Jobs {

@@ -11,8 +11,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fabricbench/fabricbench/analysis"
@@ -49,6 +51,36 @@ type Options struct {
 	// AgentBinary is the fabricbench executable deployed to hosts as the
 	// transport agent and telemetry exporter (default: this program).
 	AgentBinary string
+	// Parallel bounds how many matrix points run at the same time (0: the
+	// number of CPUs, runtime.GOMAXPROCS). Backends that cannot run
+	// points concurrently (see Concurrent) run one at a time whatever it
+	// says. The results do not depend on it: the same runs, in matrix
+	// order, with the same values.
+	Parallel int
+}
+
+// parallelism is how many points Run runs at once.
+func parallelism(opts Options) int {
+	if ok, _ := BackendConcurrent(opts.Backend); !ok {
+		return 1
+	}
+	if opts.Parallel > 0 {
+		return opts.Parallel
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// lockedWriter serialises writes of the points running at once; one mutex
+// is shared by the writers that may be the same file.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // InfluxOptions select an InfluxDB sink.
@@ -78,6 +110,14 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	if err := os.MkdirAll(filepath.Join(opts.Out, "runs"), 0o755); err != nil {
 		return nil, fmt.Errorf("results directory: %w", err)
 	}
+	// Progress lines and run lines come from every running point.
+	var outMu sync.Mutex
+	if opts.Progress != nil && !opts.Bars {
+		opts.Progress = &lockedWriter{mu: &outMu, w: opts.Progress}
+	}
+	if opts.Log != nil {
+		opts.Log = &lockedWriter{mu: &outMu, w: opts.Log}
+	}
 	res := &results.Results{
 		Schema: results.Schema, Suite: s.Name, SuiteFile: opts.SuiteFile, Backend: opts.Backend,
 		Started: time.Now().UTC(), Status: results.Pass,
@@ -101,27 +141,76 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 			stopped = "not started: bring-up validation " + run.Status
 		}
 	}
-	for _, p := range points {
-		if stopped != "" {
-			res.Runs = append(res.Runs, results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: stopped})
+	par := parallelism(opts)
+	// The runs of the points in matrix order (nil: not finished), their
+	// errors, and what follows from them (res.Runs, the saved files) are
+	// guarded by mu: workers finish in any order.
+	base := len(res.Runs)
+	runs := make([]*results.Run, len(points))
+	errs := make([]error, len(points))
+	var mu sync.Mutex
+	collect := func() {
+		res.Runs = res.Runs[:base]
+		for _, r := range runs {
+			if r != nil {
+				res.Runs = append(res.Runs, *r)
+			}
+		}
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range par {
+		wg.Go(func() {
+			for i := range next {
+				if ctx.Err() != nil {
+					continue // not started: filled in below
+				}
+				p := points[i]
+				run, err := runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
+				mu.Lock()
+				runs[i], errs[i] = run, err
+				if opts.Log != nil {
+					fmt.Fprintf(opts.Log, "%s\n", runLine(run))
+				}
+				// Save after every run so an interrupted suite keeps what
+				// it has: the finished runs, in matrix order. A failed save
+				// is retried by the next one; the last one counts.
+				collect()
+				finish(res)
+				saveAll(opts.Out, res)
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for i := range points {
+		if stopped != "" || ctx.Err() != nil {
+			break
+		}
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	for i, p := range points {
+		if runs[i] != nil {
 			continue
 		}
-		if ctx.Err() != nil {
-			res.Runs = append(res.Runs, results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: "not started: the suite was interrupted"})
-			continue
+		why := stopped
+		if why == "" {
+			why = "not started: the suite was interrupted"
 		}
-		run, err := runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
-		res.Runs = append(res.Runs, *run)
-		if opts.Log != nil {
-			fmt.Fprintf(opts.Log, "%s\n", runLine(run))
-		}
+		runs[i] = &results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: why}
+	}
+	collect()
+	// The first error in matrix order, whichever finished first.
+	for _, err := range errs {
 		if err != nil && runErr == nil {
 			runErr = err
 		}
-		// Save after every run so an interrupted suite keeps what it has.
-		// A failed save is retried by the next one; the last one counts.
-		finish(res)
-		saveAll(opts.Out, res)
 	}
 	prog.wait()
 	finish(res)
@@ -304,21 +393,26 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	if err := b.DeployAgents(ctx, p.Transport); err != nil {
 		return fail(fmt.Errorf("deploy agents: %w", err))
 	}
-	targets, err := b.TelemetryTargets(ctx, p.Interval)
-	if err != nil {
-		return fail(fmt.Errorf("telemetry targets: %w", err))
+	var targets []telemetry.TargetSpec
+	if !p.NoTelemetry {
+		if targets, err = b.TelemetryTargets(ctx, p.Interval); err != nil {
+			return fail(fmt.Errorf("telemetry targets: %w", err))
+		}
 	}
 
-	// Sinks: the embedded store always, InfluxDB when configured.
+	// Sinks: the embedded store always, InfluxDB when configured; none
+	// without telemetry.
 	storePath := filepath.Join(dir, "telemetry.csv")
-	store, err := telemetry.CreateStore(storePath)
-	if err != nil {
-		return fail(err)
+	var store *telemetry.Store
+	if !p.NoTelemetry {
+		if store, err = telemetry.CreateStore(storePath); err != nil {
+			return fail(err)
+		}
+		run.Files["telemetry"] = filepath.ToSlash(filepath.Join(rel, "telemetry.csv"))
 	}
-	run.Files["telemetry"] = filepath.ToSlash(filepath.Join(rel, "telemetry.csv"))
 	var sink telemetry.Sink = store
 	var ix *telemetry.InfluxSink
-	if influx != nil {
+	if influx != nil && !p.NoTelemetry {
 		cfg := *influx
 		cfg.SpillPath = filepath.Join(dir, "influx-unsent.lp")
 		var iopts []telemetry.InfluxOption
@@ -335,7 +429,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	storeClosed, influxClosed := false, false
 	closeStore := func() error {
-		if storeClosed {
+		if store == nil || storeClosed {
 			return nil
 		}
 		storeClosed = true
@@ -373,14 +467,17 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 
 	cctx, cancelColl := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelColl()
-	coll := telemetry.NewCollector(targets,
-		telemetry.WithPaths(p.Paths...),
-		telemetry.WithSampleInterval(p.Interval),
-		telemetry.WithRun(runTag),
-		telemetry.WithHandler(sink.Write),
-	)
-	if err := coll.Start(cctx); err != nil {
-		return fail(fmt.Errorf("telemetry subscribe: %w", err))
+	var coll *telemetry.Collector
+	if !p.NoTelemetry {
+		coll = telemetry.NewCollector(targets,
+			telemetry.WithPaths(p.Paths...),
+			telemetry.WithSampleInterval(p.Interval),
+			telemetry.WithRun(runTag),
+			telemetry.WithHandler(sink.Write),
+		)
+		if err := coll.Start(cctx); err != nil {
+			return fail(fmt.Errorf("telemetry subscribe: %w", err))
+		}
 	}
 	if err := b.InjectFaults(ctx, p.Faults); err != nil {
 		return fail(fmt.Errorf("faults: %w", err))
@@ -393,14 +490,18 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	// Down ends the telemetry streams; the collector then drains.
 	downErr := down()
-	stats, collErr := coll.Wait()
+	var collErr error
+	if coll != nil {
+		var stats telemetry.CollectStats
+		stats, collErr = coll.Wait()
+		run.Telemetry.IntervalUs = float64(p.Interval.Microseconds())
+		run.Telemetry.Targets = len(targets)
+		run.Telemetry.Samples = stats.Samples
+		run.Telemetry.Store = run.Files["telemetry"]
+		run.Telemetry.RunTag = runTag
+	}
 	storeErr := closeStore()
 	influxErr := closeInflux()
-	run.Telemetry.IntervalUs = float64(p.Interval.Microseconds())
-	run.Telemetry.Targets = len(targets)
-	run.Telemetry.Samples = stats.Samples
-	run.Telemetry.Store = run.Files["telemetry"]
-	run.Telemetry.RunTag = runTag
 	run.Telemetry.EpochNs = rr.EpochNs
 	run.SimEndUs = float64(rr.End) / 1e6
 	run.Packets = rr.Packets
@@ -414,9 +515,11 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 
 	// Analyse what arrived through gNMI, as stored.
-	samples, err := telemetry.ReadStore(storePath)
-	if err != nil {
-		return fail(err)
+	var samples []telemetry.Sample
+	if !p.NoTelemetry {
+		if samples, err = telemetry.ReadStore(storePath); err != nil {
+			return fail(err)
+		}
 	}
 	in := analysis.Input{
 		Fabric: p.Fabric, Samples: samples, EpochNs: rr.EpochNs, Ideal: rr.Ideal, Faults: run.Faults,
@@ -456,6 +559,9 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	maps.Copy(extra, rr.Extra)
 	run.KPIs = judgeUnfinished(kpis.Evaluate(p.KPIs, out, extra), p.KPIs, out.Jobs, rr.Interrupted)
+	if p.NoTelemetry {
+		skipTelemetryKPIs(run.KPIs, p.KPIs)
+	}
 	out.Plots.Run = p.ID
 	out.Plots.Faults = run.Faults
 	plotsRel := filepath.ToSlash(filepath.Join(rel, "plots.json"))
@@ -505,6 +611,28 @@ func reachedFaults(faults []Fault, end int64) ([]results.Fault, int) {
 			ID: ft.ID, Kind: ft.Kind, Ports: ft.Ports, Host: ft.Host})
 	}
 	return out, later
+}
+
+// fromBackend are the fabric metrics the backend reports; the other
+// fabric metrics are computed from telemetry.
+var fromBackend = map[string]bool{"retransmitted": true, "incomplete_flows": true, "reroutes": true}
+
+// skipTelemetryKPIs skips the KPIs of a run without telemetry that are
+// computed from it (every fabric metric but the backend's counters): with
+// no samples they would pass for want of evidence. kp[i] is the result of
+// specs[i].
+func skipTelemetryKPIs(kp []results.KPI, specs []kpis.Spec) {
+	scope := map[string]string{}
+	for _, m := range kpis.Metrics() {
+		scope[m.Name] = m.Scope
+	}
+	for i := range kp {
+		if i >= len(specs) || scope[specs[i].Metric] == kpis.ScopeJob || fromBackend[specs[i].Metric] {
+			continue
+		}
+		kp[i].Verdict, kp[i].Value = results.Skipped, 0
+		kp[i].Message = "not evaluated: telemetry is disabled (telemetry.enabled: false)"
+	}
 }
 
 // judgeUnfinished settles the KPIs of jobs that did not finish. In an
@@ -598,6 +726,9 @@ func pointConfig(p *Point) map[string]string {
 		"ecn": strconv.FormatBool(p.Features.ECN), "trimming": strconv.FormatBool(p.Features.Trimming),
 		"ecmp_hash": fmt.Sprint(p.Features.ECMPHash), "telemetry_interval": p.Interval.String(),
 		"seed": strconv.FormatUint(p.Suite.Seed, 10),
+	}
+	if p.NoTelemetry {
+		c["telemetry_interval"] = "off"
 	}
 	if p.Features.ECN {
 		c["ecn_kmin"] = strconv.FormatFloat(p.Features.KMin, 'g', -1, 64)

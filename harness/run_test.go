@@ -126,7 +126,7 @@ matrix:
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	res, err := harness.Run(ctx, harness.Options{SuiteFile: file, Out: out})
+	res, err := harness.Run(ctx, harness.Options{SuiteFile: file, Out: out, Parallel: 1})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}

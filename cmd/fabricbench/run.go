@@ -28,6 +28,8 @@ type runOpts struct {
 	influx, influxBucket, influxOrg, tok string
 	quiet                                bool
 	influxTimeout                        time.Duration
+	parallel                             int
+	parallelSet                          bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -43,10 +45,15 @@ injected, jobs run, fabric down. The results directory then holds
 results.json, junit.xml, report.html and, per run, runs/<id>/telemetry.csv
 (the embedded telemetry store), flows.csv and plots.json.
 
+Independent matrix points run concurrently, up to --parallel at once (the
+sim backend; the netns backend runs one at a time). The results are those
+of a serial run: the same values, runs listed in matrix order.
+
 Exit status: 0 every KPI passed, 1 a KPI failed, 2 bad input or an
 infrastructure error, 130 interrupted (Ctrl-C; results so far are kept).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.parallelSet = cmd.Flags().Changed("parallel")
 			return runSuite(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o)
 		},
 	}
@@ -59,6 +66,7 @@ infrastructure error, 130 interrupted (Ctrl-C; results so far are kept).`,
 	f.StringVar(&o.tok, "influx-token-file", "", "file holding the InfluxDB token (default: $FABRICBENCH_INFLUX_TOKEN)")
 	f.DurationVar(&o.influxTimeout, "influx-timeout", 30*time.Second, "at the end of each run, wait this long for InfluxDB to take every point; the rest is saved to runs/<id>/influx-unsent.lp")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	f.IntVar(&o.parallel, "parallel", 0, "run up to N matrix points at once (default: the number of CPUs); backends that cannot, such as netns, run one at a time")
 	f.StringVar(&o.agentBinary, "agent-binary", "", "fabricbench binary to deploy to hosts as agent and exporter (netns backend; default: this one)")
 	return cmd
 }
@@ -73,8 +81,17 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		o.out = filepath.Join("runs", base+"-"+time.Now().Format("20060102-150405"))
 	}
+	if o.parallelSet && o.parallel < 1 {
+		return badInput(fmt.Errorf("--parallel: %d is not a number of points (want 1 or more)", o.parallel))
+	}
+	if o.parallel > 1 {
+		if ok, err := harness.BackendConcurrent(o.backend); err == nil && !ok {
+			fmt.Fprintf(stderr, "note: --parallel %d: the %s backend cannot run points concurrently; running them one at a time\n", o.parallel, o.backend)
+			o.parallel = 1
+		}
+	}
 	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout, InfluxCloseTimeout: o.influxTimeout,
-		LabStateRoot: labStateRoot(), AgentBinary: o.agentBinary}
+		LabStateRoot: labStateRoot(), AgentBinary: o.agentBinary, Parallel: o.parallel}
 	if o.influx != "" {
 		opts.Influx = &harness.InfluxOptions{URL: o.influx, Bucket: o.influxBucket, Org: o.influxOrg, TokenFile: o.tok}
 	} else if o.influxBucket != "" || o.tok != "" {

@@ -228,3 +228,8 @@ func (b *Backend) Down(ctx context.Context) error {
 	b.srv = nil
 	return err
 }
+
+// ConcurrentRuns implements harness.Concurrent: each run has its own
+// simulator, its own gNMI server on a free loopback port and no global
+// state, so matrix points may run at the same time.
+func (b *Backend) ConcurrentRuns() bool { return true }

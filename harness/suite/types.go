@@ -133,6 +133,10 @@ type Transport struct {
 
 // Telemetry configures collection.
 type Telemetry struct {
+	// Enabled subscribes to gNMI telemetry (default true). false runs
+	// the jobs without it, e.g. to measure what telemetry costs: no
+	// telemetry.csv, and the KPIs computed from telemetry are skipped.
+	Enabled *bool `yaml:"enabled"`
 	// Interval is the gNMI sample interval, 100us to 10ms (default 100us).
 	Interval string `yaml:"interval"`
 	// Paths are the subscribed paths, each starting with "/" (default:
