@@ -194,7 +194,7 @@ type Sim struct {
 	rt     routing
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
 	ncls    int
-	cq      []classQueue // [port*ncls + class]
+	cq      []classQueue // [port*(ncls-1) + class-1], classes 1..ncls-1
 	order   []uint8      // classes by priority (stable)
 	lvlLo   []int        // [i]: first position in order of order[i]'s priority level
 	lvlHi   []int        // [i]: one past its last

@@ -73,10 +73,9 @@ func (s *Sim) schedule(pid int32, p *port) int {
 	if s.ncls == 1 {
 		return 0
 	}
-	cq := s.cq[int(pid)*s.ncls : int(pid+1)*s.ncls]
 	for i := 0; i < s.ncls; i++ {
 		c := int(s.order[i])
-		if cq[c].q.size == 0 {
+		if s.classQ(pid, c).q.size == 0 {
 			continue
 		}
 		lo, hi := s.lvlLo[i], s.lvlHi[i]
@@ -90,7 +89,7 @@ func (s *Sim) schedule(pid int32, p *port) int {
 		}
 		for {
 			k := int(s.order[p.rr])
-			q := &cq[k]
+			q := s.classQ(pid, k)
 			if q.q.size > 0 {
 				if p.rrFresh {
 					q.deficit += s.quantum[k]
@@ -166,7 +165,7 @@ func (s *Sim) buildPipeline() error {
 		return fmt.Errorf("sim: %d traffic classes, at most 256", len(cls))
 	}
 	s.ncls = len(cls)
-	s.cq = make([]classQueue, len(s.ports)*s.ncls)
+	s.cq = make([]classQueue, len(s.ports)*(s.ncls-1))
 	s.order = make([]uint8, s.ncls)
 	s.quantum = make([]int64, s.ncls)
 	for c := range cls {
