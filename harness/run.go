@@ -410,7 +410,15 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		}
 		run.Files["telemetry"] = filepath.ToSlash(filepath.Join(rel, "telemetry.csv"))
 	}
-	var sink telemetry.Sink = store
+	// The analysis reads what arrived through gNMI from memory: the
+	// samples the store wrote, in the same order, without reading the
+	// file back (on the nightly suite that took as long as a third of
+	// the simulation).
+	mem := &memSink{}
+	var sink telemetry.Sink
+	if store != nil {
+		sink = telemetry.Multi(store, mem)
+	}
 	var ix *telemetry.InfluxSink
 	if influx != nil && !p.NoTelemetry {
 		cfg := *influx
@@ -424,7 +432,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 			store.Close(context.Background())
 			return fail(fmt.Errorf("influxdb: %w", err))
 		}
-		sink = telemetry.Multi(store, ix)
+		sink = telemetry.Multi(store, mem, ix)
 		run.Telemetry.Influx = redactURL(influx.URL) + " bucket " + influx.Bucket
 	}
 	storeClosed, influxClosed := false, false
@@ -515,12 +523,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 
 	// Analyse what arrived through gNMI, as stored.
-	var samples []telemetry.Sample
-	if !p.NoTelemetry {
-		if samples, err = telemetry.ReadStore(storePath); err != nil {
-			return fail(err)
-		}
-	}
+	samples := mem.samples()
 	in := analysis.Input{
 		Fabric: p.Fabric, Samples: samples, EpochNs: rr.EpochNs, Ideal: rr.Ideal, Faults: run.Faults,
 		LB: p.Transport.LB, Opts: analysisOptions(&p.Suite.Analysis),
@@ -611,6 +614,46 @@ func reachedFaults(faults []Fault, end int64) ([]results.Fault, int) {
 			ID: ft.ID, Kind: ft.Kind, Ports: ft.Ports, Host: ft.Host})
 	}
 	return out, later
+}
+
+// memSink keeps every sample it is given, in order, in fixed-size chunks
+// (growing it never copies what it holds).
+type memSink struct {
+	chunks [][]telemetry.Sample
+	n      int
+}
+
+const memChunk = 1 << 16
+
+func (m *memSink) Write(batch []telemetry.Sample) error {
+	m.n += len(batch)
+	for len(batch) > 0 {
+		if len(m.chunks) == 0 || len(m.chunks[len(m.chunks)-1]) == memChunk {
+			m.chunks = append(m.chunks, make([]telemetry.Sample, 0, memChunk))
+		}
+		c := &m.chunks[len(m.chunks)-1]
+		k := min(memChunk-len(*c), len(batch))
+		*c = append(*c, batch[:k]...)
+		batch = batch[k:]
+	}
+	return nil
+}
+
+func (m *memSink) Close(context.Context) error { return nil }
+
+// samples returns the samples in one slice, releasing each chunk once
+// copied.
+func (m *memSink) samples() []telemetry.Sample {
+	if m.n == 0 {
+		return nil
+	}
+	out := make([]telemetry.Sample, 0, m.n)
+	for i, c := range m.chunks {
+		out = append(out, c...)
+		m.chunks[i] = nil
+	}
+	m.chunks = nil
+	return out
 }
 
 // fromBackend are the fabric metrics the backend reports; the other
