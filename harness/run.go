@@ -402,13 +402,13 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 
 	// Sinks: the embedded store always, InfluxDB when configured; none
 	// without telemetry.
-	storePath := filepath.Join(dir, "telemetry.csv")
+	storePath := filepath.Join(dir, "telemetry.csv.gz")
 	var store *telemetry.Store
 	if !p.NoTelemetry {
 		if store, err = telemetry.CreateStore(storePath); err != nil {
 			return fail(err)
 		}
-		run.Files["telemetry"] = filepath.ToSlash(filepath.Join(rel, "telemetry.csv"))
+		run.Files["telemetry"] = filepath.ToSlash(filepath.Join(rel, "telemetry.csv.gz"))
 	}
 	// The analysis reads what arrived through gNMI from memory: the
 	// samples the store wrote, in the same order, without reading the

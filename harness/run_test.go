@@ -117,7 +117,7 @@ matrix:
 	defer cancel()
 	// Cancel once telemetry has reached the store.
 	go func() {
-		store := filepath.Join(out, "runs", "lb=reps", "telemetry.csv")
+		store := filepath.Join(out, "runs", "lb=reps", "telemetry.csv.gz")
 		for ctx.Err() == nil {
 			if st, err := os.Stat(store); err == nil && st.Size() > 15<<20 {
 				cancel()

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -24,6 +25,12 @@ import (
 //
 // time_ns and value are base-10 int64s; the other columns are text (queue is
 // empty for interface counters).
+//
+// A store whose path ends in ".gz" is gzip-compressed: every flush writes
+// one complete gzip member (RFC 1952 allows several in one file; gzip -d,
+// zcat and Go's gzip.Reader read them as one stream). So a compressed store
+// keeps the crash guarantee of a plain one: what was flushed is a whole,
+// readable member. Telemetry CSV compresses about 15x at the fastest level.
 
 // StoreHeader lists the store's columns in file order.
 var StoreHeader = []string{"time_ns", "run", "target", "measurement", "interface", "queue", "field", "value"}
@@ -60,7 +67,10 @@ type Store struct {
 	rows    int          // rows in buf
 	rec     [8]string
 	numBuf  []byte
-	err     error // sticky write error
+	gz      *gzip.Writer // nil for a plain CSV store
+	zbuf    bytes.Buffer // one compressed member
+	written int64        // bytes written to f
+	err     error        // sticky write error
 	closed  bool
 	stop    chan struct{}
 	stopped chan struct{}
@@ -79,6 +89,11 @@ func CreateStore(path string) (*Store, error) {
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	if strings.HasSuffix(path, ".gz") {
+		// BestSpeed: about 15x on telemetry CSV, at a small share of the
+		// cost of encoding the rows.
+		s.gz, _ = gzip.NewWriterLevel(&s.zbuf, gzip.BestSpeed) // valid level: no error
+	}
 	s.csv = csv.NewWriter(&s.buf)
 	if err := s.csv.Write(StoreHeader); err != nil {
 		_ = f.Close()
@@ -96,6 +111,14 @@ func CreateStore(path string) (*Store, error) {
 
 // Path returns the file's path.
 func (s *Store) Path() string { return s.path }
+
+// Size returns the bytes written to the file so far (compressed, for a
+// ".gz" store).
+func (s *Store) Size() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.written
+}
 
 // Count returns the number of rows (samples) written so far, including rows
 // still buffered in memory.
@@ -153,10 +176,21 @@ func (s *Store) flushLocked() error {
 	if s.buf.Len() == 0 {
 		return nil
 	}
-	// One Write call with whole rows: the file never ends in a partial row
-	// unless the write itself fails (disk full), which makes the error
-	// sticky.
-	if _, err := s.f.Write(s.buf.Bytes()); err != nil {
+	// One Write call with whole rows (for a compressed store, one whole
+	// gzip member): the file never ends in a partial row unless the write
+	// itself fails (disk full), which makes the error sticky.
+	out := s.buf.Bytes()
+	if s.gz != nil {
+		s.zbuf.Reset()
+		s.gz.Reset(&s.zbuf)
+		// Writes into a bytes.Buffer cannot fail.
+		_, _ = s.gz.Write(out)
+		_ = s.gz.Close()
+		out = s.zbuf.Bytes()
+	}
+	n, err := s.f.Write(out)
+	s.written += int64(n)
+	if err != nil {
 		s.err = fmt.Errorf("telemetry store: %w", err)
 		return s.err
 	}
@@ -254,7 +288,19 @@ func ScanStore(path string, fn func(*Sample) error) error {
 		return fmt.Errorf("telemetry store: %w", err)
 	}
 	defer f.Close()
-	return scanStore(path, bufio.NewReaderSize(f, 256<<10), fn)
+	br := bufio.NewReaderSize(f, 256<<10)
+	// A compressed store is recognised by the gzip magic, whatever its name.
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("telemetry store %s: %w", path, err)
+		}
+		defer zr.Close()
+		// (Decompressing on a second goroutine measured no faster: the
+		// parser's garbage collection already uses the other core.)
+		return scanStore(path, bufio.NewReaderSize(zr, 256<<10), fn)
+	}
+	return scanStore(path, br, fn)
 }
 
 func scanStore(path string, rd io.Reader, fn func(*Sample) error) error {

@@ -1,9 +1,12 @@
 package telemetry
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -344,5 +347,107 @@ func TestMulti(t *testing.T) {
 	}
 	if err := Multi().Close(context.Background()); err != nil {
 		t.Errorf("empty Multi Close = %v", err)
+	}
+}
+
+// A ".gz" store holds the same rows, at least 5x smaller, as gzip members
+// that the standard tools read as one stream; an interrupted writer (no
+// Close) leaves every flushed row readable, as with a plain store.
+func TestCompressedStore(t *testing.T) {
+	tick := fakeStoreTicker(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "telemetry.csv.gz")
+	st, err := CreateStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close(context.Background()) })
+	want := storeSamples(3*storeFlushRows + 100)
+
+	if err := st.Write(want[:100]); err != nil {
+		t.Fatal(err)
+	}
+	storeTickAndWait(tick)
+	got, err := ReadStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeCompare(t, got, want[:100]) // one flushed member, writer still open
+
+	if err := st.Write(want[100:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = ReadStore(path); err != nil {
+		t.Fatal(err)
+	}
+	storeCompare(t, got, want)
+
+	// The same rows in a plain store, for the size.
+	plain := filepath.Join(dir, "telemetry.csv")
+	ps, err := CreateStore(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.Write(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	zi, _ := os.Stat(path)
+	pi, _ := os.Stat(plain)
+	t.Logf("%d rows: plain %d B, compressed %d B (%.1fx); Size() %d", len(want), pi.Size(), zi.Size(), float64(pi.Size())/float64(zi.Size()), st.Size())
+	if zi.Size()*5 > pi.Size() || st.Size() != zi.Size() {
+		t.Errorf("compressed %d B vs plain %d B (Size() %d): want at least 5x smaller", zi.Size(), pi.Size(), st.Size())
+	}
+
+	// gzip.Reader (multistream, like gzip -d) gives the plain file back.
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	praw, _ := os.ReadFile(plain)
+	if !bytes.Equal(raw, praw) {
+		t.Errorf("decompressed store (%d B) differs from the plain one (%d B)", len(raw), len(praw))
+	}
+}
+
+// BenchmarkScanStore reads 100k rows from a plain and a compressed store:
+// decompression must not make reading noticeably slower (CSV parsing
+// dominates).
+func BenchmarkScanStore(b *testing.B) {
+	rows := storeSamples(100_000)
+	for _, name := range []string{"telemetry.csv", "telemetry.csv.gz"} {
+		path := filepath.Join(b.TempDir(), name)
+		st, err := CreateStore(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Write(rows); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Close(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				if err := ScanStore(path, func(*Sample) error { n++; return nil }); err != nil || n != len(rows) {
+					b.Fatal(n, err)
+				}
+			}
+		})
 	}
 }

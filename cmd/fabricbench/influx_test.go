@@ -51,7 +51,7 @@ func TestRunInfluxOutageLosesNothing(t *testing.T) {
 	const outage = 3 * time.Second
 	srv := influxtest.Start(t, influxtest.WithoutFlux())
 	out := filepath.Join(t.TempDir(), "out")
-	storePath := filepath.Join(out, "runs", "run", "telemetry.csv")
+	storePath := filepath.Join(out, "runs", "run", "telemetry.csv.gz")
 
 	// The outage, in its own goroutine; the CLI runs in the test goroutine.
 	type outageReport struct {
@@ -215,7 +215,7 @@ func (k influxKey) String() string {
 func compareInfluxWithStore(t *testing.T, srv *influxtest.Server, out, runID string) int {
 	t.Helper()
 	// The run tag is <suite>-<start>/<run id>; the run's directory is runs/<run id>.
-	storePath := filepath.Join(out, "runs", runID[strings.LastIndex(runID, "/")+1:], "telemetry.csv")
+	storePath := filepath.Join(out, "runs", runID[strings.LastIndex(runID, "/")+1:], "telemetry.csv.gz")
 	samples, err := telemetry.ReadStore(storePath)
 	if err != nil {
 		t.Fatal(err)

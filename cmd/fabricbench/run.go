@@ -42,7 +42,7 @@ func newRunCmd() *cobra.Command {
 Every point of the suite's matrix runs on the backend: fabric up, features
 configured, transport agents deployed, gNMI telemetry subscribed, faults
 injected, jobs run, fabric down. The results directory then holds
-results.json, junit.xml, report.html and, per run, runs/<id>/telemetry.csv
+results.json, junit.xml, report.html and, per run, runs/<id>/telemetry.csv.gz
 (the embedded telemetry store), flows.csv and plots.json.
 
 Independent matrix points run concurrently, up to --parallel at once (the
