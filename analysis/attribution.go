@@ -50,7 +50,7 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 	// starved member that no culprit explains stays unnamed: low bytes
 	// with an empty queue is a victim's signature, and its group shows up
 	// as an imbalance finding.
-	for _, list := range starvedBy {
+	for gi, list := range starvedBy {
 		for _, s := range list {
 			own := false
 			for _, p := range s.ports {
@@ -60,8 +60,15 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 				continue
 			}
 			if c := a.relatedCulprit(culprits, s); c != nil {
+				// The evidence is over the culprit's window, not the
+				// whole run: the healthy time before a fault would
+				// dilute the shortfall.
+				mean, med := s.mean, s.med
+				if m, md, ok := windowShare(groups[gi], data[gi], s.label, c.start, c.end); ok {
+					mean, med = m, md
+				}
 				c.addVictim(results.Victim{Member: s.label, Group: s.group,
-					Why: fmt.Sprintf("carried %s vs group median %s (%s) with no congestion signal of its own", fmtRate(s.mean), fmtRate(s.med), signedPercent(-s.short))})
+					Why: fmt.Sprintf("carried %s vs group median %s (%s) in the culprit's window with no congestion signal of its own", fmtRate(mean), fmtRate(med), signedPercent((mean-med)/med))})
 			}
 		}
 	}
@@ -110,6 +117,44 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 	at.imbalances = a.imbalances(groups, stats, at.anomalies)
 	at.matches = a.matchFaults(at.anomalies)
 	return at
+}
+
+// windowShare returns the mean rate of group member label and the median
+// of the members' means over buckets from..to (inclusive), counting only
+// the group's active buckets when it has any there; ok is false when the
+// member or a positive median is missing.
+func windowShare(gr group, d groupData, label string, from, to int) (mean, med float64, ok bool) {
+	mi := slices.IndexFunc(gr.members, func(m member) bool { return m.label == label })
+	if mi < 0 || mi >= len(d.vals) {
+		return 0, 0, false
+	}
+	from, to = max(from, 0), min(to, len(d.active)-1)
+	anyActive := false
+	for k := from; k <= to; k++ {
+		anyActive = anyActive || d.active[k]
+	}
+	means := make([]float64, len(d.vals))
+	var valid []float64
+	for m, v := range d.vals {
+		sum, n := 0.0, 0
+		for k := from; k <= to && k < len(v); k++ {
+			if math.IsNaN(v[k]) || (anyActive && !d.active[k]) {
+				continue
+			}
+			sum += v[k]
+			n++
+		}
+		means[m] = math.NaN()
+		if n > 0 {
+			means[m] = sum / float64(n)
+			valid = append(valid, means[m])
+		}
+	}
+	med = median(valid)
+	if math.IsNaN(means[mi]) || !(med > 0) {
+		return 0, 0, false
+	}
+	return means[mi], med, true
 }
 
 // hotPorts are the switch ports, other than culprits, that were
