@@ -304,8 +304,9 @@ func (hGrid) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// niceTicks places about five major ticks at multiples of 1, 2 or 5 × 10^k
-// with labels of just the needed precision, and minor ticks between them.
+// niceTicks places about five major ticks (four to seven, more only when
+// fewer would not do) at multiples of 1, 2 or 5 × 10^k with labels of just
+// the needed precision, and minor ticks between them.
 type niceTicks struct{}
 
 func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -317,19 +318,21 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	span := hi - lo
 	mag := math.Pow10(int(math.Floor(math.Log10(span / 5))))
-	step, minor := mag, mag/5
-	for _, m := range []float64{1, 2, 5, 10} {
-		step = m * mag
-		switch m {
-		case 2:
-			minor = step / 4
-		default:
-			minor = step / 5
-		}
-		if span/step <= 6.5 {
-			break
-		}
+	// Candidate steps, finest first, with their minor steps.
+	steps := [][2]float64{{mag / 2, mag / 10}, {mag, mag / 5}, {2 * mag, mag / 2}, {5 * mag, mag}, {10 * mag, 2 * mag}}
+	k := 1
+	for k < len(steps)-1 && span/steps[k][0] > 6.5 {
+		k++
 	}
+	// The coarsest step with at most 6.5 intervals can leave only three
+	// labels (50, 100, 150 on 30..175): then take the next finer one.
+	majors := func(step float64) int {
+		return int(math.Floor(hi/step+1e-6) - math.Ceil(lo/step-1e-6) + 1)
+	}
+	if majors(steps[k][0]) < 4 {
+		k--
+	}
+	step, minor := steps[k][0], steps[k][1]
 	dec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
 	var ticks []plot.Tick
 	for i := math.Ceil(lo/minor - 1e-9); ; i++ {
@@ -350,8 +353,8 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// logTicks labels decades, and 2× and 5× too when the axis spans few
-// decades; minor ticks at the other integer multiples.
+// logTicks labels decades, and 2× and 5× too when fewer than four decades
+// are labelled; minor ticks at the other integer multiples.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -359,7 +362,15 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		return nil
 	}
 	k0, k1 := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
-	dense := k1-k0 <= 3
+	// 2× and 5× too when fewer than four decades are labelled (0.02..15
+	// would otherwise have only 0.1, 1 and 10).
+	decades := 0
+	for k := k0; k <= k1; k++ {
+		if v := math.Pow10(k); v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+			decades++
+		}
+	}
+	dense := decades < 4
 	var ticks []plot.Tick
 	for k := k0; k <= k1; k++ {
 		for m := 1; m <= 9; m++ {
