@@ -74,6 +74,8 @@ var metrics = []metric{
 	{MetricInfo: MetricInfo{"completion_us", ScopeJob, "us", "job completion time: first flow start to last flow end, worst repetition"}, job: complete(func(j *results.Job) float64 { return j.CompletionUs })},
 	{MetricInfo: MetricInfo{"algbw_gbps", ScopeJob, "Gb/s", "algorithm bandwidth (nccl-tests convention) over the worst repetition"}, job: complete(func(j *results.Job) float64 { return j.AlgBWGbps })},
 	{MetricInfo: MetricInfo{"busbw_gbps", ScopeJob, "Gb/s", "bus bandwidth (nccl-tests convention) over the worst repetition"}, job: complete(func(j *results.Job) float64 { return j.BusBWGbps })},
+	{MetricInfo: MetricInfo{"algbw_GBps", ScopeJob, "GB/s", "algorithm bandwidth in gigabytes per second, as nccl-tests prints it (algbw_gbps / 8)"}, job: complete(func(j *results.Job) float64 { return j.AlgBWGbps / 8 })},
+	{MetricInfo: MetricInfo{"busbw_GBps", ScopeJob, "GB/s", "bus bandwidth in gigabytes per second, as nccl-tests prints it (busbw_gbps / 8)"}, job: complete(func(j *results.Job) float64 { return j.BusBWGbps / 8 })},
 	{MetricInfo: MetricInfo{"p01_pair_bw", ScopeJob, "fraction", "1st-percentile flow goodput as a fraction of the smaller NIC line rate"}, job: finished(func(j *results.Job) float64 { return j.P01PairBW })},
 	{MetricInfo: MetricInfo{"completed_fraction", ScopeJob, "fraction", "share of the job's flows that finished"}, job: func(j *results.Job) (float64, error) {
 		if j.Flows == 0 {
@@ -135,6 +137,15 @@ func Metrics() []MetricInfo {
 		out[i] = m.MetricInfo
 	}
 	return out
+}
+
+// Info returns the description of a metric.
+func Info(name string) (MetricInfo, bool) {
+	m, ok := lookup(name)
+	if !ok {
+		return MetricInfo{}, false
+	}
+	return m.MetricInfo, true
 }
 
 func lookup(name string) (*metric, bool) {
@@ -265,7 +276,7 @@ func evaluate(s Spec, out *analysis.Output, extra map[string]float64, jobs []str
 		return k
 	}
 	k.Verdict = results.Fail
-	k.Message = fmt.Sprintf("%s %s %s %s (%s)", m.Name, num(v), cmp, num(k.Threshold), bound)
+	k.Message = fmt.Sprintf("%s %s %s %s (%s)", m.Name, num(v)+results.UnitSuffix(v, m.Unit), cmp, num(k.Threshold)+results.UnitSuffix(k.Threshold, m.Unit), bound)
 	return k
 }
 

@@ -57,9 +57,11 @@ func TestEvaluate(t *testing.T) {
 		{Metric: "ecn_marked", Scope: "", Min: f64(1e4)},                       // fail, big number
 		{Name: "x", Metric: "completed_fraction", Scope: "ar", Min: f64(1)},    // pass
 		{Name: "y", Metric: "completed_fraction", Scope: "stuck", Max: f64(1)}, // pass
+		{Metric: "busbw_GBps", Scope: "ar", Min: f64(10)},                      // fail: 71.2 Gb/s is 8.9 GB/s
+		{Metric: "algbw_GBps", Scope: "ar", Min: f64(8)},                       // pass
 	}
 	want := []struct{ name, verdict, msg string }{
-		{"ar.busbw_gbps", results.Fail, "busbw_gbps 71.2 < 80 (min)"},
+		{"ar.busbw_gbps", results.Fail, "busbw_gbps 71.2 Gb/s < 80 Gb/s (min)"},
 		{"ar-fast", results.Pass, ""},
 		{"stuck.completion_us", results.Error, "job did not complete (3 of 4 flows finished)"},
 		{"stuck.completed_fraction", results.Fail, "completed_fraction 0.75 < 1 (min)"},
@@ -68,23 +70,25 @@ func TestEvaluate(t *testing.T) {
 		{"fabric.symmetry_anomalies", results.Fail, "symmetry_anomalies 1 > 0 (max)"},
 		{"fabric.max_group_cv", results.Pass, ""},
 		{"fabric.drops", results.Pass, ""},
-		{"fabric.retransmitted", results.Fail, "retransmitted 12 > 10 (max)"},
+		{"fabric.retransmitted", results.Fail, "retransmitted 12 packets > 10 packets (max)"},
 		{"fabric.nonsense", results.Error, `unknown metric "nonsense" (job metrics: fct_p50_us,`},
 		{"ar.busbw_gbps", results.Error, "metric busbw_gbps: give exactly one of max and min"},
 		{"ar.p01_pair_bw", results.Pass, ""},
 		{"fabric.ecn_marked", results.Pass, ""},
-		{"ar.fct_max_us", results.Fail, "fct_max_us 21 > 20.5 (max)"},
+		{"ar.fct_max_us", results.Fail, "fct_max_us 21 µs > 20.5 µs (max)"},
 		{"fabric.telemetry_coverage", results.Pass, ""},
 		{"ar.timeouts", results.Fail, "timeouts 1 > 0 (max)"},
-		{"ar.completion_us", results.Fail, "completion_us 100 > 99.9 (max)"},
+		{"ar.completion_us", results.Fail, "completion_us 100 µs > 99.9 µs (max)"},
 		{"ar.slowdown_max", results.Pass, ""},
 		{"ar.retransmissions", results.Pass, ""},
 		{"stuck.algbw_gbps", results.Error, "job did not complete"},
 		{"ar.stragglers", results.Error, `metric stragglers is fabric-wide: scope must be empty or "fabric", not "ar"`},
 		{"ghost.busbw_gbps", results.Error, `unknown job "ghost" in scope (jobs: ar, none, stuck)`},
-		{"fabric.ecn_marked", results.Fail, "ecn_marked 5000 < 10000 (min)"},
+		{"fabric.ecn_marked", results.Fail, "ecn_marked 5000 packets < 10000 packets (min)"},
 		{"x", results.Pass, ""},
 		{"y", results.Pass, ""},
+		{"ar.busbw_GBps", results.Fail, "busbw_GBps 8.9 GB/s < 10 GB/s (min)"},
+		{"ar.algbw_GBps", results.Pass, ""},
 	}
 	got := Evaluate(specs, testOutput(), map[string]float64{"drops": 0, "retransmitted": 12})
 	if len(got) != len(want) {
@@ -117,7 +121,7 @@ func TestCheck(t *testing.T) {
 		{Spec{Metric: "drops", Max: f64(0)}, ""},
 		{Spec{Metric: "drops", Scope: "fabric", Max: f64(0)}, ""},
 		{Spec{Metric: "retransmitted", Max: f64(0)}, ""},
-		{Spec{Metric: "busbw", Scope: "a2a", Min: f64(1)}, `unknown metric "busbw" (job metrics: fct_p50_us, fct_p99_us, fct_max_us, slowdown_p50, slowdown_p99, slowdown_max, completion_us, algbw_gbps, busbw_gbps, p01_pair_bw, completed_fraction, retransmissions, timeouts, spurious_retransmits; fabric metrics: anomalies, symmetry_anomalies, stragglers, unmatched_faults, imbalanced_groups, max_group_cv, min_group_jain, telemetry_coverage, drops, trims, ecn_marked, retransmitted, incomplete_flows, reroutes)`},
+		{Spec{Metric: "busbw", Scope: "a2a", Min: f64(1)}, `unknown metric "busbw" (job metrics: fct_p50_us, fct_p99_us, fct_max_us, slowdown_p50, slowdown_p99, slowdown_max, completion_us, algbw_gbps, busbw_gbps, algbw_GBps, busbw_GBps, p01_pair_bw, completed_fraction, retransmissions, timeouts, spurious_retransmits; fabric metrics: anomalies, symmetry_anomalies, stragglers, unmatched_faults, imbalanced_groups, max_group_cv, min_group_jain, telemetry_coverage, drops, trims, ecn_marked, retransmitted, incomplete_flows, reroutes)`},
 		{Spec{Scope: "a2a", Min: f64(1)}, "missing metric (job metrics:"},
 		{Spec{Metric: "busbw_gbps", Min: f64(1)}, "metric busbw_gbps is per job: scope must name a job (jobs: a2a, perm)"},
 		{Spec{Metric: "busbw_gbps", Scope: "fabric", Min: f64(1)}, "metric busbw_gbps is per job"},

@@ -110,7 +110,8 @@ type jobRow struct {
 	Hosts                           int
 	Size, Reps, Flows               string
 	Incomplete                      bool
-	Completion, AlgBW, BusBW        string
+	Completion, AlgBW, BusBW        string // bandwidths in GB/s, as nccl-tests prints them
+	AlgBWGbps, BusBWGbps            string // and in Gb/s (the cells' titles), to compare with line rates
 	FCTP50, FCTP99, FCTMax          string
 	SlowdownP99, P01PairBW, Retrans string
 	Extra                           []kv
@@ -237,8 +238,10 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 			Flows:       fmt.Sprintf("%d/%d", j.Completed, j.Flows),
 			Incomplete:  j.Completed < j.Flows,
 			Completion:  fmtUs(j.CompletionUs),
-			AlgBW:       fmtNum(j.AlgBWGbps),
-			BusBW:       fmtNum(j.BusBWGbps),
+			AlgBW:       fmtNum(j.AlgBWGbps / 8),
+			BusBW:       fmtNum(j.BusBWGbps / 8),
+			AlgBWGbps:   fmtNum(j.AlgBWGbps) + " Gb/s",
+			BusBWGbps:   fmtNum(j.BusBWGbps) + " Gb/s",
 			FCTP50:      fmtUs(j.FCTUs.P50),
 			FCTP99:      fmtUs(j.FCTUs.P99),
 			FCTMax:      fmtUs(j.FCTUs.Max),
@@ -436,8 +439,8 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 
 <h3>Jobs</h3>
 {{if .Jobs}}<div class="scroll"><table class="jobs">
-<thead><tr><th>job</th><th>workload</th><th class="num">hosts</th><th class="num">size</th><th class="num">reps</th><th class="num">flows done</th><th class="num">completion</th><th class="num">algbw Gb/s</th><th class="num">busbw Gb/s</th><th class="num">FCT p50</th><th class="num">FCT p99</th><th class="num">FCT max</th><th class="num">slowdown p99</th><th class="num">p01 pair bw</th><th class="num">retx / spurious / nacks / timeouts</th></tr></thead>
-<tbody>{{range .Jobs}}<tr><td><b>{{.Name}}</b></td><td>{{.Workload}}</td><td class="num">{{.Hosts}}</td><td class="num">{{.Size}}</td><td class="num">{{.Reps}}</td><td class="num{{if .Incomplete}} warn{{end}}">{{.Flows}}</td><td class="num">{{.Completion}}</td><td class="num">{{.AlgBW}}</td><td class="num">{{.BusBW}}</td><td class="num">{{.FCTP50}}</td><td class="num">{{.FCTP99}}</td><td class="num">{{.FCTMax}}</td><td class="num">{{.SlowdownP99}}</td><td class="num">{{.P01PairBW}}</td><td class="num">{{.Retrans}}</td></tr>
+<thead><tr><th>job</th><th>workload</th><th class="num">hosts</th><th class="num">size</th><th class="num">reps</th><th class="num">flows done</th><th class="num">completion</th><th class="num" title="algorithm bandwidth, nccl-tests convention, gigabytes per second">algbw GB/s</th><th class="num" title="bus bandwidth, nccl-tests convention, gigabytes per second">busbw GB/s</th><th class="num">FCT p50</th><th class="num">FCT p99</th><th class="num">FCT max</th><th class="num">slowdown p99</th><th class="num">p01 pair bw</th><th class="num">retx / spurious / nacks / timeouts</th></tr></thead>
+<tbody>{{range .Jobs}}<tr><td><b>{{.Name}}</b></td><td>{{.Workload}}</td><td class="num">{{.Hosts}}</td><td class="num">{{.Size}}</td><td class="num">{{.Reps}}</td><td class="num{{if .Incomplete}} warn{{end}}">{{.Flows}}</td><td class="num">{{.Completion}}</td><td class="num" title="{{.AlgBWGbps}}">{{.AlgBW}}</td><td class="num" title="{{.BusBWGbps}}">{{.BusBW}}</td><td class="num">{{.FCTP50}}</td><td class="num">{{.FCTP99}}</td><td class="num">{{.FCTMax}}</td><td class="num">{{.SlowdownP99}}</td><td class="num">{{.P01PairBW}}</td><td class="num">{{.Retrans}}</td></tr>
 {{end}}</tbody></table></div>
 <p class="note">p01 pair bw: 1st-percentile pair bandwidth as a share of line rate.</p>{{else}}<p class="note">No jobs.</p>{{end}}
 

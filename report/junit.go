@@ -361,10 +361,7 @@ func kpiDetail(k *results.KPI) string {
 }
 
 func withUnit(v float64, unit string) string {
-	if unit == "" {
-		return fmtNum(v)
-	}
-	return fmtNum(v) + " " + unit
+	return fmtNum(v) + results.UnitSuffix(v, unit)
 }
 
 func seconds(s float64) string {

@@ -246,6 +246,23 @@ type KPI struct {
 	Message   string  `json:"message,omitempty"`
 }
 
+// UnitSuffix is how a KPI unit reads after a number v in text meant for
+// people: " µs" for "us", " packet" or " packets", " Gb/s"; nothing for the
+// dimensionless units ratio, fraction and count (no "1 fraction").
+func UnitSuffix(v float64, unit string) string {
+	switch unit {
+	case "", "ratio", "fraction", "count":
+		return ""
+	case "us":
+		return " µs"
+	case "packets":
+		if v == 1 {
+			return " packet"
+		}
+	}
+	return " " + unit
+}
+
 // Anomaly causes: what the culprit's own signals showed.
 const (
 	CauseCapacity = "capacity" // transmitting below its line rate while its queue was backlogged

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/internal/yamlx"
+	"github.com/fabricbench/fabricbench/kpis"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
@@ -327,7 +329,7 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 		switch v.(type) {
 		case *ast.IntegerNode, *ast.FloatNode:
 		default:
-			d.errTok(path, tok, "want a number, got %s", describe(v))
+			d.errTok(path, tok, "want a number, got %s%s", describe(v), d.boundHint(path))
 		}
 	case reflect.Bool:
 		if _, ok := v.(*ast.BoolNode); !ok {
@@ -491,4 +493,41 @@ func (d *doc) decodeError(err error) {
 		return
 	}
 	d.errTok("", nil, "%v", err)
+}
+
+// kpiBound matches the path of a KPI's bound: kpis[3].min.
+var kpiBound = regexp.MustCompile(`^kpis\[\d+\]\.(max|min)$`)
+
+// boundHint explains, for a KPI bound that is not a number ("60Gbps"), that
+// bounds are plain numbers in the metric's unit, naming the unit when the
+// KPI's metric is known.
+func (d *doc) boundHint(path string) string {
+	if !kpiBound.MatchString(path) {
+		return ""
+	}
+	// The KPI's mapping is recorded before its values: its metric may
+	// come after the bound.
+	var metric string
+	if e, ok := d.nodes[fileerr.Parent(path)]; ok {
+		if m, isMap := e.node.(*ast.MappingNode); isMap {
+			for _, mv := range m.Values {
+				if mv.Key != nil && mv.Key.String() == "metric" {
+					if sn, isStr := mv.Value.(*ast.StringNode); isStr {
+						metric = sn.Value
+					}
+				}
+			}
+		}
+	}
+	if m, known := kpis.Info(metric); known {
+		unit := "in " + m.Unit
+		switch m.Unit {
+		case "us":
+			unit = "in µs"
+		case "ratio", "fraction", "count":
+			unit = "a " + m.Unit
+		}
+		return fmt.Sprintf(": a KPI bound is a plain number in the metric's unit, without the unit (%s is %s)", m.Name, unit)
+	}
+	return ": a KPI bound is a plain number in the metric's unit, without the unit (see the metric table in the README)"
 }

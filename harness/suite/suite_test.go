@@ -536,6 +536,27 @@ func TestBadSuites(t *testing.T) {
 	}
 }
 
+// A KPI bound written with a unit is one error at the bound, naming the
+// metric's unit, not also a missing bound (issue 19).
+func TestKPIBoundWithUnit(t *testing.T) {
+	base := "fabric: {spec: 'leafspine:leaves=2,spines=2,hosts_per_leaf=4'}\njobs:\n  - {name: a2a, workload: all-to-all, size: 64KiB}\nkpis:\n"
+	for _, c := range []struct{ kpi, want string }{
+		{"  - {metric: busbw_gbps, scope: a2a, min: 60Gbps}\n",
+			`t.yaml:5:43: kpis[0].min: want a number, got "60Gbps": a KPI bound is a plain number in the metric's unit, without the unit (busbw_gbps is in Gb/s)`},
+		{"  - {metric: fct_p99_us, scope: a2a, max: 500us}\n",
+			`t.yaml:5:43: kpis[0].max: want a number, got "500us": a KPI bound is a plain number in the metric's unit, without the unit (fct_p99_us is in µs)`},
+		{"  - {max: 1%, metric: drops}\n",
+			`t.yaml:5:11: kpis[0].max: want a number, got "1%": a KPI bound is a plain number in the metric's unit, without the unit (drops is in packets)`},
+		{"  - {max: 1%, metric: drop}\n",
+			`t.yaml:5:11: kpis[0].max: want a number, got "1%": a KPI bound is a plain number in the metric's unit, without the unit (see the metric table in the README)`},
+	} {
+		_, err := Parse("t.yaml", []byte(base+c.kpi))
+		if err == nil || strings.Split(err.Error(), "\n")[0] != c.want || strings.Contains(err.Error(), "max and min") {
+			t.Errorf("%s: error\n%v\nwant first\n%s", c.kpi, err, c.want)
+		}
+	}
+}
+
 func TestErrorList(t *testing.T) {
 	doc := `fabric:
   spec: leafspine:leaves=2,spines=2,hosts_per_leaf=4
