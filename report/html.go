@@ -167,6 +167,17 @@ func buildPage(r *results.Results, plots map[string]*results.Plots, notes map[st
 		run := &r.Runs[i]
 		pg.Runs = append(pg.Runs, buildRun(run, plots[run.ID], notes[run.ID]))
 	}
+	if r.Backend != "" && r.Backend != "sim" {
+		// Only the simulator has simulated time: elsewhere the run's end
+		// is the jobs' time on the wall clock.
+		for i := range pg.Runs {
+			for j := range pg.Runs[i].Facts {
+				if f := &pg.Runs[i].Facts[j]; f.K == "simulated time" {
+					f.K = "job time (wall clock)"
+				}
+			}
+		}
+	}
 	return pg
 }
 
@@ -263,7 +274,7 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 	var targets figureTargets
 	var groups []results.GroupSeries
 	if pl != nil {
-		v.Sections, targets = buildPlotSections(pl, faults, run.Anomalies, v.Anchor, ids)
+		v.Sections, targets = buildPlotSections(pl, faults, run.Anomalies, run.Imbalances, v.Anchor, ids)
 		groups = pl.Groups
 	} else if len(notes) == 0 {
 		v.Notes = append(v.Notes, "This run has no plot data.")
@@ -272,7 +283,7 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 	return v
 }
 
-var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{"fmtNum": fmtNum}).Parse(pageHTML))
+var pageTmpl = template.Must(template.Must(template.New("page").Funcs(template.FuncMap{"fmtNum": fmtNum}).Parse(pageHTML)).Parse(figureHTML))
 
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
@@ -356,6 +367,19 @@ td.arrow a{font-weight:600}
 ul.callouts{margin:6px 0;padding:0;list-style:none}
 ul.callouts li{background:var(--error-bg);border-left:4px solid var(--error);padding:4px 10px;margin:4px 0;font-size:13px}
 ul.callouts a{color:inherit;font-weight:600;text-decoration:underline dotted}
+svg.plot image{image-rendering:pixelated}
+svg.plot text{font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif}
+details.folded{margin:12px 0;border:1px solid var(--line);border-radius:6px;background:#fbfcfd}
+details.folded>summary{cursor:pointer;padding:6px 10px;color:#3d444d;font-size:13px}
+div.grow,details.grow>summary{display:grid;grid-template-columns:1.2em minmax(14em,1fr) repeat(5,minmax(5.5em,7em));gap:0 8px;padding:3px 10px;font-size:13px;border-top:1px solid var(--line)}
+div.grow.head{font-weight:600;background:#f6f8fa}
+details.grow>summary{cursor:pointer;list-style:none}
+details.grow>summary::-webkit-details-marker{display:none}
+details.grow>summary::before{content:"▸";color:var(--muted)}
+details.grow[open]>summary::before{content:"▾"}
+details.grow>figure{margin:4px 10px 10px;max-width:780px}
+.grow .num{text-align:right;font-variant-numeric:tabular-nums}
+details.grow:target>summary,div.grow:target{background:#fff8c5}
 details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--muted);font-size:13px}
 </style>
 </head>
@@ -448,11 +472,17 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
 {{range .Sections}}
 <h4>{{.Title}}</h4>
-{{if .Figures}}<p class="note">{{.Intro}}</p>
+{{if or .Figures .Folded}}<p class="note">{{.Intro}}</p>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
-<div class="figs">{{range .Figures}}
-<figure{{if .ID}} id="{{.ID}}"{{end}}>{{if .SVG}}{{.SVG}}{{else}}<p class="note"><b>{{.Title}}</b>: {{.Note}}</p>{{end}}{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>{{end}}
-</div>{{else}}<p class="note">{{.Empty}}</p>{{end}}
+{{if .Figures}}<div class="figs">{{range .Figures}}
+{{template "figure" .}}{{end}}
+</div>{{end}}
+{{if .Folded}}<details class="folded"><summary>{{.FoldedSum}}</summary>
+<div class="grows"><div class="grow head"><span></span><span>group</span><span class="num">members</span><span class="num">mean Gb/s</span><span class="num">min Gb/s</span><span class="num">max Gb/s</span><span class="num">CoV</span></div>
+{{range .Folded}}{{if .Fig}}<details class="grow" id="{{.ID}}"><summary>{{template "grouprow" .}}</summary>{{template "figure" .Fig}}</details>
+{{else}}<div class="grow" id="{{.ID}}"><span></span>{{template "grouprow" .}}</div>
+{{end}}{{end}}</div></details>{{end}}
+{{else}}<p class="note">{{.Empty}}</p>{{end}}
 {{end}}
 {{end}}
 </section>
@@ -462,6 +492,10 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 </body>
 </html>
 `
+
+// figure and grouprow are sub-templates of the page.
+const figureHTML = `{{define "figure"}}<figure{{if .ID}} id="{{.ID}}"{{end}}>{{if .SVG}}{{.SVG}}{{else}}<p class="note"><b>{{.Title}}</b>: {{.Note}}</p>{{end}}{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>{{end}}` +
+	`{{define "grouprow"}}<span><b>{{.Group}}</b>{{if .Tag}} <span class="tag warn">{{.Tag}}</span>{{end}}</span><span class="num">{{.Members}}</span><span class="num">{{.Mean}}</span><span class="num">{{.Min}}</span><span class="num">{{.Max}}</span><span class="num">{{.CoV}}</span>{{end}}`
 
 func plural(n int, word string) string {
 	if n == 1 {

@@ -543,15 +543,38 @@ func TestHeatmapCap(t *testing.T) {
 		}
 		groups = append(groups, g)
 	}
-	s, targets := heatmapSection(groups, nil, "run-x", &idSet{})
-	if len(s.Figures) != maxHeatmaps || len(targets) != maxHeatmaps {
-		t.Fatalf("%d heat maps, want %d", len(s.Figures), maxHeatmaps)
+	// g05 is imbalanced; g18 and g19 have anomalous members: those three
+	// are drawn open. The other 17 are folded into a table, the first
+	// maxFoldedMaps with their heat map.
+	imbs := []results.Imbalance{{Group: "g05", CV: 0.3}}
+	s, targets := heatmapSection(groups, nil, imbs, "run-x", &idSet{})
+	var open []string
+	for _, f := range s.Figures {
+		open = append(open, f.Title)
 	}
-	if s.Figures[0].Title != "g18" || s.Figures[1].Title != "g19" || s.Figures[2].Title != "g00" {
-		t.Errorf("order %q %q %q: want the anomalous groups first, then stored order", s.Figures[0].Title, s.Figures[1].Title, s.Figures[2].Title)
+	if got := strings.Join(open, " "); got != "g18 g19 g05" {
+		t.Errorf("drawn open: %s, want g18 g19 g05 (anomalous, then imbalanced)", got)
 	}
-	if len(s.Notes) != 1 || s.Notes[0] != "8 of 20 groups are not drawn (none of them has anomalies)." {
-		t.Errorf("notes %q", s.Notes)
+	if len(s.Folded) != 17 || len(targets) != 20 {
+		t.Fatalf("%d folded groups, %d targets; want 17 and 20", len(s.Folded), len(targets))
+	}
+	drawn := 0
+	for _, r := range s.Folded {
+		if r.Fig != nil {
+			drawn++
+			if r.Fig.SVG == "" || !strings.HasPrefix(r.Fig.ID, "run-x-group-") {
+				t.Errorf("folded heat map of %s: %+v", r.Group, r.Fig)
+			}
+		}
+		if r.Tag != "" || r.Members != 2 || r.Mean != "2.5" || r.Min != "1.5" || r.Max != "3.5" || r.CoV != "0.4" {
+			t.Errorf("folded row %+v", r)
+		}
+	}
+	if drawn != maxFoldedMaps {
+		t.Errorf("%d folded heat maps, want %d", drawn, maxFoldedMaps)
+	}
+	if want := "17 groups without anomaly or imbalance: members carried 1.5–3.5 Gb/s on average, CoV up to 0.4; heat maps of the first 12"; s.FoldedSum != want {
+		t.Errorf("summary %q, want %q", s.FoldedSum, want)
 	}
 	// Groups with culprits come first, by rank, and get windows.
 	anoms := []results.Anomaly{
@@ -559,7 +582,7 @@ func TestHeatmapCap(t *testing.T) {
 		{Rank: 2, Group: "g19", Member: "b", StartUs: 2, EndUs: 2},
 		{Rank: 3, Group: "nope", Member: "a", StartUs: 1, EndUs: 2}, // falls back to the first group with member a: g00
 	}
-	s, targets = heatmapSection(groups, anoms, "run-x", &idSet{})
+	s, targets = heatmapSection(groups, anoms, nil, "run-x", &idSet{})
 	var order []string
 	for _, f := range s.Figures[:4] {
 		order = append(order, f.Title)

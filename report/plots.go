@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"html/template"
+	"image"
 	"image/color"
 	"math"
 	"slices"
@@ -22,13 +23,14 @@ import (
 // fabric gives a report that still opens quickly. What is left out is said
 // in a note.
 const (
-	maxHeatmaps     = 12   // symmetry groups per run
+	maxHeatmaps     = 12   // symmetry groups drawn open per run (besides culprits' groups)
+	maxFoldedMaps   = 12   // heat maps folded into the table of the other groups
 	maxHistJobs     = 12   // jobs with NIC histograms per run
 	maxFCTJobs      = 10   // lines in the FCT CDF
 	maxPanels       = 12   // time-series panels per run
 	maxHeatmapCols  = 240  // time bins per heat map
 	maxHeatmapCells = 9600 // members × time bins per heat map (SVG size)
-	maxCDFPoints    = 800  // points per CDF line
+	maxCDFPoints    = 400  // steps per CDF line (about one per point of width)
 	maxSeriesPoints = 2000
 	maxStragglers   = 5 // straggler lines per histogram
 )
@@ -51,6 +53,22 @@ type plotSection struct {
 	Figures []figure
 	Notes   []string // e.g. "3 groups without anomalies omitted"
 	Empty   string   // shown when there are no figures
+	// Groups not drawn open: a summary line, then a collapsed table of
+	// their loads, each row with its heat map folded (when drawn).
+	Folded    []groupRow
+	FoldedSum string
+}
+
+// groupRow is one line of the table of symmetry groups that are not drawn
+// open: loads are the members' mean rates over the intervals in which the
+// group carried traffic.
+type groupRow struct {
+	ID                  string // anchor of the row
+	Group, Kind, Tag    string // Tag: "imbalance" for a group with one
+	Members             int
+	Mean, Min, Max, CoV string
+	cov, lo, hi         float64
+	Fig                 *figure // folded heat map, nil when not drawn
 }
 
 // figureTargets are the anchors of the figures drawn for a run, for links
@@ -64,8 +82,8 @@ type figureTargets struct {
 // by their ID (F1, F2...), as in the run's faults table; anomalies' windows
 // are drawn on the heat maps of their groups. Figure anchors start with
 // anchor and are made unique by ids.
-func buildPlotSections(pl *results.Plots, faults []results.Fault, anoms []results.Anomaly, anchor string, ids *idSet) ([]plotSection, figureTargets) {
-	heat, groups := heatmapSection(pl.Groups, anoms, anchor, ids)
+func buildPlotSections(pl *results.Plots, faults []results.Fault, anoms []results.Anomaly, imbs []results.Imbalance, anchor string, ids *idSet) ([]plotSection, figureTargets) {
+	heat, groups := heatmapSection(pl.Groups, anoms, imbs, anchor, ids)
 	hist, jobs := histSection(pl.NICHists, anchor, ids)
 	return []plotSection{
 		heat,
@@ -81,10 +99,10 @@ func failedFigure(title string, err error) figure {
 
 // ---- (a) symmetry-group heat maps ----
 
-func heatmapSection(groups []results.GroupSeries, anoms []results.Anomaly, anchor string, ids *idSet) (plotSection, map[int]string) {
+func heatmapSection(groups []results.GroupSeries, anoms []results.Anomaly, imbs []results.Imbalance, anchor string, ids *idSet) (plotSection, map[int]string) {
 	s := plotSection{
 		Title: "Symmetry groups: port bandwidth",
-		Intro: "Each row is a member of a symmetry group (ports that should carry the same load), each column a telemetry interval; colour is bandwidth in Gb/s. Members flagged as anomalous are outlined in red (or pointed at by a red triangle when rows are thin) and marked » on the axis; a white box labelled #N marks the window of anomaly #N on its culprit's row.",
+		Intro: "Each row is a member of a symmetry group (ports that should carry the same load), each column a telemetry interval; colour is bandwidth in Gb/s. Members flagged as anomalous are outlined in red (or pointed at by a red triangle when rows are thin) and marked » on the axis; a white box labelled #N marks the window of anomaly #N on its culprit's row. Groups with an anomaly or an imbalance are drawn; the others are summarised in a table below, their heat maps folded.",
 		Empty: "No symmetry-group telemetry for this run.",
 	}
 	targets := map[int]string{}
@@ -92,53 +110,179 @@ func heatmapSection(groups []results.GroupSeries, anoms []results.Anomaly, ancho
 		return s, targets
 	}
 	marks := windowMarks(groups, anoms)
+	imbRank := map[string]int{} // 1 for the most uneven imbalance
+	for k, im := range imbs {
+		if imbRank[im.Group] == 0 {
+			imbRank[im.Group] = k + 1
+		}
+	}
 	best := func(i int) int { // the best rank of a culprit in group i, 0 for none
 		if len(marks[i]) == 0 {
 			return 0
 		}
 		return marks[i][0].rank
 	}
+	flagged := func(i int) bool {
+		return best(i) > 0 || len(groups[i].Anomalous) > 0 || imbRank[groups[i].Group] > 0
+	}
 	order := make([]int, len(groups))
 	for i := range order {
 		order[i] = i
 	}
 	// Groups with culprits first, by their best-ranked culprit; then
-	// groups with the most anomalous members; otherwise keep the stored
-	// order.
+	// groups with the most anomalous members; then imbalances, most
+	// uneven first; otherwise keep the stored order.
 	sort.SliceStable(order, func(a, b int) bool {
-		ra, rb := best(order[a]), best(order[b])
+		ia, ib := order[a], order[b]
+		ra, rb := best(ia), best(ib)
 		if (ra > 0) != (rb > 0) {
 			return ra > 0
 		}
 		if ra != rb {
 			return ra < rb
 		}
-		return len(groups[order[a]].Anomalous) > len(groups[order[b]].Anomalous)
+		na, nb := len(groups[ia].Anomalous), len(groups[ib].Anomalous)
+		if na != nb {
+			return na > nb
+		}
+		ma, mb := imbRank[groups[ia].Group], imbRank[groups[ib].Group]
+		if (ma > 0) != (mb > 0) {
+			return ma > 0
+		}
+		return ma < mb
 	})
-	shown := order
-	if len(shown) > maxHeatmaps {
-		shown = shown[:maxHeatmaps]
-		omittedAnom := 0
-		for _, i := range order[maxHeatmaps:] {
-			if len(groups[i].Anomalous) > 0 || len(marks[i]) > 0 {
-				omittedAnom++
-			}
-		}
-		note := fmt.Sprintf("%d of %d groups are not drawn", len(order)-maxHeatmaps, len(order))
-		if omittedAnom > 0 {
-			note += fmt.Sprintf(" (%d of them with anomalies: see the anomalies list)", omittedAnom)
+	// Drawn open: the groups of culprits (always, so that every anomaly
+	// links to a drawn heat map), then other flagged groups up to
+	// maxHeatmaps in all.
+	var open, folded []int
+	for _, i := range order {
+		if best(i) > 0 || (flagged(i) && len(open) < maxHeatmaps) {
+			open = append(open, i)
 		} else {
-			note += " (none of them has anomalies)"
+			folded = append(folded, i)
 		}
-		s.Notes = append(s.Notes, note+".")
 	}
-	for _, i := range shown {
+	for _, i := range open {
 		f := heatmapFigure(&groups[i], marks[i])
 		f.ID = ids.make(anchor + "-group-" + slug(groups[i].Group))
 		targets[i] = f.ID
 		s.Figures = append(s.Figures, f)
 	}
+	if len(folded) == 0 {
+		return s, targets
+	}
+	// The rest: flagged ones first (in order), then healthy ones, most
+	// uneven first; the first maxFoldedMaps get their heat map folded
+	// in their row.
+	var rows []groupRow
+	nFlagged := 0
+	for _, i := range folded {
+		r := groupStats(&groups[i])
+		r.ID = ids.make(anchor + "-grouprow-" + slug(groups[i].Group))
+		if flagged(i) {
+			r.Tag = "imbalance"
+			if len(groups[i].Anomalous) > 0 {
+				r.Tag = "anomalous"
+			}
+			nFlagged++
+		}
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows[nFlagged:], func(a, b int) bool { return rows[nFlagged+a].cov > rows[nFlagged+b].cov })
+	index := map[string]int{}
+	for _, i := range folded {
+		if _, ok := index[groups[i].Group]; !ok {
+			index[groups[i].Group] = i
+		}
+	}
+	lo, hi, maxCoV := math.Inf(1), math.Inf(-1), 0.0
+	for k := range rows {
+		r := &rows[k]
+		gi := index[r.Group]
+		targets[gi] = r.ID
+		if k < maxFoldedMaps {
+			f := heatmapFigure(&groups[gi], nil)
+			f.ID = ids.make(anchor + "-group-" + slug(r.Group))
+			r.Fig = &f
+			targets[gi] = f.ID
+		}
+		if r.Mean != "—" {
+			lo, hi = math.Min(lo, r.lo), math.Max(hi, r.hi)
+			maxCoV = math.Max(maxCoV, r.cov)
+		}
+	}
+	s.Folded = rows
+	healthy := len(rows) - nFlagged
+	var what []string
+	if healthy > 0 {
+		what = append(what, fmt.Sprintf("%s without anomaly or imbalance", plural(healthy, "group")))
+	}
+	if nFlagged > 0 {
+		what = append(what, fmt.Sprintf("%s with an imbalance or anomalous member beyond the %d drawn above", plural(nFlagged, "group"), len(open)))
+	}
+	sum := strings.Join(what, " and ")
+	if !math.IsInf(lo, 1) {
+		sum += fmt.Sprintf(": members carried %s–%s Gb/s on average, CoV up to %s", fmtNum(lo), fmtNum(hi), fmtNum(maxCoV))
+	}
+	if n := min(len(rows), maxFoldedMaps); n < len(rows) {
+		sum += fmt.Sprintf("; heat maps of the first %d", n)
+	}
+	s.FoldedSum = sum
 	return s, targets
+}
+
+// groupStats summarises a group's load for the table of folded groups:
+// the members' mean rates over the intervals in which the group carried
+// traffic (its mean at least 5 % of its busiest interval's), their mean,
+// min, max and coefficient of variation.
+func groupStats(g *results.GroupSeries) groupRow {
+	r := groupRow{Group: g.Group, Kind: g.Kind, Members: len(g.Members), Mean: "—", Min: "—", Max: "—", CoV: "—"}
+	nm, nt := min(len(g.Members), len(g.Gbps)), len(g.TimesUs)
+	col := make([]float64, nt) // group mean per interval, NaN without data
+	peak := 0.0
+	for i := range nt {
+		sum, n := 0.0, 0
+		for m := range nm {
+			if i < len(g.Gbps[m]) && finite(g.Gbps[m][i]) {
+				sum += g.Gbps[m][i]
+				n++
+			}
+		}
+		col[i] = math.NaN()
+		if n > 0 {
+			col[i] = sum / float64(n)
+			peak = math.Max(peak, col[i])
+		}
+	}
+	var means []float64
+	for m := range nm {
+		sum, n := 0.0, 0
+		for i := range nt {
+			if i < len(g.Gbps[m]) && finite(g.Gbps[m][i]) && col[i] >= 0.05*peak {
+				sum += g.Gbps[m][i]
+				n++
+			}
+		}
+		if n > 0 {
+			means = append(means, sum/float64(n))
+		}
+	}
+	if len(means) == 0 {
+		return r
+	}
+	var sum, sq float64
+	r.lo, r.hi = math.Inf(1), math.Inf(-1)
+	for _, v := range means {
+		sum += v
+		sq += v * v
+		r.lo, r.hi = math.Min(r.lo, v), math.Max(r.hi, v)
+	}
+	mean := sum / float64(len(means))
+	if mean > 0 {
+		r.cov = math.Sqrt(math.Max(sq/float64(len(means))-mean*mean, 0)) / mean
+	}
+	r.Mean, r.Min, r.Max, r.CoV = fmtNum(mean), fmtNum(r.lo), fmtNum(r.hi), fmtNum(r.cov)
+	return r
 }
 
 // windowMark is an anomaly window to draw on a heat map row.
@@ -350,7 +494,15 @@ func heatmapFigure(g *results.GroupSeries, marks []windowMark) figure {
 	hm := plotter.NewHeatMap(heatGrid{xs: xs, z: z}, paletteOf(pal))
 	hm.Min, hm.Max = lo, hi
 	hm.NaN = rgb(0xdddddd)
-	p.Add(hm)
+	// Equal columns are drawn as an image, one pixel per cell, scaled
+	// without smoothing (a few hundred bytes of PNG instead of a path
+	// per cell); uneven ones cell by cell.
+	if img := heatImage(xs, z, lo, hi, pal, hm.NaN); img != nil {
+		xmin, xmax, ymin, ymax := hm.DataRange()
+		p.Add(plotter.NewImage(img, xmin, ymin, xmax, ymax))
+	} else {
+		p.Add(hm)
+	}
 	if len(anomRows) > 0 {
 		p.Add(rowOutline{Rows: anomRows, Style: draw.LineStyle{Color: alert, Width: vg.Points(2)}})
 	}
@@ -394,6 +546,33 @@ func heatmapFigure(g *results.GroupSeries, marks []windowMark) figure {
 	return fig
 }
 
+// heatImage returns the heat map z (rows bottom up) as an image with one
+// pixel per cell, coloured as plotter.HeatMap colours it, or nil when the
+// column centres xs are not evenly spaced (an image cannot place them).
+func heatImage(xs []float64, z [][]float64, lo, hi float64, pal []color.Color, nan color.Color) image.Image {
+	nc, nr := len(xs), len(z)
+	if nc > 1 {
+		d := (xs[nc-1] - xs[0]) / float64(nc-1)
+		for c := 1; c < nc; c++ {
+			if math.Abs(xs[c]-xs[c-1]-d) > 1e-3*d {
+				return nil
+			}
+		}
+	}
+	img := image.NewNRGBA(image.Rect(0, 0, nc, nr))
+	ps := float64(len(pal)-1) / (hi - lo)
+	for r := range nr {
+		for c := range nc {
+			col := nan
+			if v := z[r][c]; finite(v) && v >= lo && v <= hi {
+				col = pal[int((v-lo)*ps+0.5)]
+			}
+			img.Set(c, nr-1-r, col)
+		}
+	}
+	return img
+}
+
 // cellEdges returns the column edges of a heat map with column centres
 // xs, as plotter.HeatMap draws them: half-way between centres, half a
 // spacing beyond the outer ones (±0.5 for a single column).
@@ -417,12 +596,13 @@ func cellEdges(xs []float64) []float64 {
 func drawColorBar(dc, data draw.Canvas, x vg.Length, lo, hi float64, pal []color.Color) {
 	w := vg.Points(11)
 	y0, y1 := data.Min.Y, data.Max.Y
+	// One pixel per colour, lowest at the bottom, scaled up unsmoothed.
 	n := len(pal)
+	img := image.NewNRGBA(image.Rect(0, 0, 1, n))
 	for i, col := range pal {
-		a := y0 + (y1-y0)*vg.Length(i)/vg.Length(n)
-		b := y0 + (y1-y0)*vg.Length(i+1)/vg.Length(n)
-		dc.FillPolygon(col, []vg.Point{{X: x, Y: a}, {X: x + w, Y: a}, {X: x + w, Y: b + vg.Points(0.3)}, {X: x, Y: b + vg.Points(0.3)}})
+		img.Set(0, n-1-i, col)
 	}
+	dc.DrawImage(vg.Rectangle{Min: vg.Point{X: x, Y: y0}, Max: vg.Point{X: x + w, Y: y1}}, img)
 	edge := draw.LineStyle{Color: rgb(0x555555), Width: vg.Points(0.5)}
 	dc.StrokeLines(edge, []vg.Point{{X: x, Y: y0}, {X: x + w, Y: y0}, {X: x + w, Y: y1}, {X: x, Y: y1}, {X: x, Y: y0}})
 	ts := draw.TextStyle{Color: color.Black, Font: font.From(sansFont, 8.5), Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YCenter}

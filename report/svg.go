@@ -122,8 +122,16 @@ func inlineSVG(doc, label, attrs string) (template.HTML, error) {
 	// vgsvg names the font family alone (Liberation Sans); give the
 	// browser metric-compatible fallbacks so labels keep their layout on
 	// machines without the Liberation fonts.
+	// The usual case, regular Liberation Sans, takes the page's style
+	// for svg.plot text (the same fallbacks), to keep the page light.
+	rest = strings.ReplaceAll(rest, "font-family:Liberation Sans;font-variant:normal;font-weight:normal;font-style:normal;", "")
 	rest = strings.ReplaceAll(rest, "font-family:Liberation Sans;",
 		"font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;")
+	// vgsvg labels its PNG images image/jpg, and an image keeps its
+	// aspect ratio unless told not to: a 148×4 heat map would be drawn
+	// as a thin band in its box.
+	rest = strings.ReplaceAll(rest, `xlink:href="data:image/jpg;base64,`, `xlink:href="data:image/png;base64,`)
+	rest = strings.ReplaceAll(rest, `<image `, `<image preserveAspectRatio="none" `)
 	b.WriteString(rest)
 	return template.HTML(b.String()), nil
 }

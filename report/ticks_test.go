@@ -88,3 +88,21 @@ func TestFCTAxisTicks(t *testing.T) {
 		}
 	}
 }
+
+// A heat map is an image stretched over its data area, one pixel per
+// cell, and its colour bar too: without preserveAspectRatio="none" a
+// browser draws a 240×4 image as a thin band.
+func TestHeatmapIsAStretchedImage(t *testing.T) {
+	g := results.GroupSeries{Group: "leaf-uplinks:leaf0", Members: []string{"a", "b", "c"}, TimesUs: []float64{100, 200, 300, 400}, Gbps: [][]float64{{1, 2, 3, 4}, {4, 3, 2, 1}, {2, 2, 2, 2}}}
+	f := heatmapFigure(&g, nil)
+	svg := string(f.SVG)
+	imgs := regexp.MustCompile(`<image [^>]*>`).FindAllString(svg, -1)
+	if len(imgs) != 2 {
+		t.Fatalf("%d images, want the heat map and its colour bar", len(imgs))
+	}
+	for _, im := range imgs {
+		if !strings.Contains(im, `preserveAspectRatio="none"`) || !strings.Contains(im, `data:image/png;base64,`) {
+			t.Errorf("image %.120s…: want a stretched PNG", im)
+		}
+	}
+}
