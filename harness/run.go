@@ -514,7 +514,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	run.SimEndUs = float64(rr.End) / 1e6
 	run.Packets = rr.Packets
 	run.Faults, run.FaultsNotReached = reachedFaults(p.Faults, rr.End)
-	if err := writeFlows(filepath.Join(dir, "flows.csv"), w, rr); err != nil {
+	if err := writeFlows(filepath.Join(dir, "flows.csv"), func(h int) string { return p.Fabric.Host(h).Name }, w, rr); err != nil {
 		return fail(err)
 	}
 	run.Files["flows"] = filepath.ToSlash(filepath.Join(rel, "flows.csv"))
@@ -785,14 +785,16 @@ func pointConfig(p *Point) map[string]string {
 	return c
 }
 
-// writeFlows stores every flow's outcome as CSV.
-func writeFlows(path string, w *Workload, rr *RunResult) error {
+// writeFlows stores every flow's outcome as CSV. src and dst are host
+// numbers (as in traffic matrices); src_host and dst_host, last so that
+// readers by position keep working, their names in the fabric.
+func writeFlows(path string, hostName func(int) string, w *Workload, rr *RunResult) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	cw := csv.NewWriter(f)
-	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts", "spurious_retransmits"})
+	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts", "spurious_retransmits", "src_host", "dst_host"})
 	us := func(ps int64) string {
 		if ps < 0 {
 			return ""
@@ -809,7 +811,7 @@ func writeFlows(path string, w *Workload, rr *RunResult) error {
 			strconv.Itoa(fl.Src), strconv.Itoa(fl.Dst), strconv.FormatInt(fl.Size, 10),
 			us(o.Start), us(o.FCT), us(ideal),
 			strconv.FormatUint(o.Retx, 10), strconv.FormatUint(o.Nacks, 10), strconv.FormatUint(o.Timeouts, 10),
-			strconv.FormatUint(o.Spurious, 10)})
+			strconv.FormatUint(o.Spurious, 10), hostName(fl.Src), hostName(fl.Dst)})
 	}
 	cw.Flush()
 	if err := errors.Join(cw.Error(), f.Close()); err != nil {

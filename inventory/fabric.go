@@ -3,6 +3,8 @@ package inventory
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // Role is the function of a node in the fabric.
@@ -225,11 +227,89 @@ func (f *Fabric) Validate() error {
 	return nil
 }
 
-// Summary returns counts per role, e.g. for printing.
+// Summary returns what the fabric has, in the names its nodes use, e.g.
+// "16 hosts, 8 ToRs (tor0..tor7), 8 aggs (agg0..agg7), 4 cores
+// (core0..core3), 48 links" or "8 hosts, 2 leaves (leaf0..leaf1), 2 spines
+// (spine0..spine1), 12 links". Tiers without switches are left out.
 func (f *Fabric) Summary() string {
-	var c [4]int
-	for i := range f.Nodes {
-		c[f.Nodes[i].Role]++
+	var hosts int
+	type tier struct {
+		names []string
+		role  Role
 	}
-	return fmt.Sprintf("%d hosts, %d leaves, %d spines, %d cores, %d links", c[RoleHost], c[RoleLeaf], c[RoleSpine], c[RoleCore], len(f.Links))
+	var tiers []tier
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if n.Role == RoleHost {
+			hosts++
+			continue
+		}
+		t := max(n.Tier, 0)
+		for len(tiers) <= t {
+			tiers = append(tiers, tier{role: n.Role})
+		}
+		tiers[t].names = append(tiers[t].names, n.Name)
+	}
+	parts := []string{count(hosts, "host", "hosts")}
+	for _, t := range tiers {
+		if len(t.names) == 0 {
+			continue
+		}
+		prefix := namePrefix(t.names)
+		one, many := tierNoun(prefix, t.role)
+		p := count(len(t.names), one, many)
+		if prefix != "" {
+			if len(t.names) == 1 {
+				p += " (" + t.names[0] + ")"
+			} else {
+				p += " (" + t.names[0] + ".." + t.names[len(t.names)-1] + ")"
+			}
+		}
+		parts = append(parts, p)
+	}
+	parts = append(parts, count(len(f.Links), "link", "links"))
+	return strings.Join(parts, ", ")
+}
+
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// namePrefix returns the prefix all names share before their number
+// ("tor" for tor0..tor7), or "" when they do not.
+func namePrefix(names []string) string {
+	prefix := ""
+	for i, n := range names {
+		p := strings.TrimRight(n, "0123456789")
+		if p == "" || p == n || (i > 0 && p != prefix) {
+			return ""
+		}
+		prefix = p
+	}
+	return prefix
+}
+
+// tierNoun names a tier's switches after their names where it knows them,
+// else after their role.
+func tierNoun(prefix string, r Role) (one, many string) {
+	switch prefix {
+	case "tor":
+		return "ToR", "ToRs"
+	case "agg":
+		return "agg", "aggs"
+	case "superspine", "super-spine":
+		return "super-spine", "super-spines"
+	}
+	switch r {
+	case RoleLeaf:
+		return "leaf", "leaves"
+	case RoleSpine:
+		return "spine", "spines"
+	case RoleCore:
+		return "core", "cores"
+	}
+	return "switch", "switches"
 }

@@ -26,7 +26,9 @@
 //	incast:senders=N,size=SIZE[,dst=HOST][,start=DURATION]
 //	    N distinct random senders each send SIZE bytes to host dst. Senders
 //	    are drawn from outside dst's leaf first. Without dst the
-//	    destination is random. 1 <= N <= hosts-1; 0 <= HOST < hosts.
+//	    destination is random. 1 <= N <= hosts-1; HOST is a host number,
+//	    0 <= HOST < hosts, or a host's name in the fabric (host5), as
+//	    suites name hosts.
 //
 //	alltoall:size=SIZE[,k=K][,start=DURATION]
 //	    Every host sends SIZE bytes to every other host: hosts(hosts-1)

@@ -117,7 +117,11 @@ func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
 	}
 	hosts := f.NumHosts()
 	if hosts < 2 {
-		return nil, fail("the fabric has %d hosts; %s needs at least 2", hosts, kind.name)
+		noun := "hosts"
+		if hosts == 1 {
+			noun = "host"
+		}
+		return nil, fail("the fabric has %d %s; %s needs at least 2", hosts, noun, kind.name)
 	}
 
 	size, err := ParseSize(params["size"])
@@ -155,7 +159,7 @@ func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
 		if err != nil {
 			return nil, err
 		}
-		dst, err := intKey("dst", -1, 0, hosts-1)
+		dst, err := hostKey(f, params, "dst", fail)
 		if err != nil {
 			return nil, err
 		}
@@ -184,4 +188,30 @@ func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
 		return nil, fail("%v", err)
 	}
 	return m, nil
+}
+
+// hostKey parses an optional host key: a host number in [0, hosts-1] or,
+// as suites name them, a host's name in the fabric ("host5"). Absent, -1.
+func hostKey(f *inventory.Fabric, params map[string]string, key string, fail func(string, ...any) error) (int, error) {
+	v, ok := params[key]
+	if !ok {
+		return -1, nil
+	}
+	hosts := f.NumHosts()
+	want := fmt.Sprintf("a host number in [0, %d] or a host name (%s..%s)", hosts-1, f.Host(0).Name, f.Host(hosts-1).Name)
+	if x, err := strconv.Atoi(v); err == nil {
+		if x < 0 || x >= hosts {
+			return 0, fail("key %q expects %s, got %q", key, want, v)
+		}
+		return x, nil
+	}
+	for h := 0; h < hosts; h++ {
+		if f.Host(h).Name == v {
+			return h, nil
+		}
+	}
+	if id, found := f.NodeByName(v); found {
+		return 0, fail("key %q: %s is a %s, not a host (want %s)", key, v, f.Nodes[id].Role, want)
+	}
+	return 0, fail("key %q expects %s, got %q", key, want, v)
 }

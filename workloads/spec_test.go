@@ -92,6 +92,16 @@ func TestParseSpec(t *testing.T) {
 		t.Fatalf("incast: %+v", m.Flows)
 	}
 
+	// Hosts by name, as suites give them (issue 19): the same matrix.
+	byName, err := ParseSpec("incast:senders=4,size=2MB,dst=host5,start=10us", f, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName.Name = m.Name
+	if !reflect.DeepEqual(byName, m) {
+		t.Fatalf("dst=host5 and dst=5 differ: %+v", byName.Flows)
+	}
+
 	m, err = ParseSpec("alltoall:size=1MiB,k=4,start=1.5us", f, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +129,9 @@ func TestParseSpec(t *testing.T) {
 		{"incast:size=1", `workload "incast:size=1": incast needs key "senders" (valid keys: senders, size, dst, start)`},
 		{"incast:senders=16,size=1", `workload "incast:senders=16,size=1": key "senders" expects an integer in [1, 15], got "16"`},
 		{"incast:senders=x,size=1", `workload "incast:senders=x,size=1": key "senders" expects an integer in [1, 15], got "x"`},
-		{"incast:senders=2,size=1,dst=16", `workload "incast:senders=2,size=1,dst=16": key "dst" expects an integer in [0, 15], got "16"`},
+		{"incast:senders=2,size=1,dst=16", `workload "incast:senders=2,size=1,dst=16": key "dst" expects a host number in [0, 15] or a host name (host0..host15), got "16"`},
+		{"incast:senders=2,size=1,dst=host16", `workload "incast:senders=2,size=1,dst=host16": key "dst" expects a host number in [0, 15] or a host name (host0..host15), got "host16"`},
+		{"incast:senders=2,size=1,dst=spine1", `workload "incast:senders=2,size=1,dst=spine1": key "dst": spine1 is a spine, not a host (want a host number in [0, 15] or a host name (host0..host15))`},
 		{"incast:senders=2,size=1,k=3", `workload "incast:senders=2,size=1,k=3": unknown key "k" for incast (valid keys: senders, size, dst, start)`},
 		{"alltoall:size=1,k=-1", `workload "alltoall:size=1,k=-1": key "k" expects an integer in [0, 2147483647], got "-1"`},
 	} {
@@ -131,7 +143,7 @@ func TestParseSpec(t *testing.T) {
 		t.Errorf("nil fabric: %v", err)
 	}
 	one := leafSpine(t, 0, 1, 1)
-	if _, err := ParseSpec("alltoall:size=1", one, 1); err == nil || err.Error() != `workload "alltoall:size=1": the fabric has 1 hosts; alltoall needs at least 2` {
+	if _, err := ParseSpec("alltoall:size=1", one, 1); err == nil || err.Error() != `workload "alltoall:size=1": the fabric has 1 host; alltoall needs at least 2` {
 		t.Errorf("one host: %v", err)
 	}
 	big := leafSpine(t, 0, 1, 5800)

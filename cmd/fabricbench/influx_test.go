@@ -51,7 +51,7 @@ func TestRunInfluxOutageLosesNothing(t *testing.T) {
 	const outage = 3 * time.Second
 	srv := influxtest.Start(t, influxtest.WithoutFlux())
 	out := filepath.Join(t.TempDir(), "out")
-	storePath := filepath.Join(out, "runs", "run", "telemetry.csv.gz")
+	storePath := filepath.Join(out, "runs", "influx-outage", "telemetry.csv.gz") // the run is named after the suite
 
 	// The outage, in its own goroutine; the CLI runs in the test goroutine.
 	type outageReport struct {

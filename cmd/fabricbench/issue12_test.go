@@ -47,7 +47,7 @@ sim: {end: 1us}
 			t.Errorf("KPI %s: %s (%s), want fail", k.Name, k.Verdict, k.Message)
 		}
 	}
-	if !strings.Contains(stdout, "KPI FAIL [run] p.fct_p99_us: job p did not finish: 0 of 4 flows finished") {
+	if !strings.Contains(stdout, "KPI FAIL [zero] p.fct_p99_us: job p did not finish: 0 of 4 flows finished") {
 		t.Errorf("summary:\n%s", stdout)
 	}
 }

@@ -32,7 +32,7 @@ func TestSimJSONSchema(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"16 hosts", "16/16 completed", "FCT us min", "events/s"} {
+	for _, want := range []string{"16 hosts", "16/16 completed", "FCT µs min", "events/s"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}

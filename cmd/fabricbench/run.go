@@ -65,7 +65,7 @@ infrastructure error, 130 interrupted (Ctrl-C; results so far are kept).`,
 	f.StringVar(&o.influxOrg, "influx-org", "", "InfluxDB organisation (ignored by InfluxDB 1.8)")
 	f.StringVar(&o.tok, "influx-token-file", "", "file holding the InfluxDB token (default: $FABRICBENCH_INFLUX_TOKEN)")
 	f.DurationVar(&o.influxTimeout, "influx-timeout", 30*time.Second, "at the end of each run, wait this long for InfluxDB to take every point; the rest is saved to runs/<id>/influx-unsent.lp")
-	f.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output (the summary, failures and errors still print)")
 	f.IntVar(&o.parallel, "parallel", 0, "run up to N matrix points at once (default: the number of CPUs); backends that cannot, such as netns, run one at a time")
 	f.StringVar(&o.agentBinary, "agent-binary", "", "fabricbench binary to deploy to hosts as agent and exporter (netns backend; default: this one)")
 	return cmd

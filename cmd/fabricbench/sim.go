@@ -51,7 +51,7 @@ func newSimCmd() *cobra.Command {
   leafspine:leaves=4,spines=2,hosts_per_leaf=2,gbps=100
 --tm takes an htsim .cm connection matrix or a generator spec, for example
   permutation:size=2MiB
-  incast:senders=32,size=2MB,dst=5
+  incast:senders=32,size=2MB,dst=host5   (dst: a host name or number)
   alltoall:size=1MiB,k=4
 The spec grammars are documented in the README ("Fabric specs", "Traffic
 specs" and "Faults" under "fabricbench sim").
@@ -252,7 +252,7 @@ func writeJSONFile(path string, rep *sim.Report) error {
 	return os.Rename(tmp, path)
 }
 
-func fmtUs(ps int64) string { return fmt.Sprintf("%.1fus", float64(ps)/1e6) }
+func fmtUs(ps int64) string { return fmt.Sprintf("%.1f µs", float64(ps)/1e6) }
 
 func fmtQ(v *float64) string {
 	if v == nil {
@@ -264,15 +264,15 @@ func fmtQ(v *float64) string {
 func printSummary(w io.Writer, fab *inventory.Fabric, r *sim.Report) {
 	s := &r.Summary
 	c := &r.Config
-	fmt.Fprintf(w, "fabric   %s; queue %d B, longest base RTT %.2f us\n", fab.Summary(), c.QueueBytes, c.BaseRTTus)
+	fmt.Fprintf(w, "fabric   %s; queue %d B, longest base RTT %.2f µs\n", fab.Summary(), c.QueueBytes, c.BaseRTTus)
 	fmt.Fprintf(w, "run      cc=%s lb=%s trim=%v ecn=%v seed=%d mtu=%d\n", c.CC, c.LB, c.Trim, c.ECN, c.Seed, c.MTU)
 	fmt.Fprintf(w, "flows    %d/%d completed", s.Completed, s.Flows)
 	if s.Incomplete > 0 {
 		fmt.Fprintf(w, " (%d unfinished at the end of the run)", s.Incomplete)
 	}
-	fmt.Fprintf(w, "; FCT us min %s p50 %s p99 %s max %s\n", fmtQ(s.FCTUs.Min), fmtQ(s.FCTUs.P50), fmtQ(s.FCTUs.P99), fmtQ(s.FCTUs.Max))
+	fmt.Fprintf(w, "; FCT µs min %s p50 %s p99 %s max %s\n", fmtQ(s.FCTUs.Min), fmtQ(s.FCTUs.P50), fmtQ(s.FCTUs.P99), fmtQ(s.FCTUs.Max))
 	p := &s.Packets
 	fmt.Fprintf(w, "packets  sent %d, retransmitted %d, trimmed %d, dropped %d, ECN-marked %d\n", p.Sent, p.Retransmitted, p.Trimmed, p.Dropped, p.ECNMarked)
-	fmt.Fprintf(w, "engine   %.1f us simulated in %.3f s wall, %d events (%.2f M events/s), peak RSS %.1f MB\n",
+	fmt.Fprintf(w, "engine   %.1f µs simulated in %.3f s wall, %d events (%.2f M events/s), peak RSS %.1f MB\n",
 		s.SimEndUs, s.WallS, s.Events, s.EventsPerS/1e6, float64(s.PeakRSSBytes)/1e6)
 }

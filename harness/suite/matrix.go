@@ -23,7 +23,9 @@ const maxIDLen = 80
 
 // Point is one run of a suite: one combination of matrix values.
 type Point struct {
-	// ID names the point in file names: "run" without a matrix; otherwise
+	// ID names the point in file names: without a matrix the suite's name
+	// (characters other than [A-Za-z0-9._+-] become '_'; "run" when that
+	// leaves nothing or more than 80 characters, or gives "bringup"); otherwise
 	// the last element of each matrix key with its value, ordered by that
 	// element ("lb=ops", "lb=ops,size=4MiB"; characters other than
 	// [A-Za-z0-9._+-] in values become '_'), or p01, p02, ... when those
@@ -40,7 +42,7 @@ type Point struct {
 
 // Points expands the matrix into its runs: the cartesian product of the
 // values, keys sorted, the first key varying slowest and values in the
-// order given. Without a matrix there is one point, "run". Each point's
+// order given. Without a matrix there is one point, named after the suite. Each point's
 // suite is decoded and validated afresh from the document (for a Suite not
 // made by Load or Parse, from its YAML encoding, where zero values count as
 // unset).
@@ -413,6 +415,17 @@ func shorter(a, b string) string {
 	return b
 }
 
+// singleID names the one point of a suite without a matrix: the suite's
+// name as a file name ("run run pass" told nothing), or "run" when
+// that is empty, too long or the name of the bring-up run.
+func singleID(name string) string {
+	id := strings.Trim(sanitize(name), "_")
+	if strings.Trim(id, ".") == "" || len(id) > maxIDLen || id == "bringup" {
+		return "run"
+	}
+	return id
+}
+
 // pointIDs names every point.
 func pointIDs(keys []*mkey, choices [][]int) []string {
 	ids := make([]string, len(choices))
@@ -541,6 +554,9 @@ func (ld *loader) expand(y *yamlx.Doc, d *doc) ([]Point, ErrorList) {
 			s.Matrix = nil
 		}
 		points = append(points, Point{ID: ids[p], Params: params, Suite: s})
+	}
+	if len(keys) == 0 && len(points) == 1 && points[0].Suite != nil {
+		points[0].ID = singleID(points[0].Suite.Name)
 	}
 	if len(order) > 0 {
 		var out ErrorList

@@ -120,7 +120,7 @@ func TestLoadSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pts) != 1 || pts[0].ID != "run" || len(pts[0].Params) != 0 {
+	if len(pts) != 1 || pts[0].ID != "smoke" || len(pts[0].Params) != 0 {
 		t.Fatalf("points = %+v", pts)
 	}
 	p := pts[0].Suite
@@ -553,6 +553,18 @@ func TestKPIBoundWithUnit(t *testing.T) {
 		_, err := Parse("t.yaml", []byte(base+c.kpi))
 		if err == nil || strings.Split(err.Error(), "\n")[0] != c.want || strings.Contains(err.Error(), "max and min") {
 			t.Errorf("%s: error\n%v\nwant first\n%s", c.kpi, err, c.want)
+		}
+	}
+}
+
+// Without a matrix the one point is named after the suite, as a file name.
+func TestSingleID(t *testing.T) {
+	for name, want := range map[string]string{
+		"smoke": "smoke", "lab smoke/v2": "lab_smoke_v2", "..": "run", "#!": "run", "x..": "x..", "bringup": "run",
+		strings.Repeat("x", 81): "run",
+	} {
+		if got := singleID(name); got != want {
+			t.Errorf("singleID(%q) = %q, want %q", name, got, want)
 		}
 	}
 }
