@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
 )
 
 // Preset is one named set of settings.
@@ -29,6 +31,23 @@ type Preset struct {
 	// TargetRTT is the congestion control's target RTT in base RTTs,
 	// MaxWindow its largest window in BDPs (transport.Params).
 	TargetRTT, MaxWindow float64
+	// AckEvery, AckEveryBytes and AckDelay are the receivers' ACK
+	// coalescing (transport.Params; zero: an ACK per packet); Entropies the
+	// size of the load balancer's entropy space (0: transport's default).
+	AckEvery, AckEveryBytes int
+	AckDelay                transport.Time
+	Entropies               uint32
+}
+
+// Transport sets the preset's transport settings in tp.
+func (p *Preset) Transport(tp *transport.Params) {
+	tp.MTU = p.MTU
+	tp.Trimming = p.Trimming
+	tp.TargetRTT, tp.MaxWindow = p.TargetRTT, p.MaxWindow
+	tp.AckEvery, tp.AckEveryBytes, tp.AckDelay = p.AckEvery, p.AckEveryBytes, p.AckDelay
+	if p.Entropies > 0 {
+		tp.Entropies = p.Entropies
+	}
 }
 
 // KV is one generator-spec parameter.
@@ -56,6 +75,34 @@ var SMaRTT = Preset{
 	Trimming:  true,
 	TargetRTT: 1.5,
 	MaxWindow: 1.5,
+}
+
+// HTSim is the setting of the htsim reference figures
+// (../shared/reference/htsim/README.md, htsim_uec with its defaults): 100
+// Gb/s links, 1 us per link, no switch latency, 4150 B data packets (4086 B
+// payload + 64 B header), RED/ECN between 20% and 80% of a one-BDP queue,
+// trimming, and the three htsim_uec defaults that differ from
+// fabricbench's: its sink ACKs every 16384 wire bytes (4 packets; at once on
+// ECN, on the sender's ACK request, on the first packet), with no timer; it
+// sprays over 256 entropies; NSCC targets 6 us of queueing, 1.428 base RTTs
+// of the reference tree (14.02 us).
+var HTSim = Preset{
+	Name:   "htsim",
+	Source: "htsim_uec defaults of the htsim reference figures: 100 Gb/s, 1 us links, 4150 B packets, RED 20%/80% of a 1-BDP queue, ACK every 16384 B, 256 entropies, target 6 us queueing (1.428x base RTT)",
+	Spec: []KV{
+		{"gbps", "100"},
+		{"latency", "1us"},
+	},
+	MTU:           4086,
+	KMin:          0.2,
+	KMax:          0.8,
+	Queue:         "bdp",
+	ECN:           true,
+	Trimming:      true,
+	TargetRTT:     1.428,
+	MaxWindow:     1.5,
+	AckEveryBytes: 16384,
+	Entropies:     256,
 }
 
 var all = map[string]*Preset{SMaRTT.Name: &SMaRTT}

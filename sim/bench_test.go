@@ -51,20 +51,25 @@ func TestHotPathAllocations(t *testing.T) {
 	}
 	small := workloads.Permutation(f, 64<<10, 1)
 	big := workloads.Permutation(f, 8<<20, 1)
-	allocs := func(m *workloads.Matrix) float64 {
-		return testing.AllocsPerRun(3, func() {
-			s, err := New(Config{Fabric: f, Matrix: m, Transport: transport.DefaultParams(), Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Run()
-		})
-	}
-	a, b := allocs(small), allocs(big)
-	// 128x more packets; per-flow arrays (sent state per packet) grow in a
-	// few allocations per flow, so the difference must stay tiny.
-	t.Logf("allocations per run: %.0f for 16 x 64 KiB flows, %.0f for 16 x 8 MiB flows", a, b)
-	if b-a > 40*16 {
-		t.Errorf("the event loop allocates per packet: %.0f extra allocations for 128x the packets", b-a)
+	// Per-packet ACKs (the default), and coalesced ACKs with the ACK timer.
+	coalesced := transport.DefaultParams()
+	coalesced.AckEvery, coalesced.AckDelay = 4, 2*transport.Microsecond
+	for _, tp := range []transport.Params{transport.DefaultParams(), coalesced} {
+		allocs := func(m *workloads.Matrix) float64 {
+			return testing.AllocsPerRun(3, func() {
+				s, err := New(Config{Fabric: f, Matrix: m, Transport: tp, Seed: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Run()
+			})
+		}
+		a, b := allocs(small), allocs(big)
+		// 128x more packets; per-flow arrays (sent state per packet) grow in a
+		// few allocations per flow, so the difference must stay tiny.
+		t.Logf("ack every %d: allocations per run: %.0f for 16 x 64 KiB flows, %.0f for 16 x 8 MiB flows", tp.AckEvery, a, b)
+		if b-a > 40*16 {
+			t.Errorf("ack every %d: the event loop allocates per packet: %.0f extra allocations for 128x the packets", tp.AckEvery, b-a)
+		}
 	}
 }

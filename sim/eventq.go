@@ -20,6 +20,7 @@ const (
 	evLinkState               // a = link event index
 	evReroute                 // recompute ECMP groups over the links that are up
 	evSample                  // a = sampler index: periodic telemetry sample
+	evAckTimer                // a = flow: the receiver's held ACK is due (transport.Params.AckDelay)
 )
 
 // eventQueue is a radix heap. A discrete-event simulation never schedules

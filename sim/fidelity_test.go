@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/preset"
 )
 
 // Reference figures measured with htsim_uec on fat_tree_128_1os.topo
@@ -89,3 +92,60 @@ func TestFidelityIncast(t *testing.T) {
 			drop.Packets.Trimmed, drop.Packets.Dropped, timeouts)
 	}
 }
+
+// htsimCompat are the transport settings of the htsim-compatible setting
+// (preset.HTSim: ACK every 16384 wire bytes, 256 entropies, target 6 us of
+// queueing) on htsimParams' packet sizes.
+func htsimCompat(lb transport.LBKind) transport.Params {
+	p := htsimParams(lb)
+	preset.HTSim.Transport(&p)
+	p.MTU = 4086
+	return p
+}
+
+// TestFidelityHTSimCompatible runs every scenario of the htsim reference
+// README in the htsim-compatible setting and compares p50 and max FCT with
+// htsim's. With htsim's own input files every figure but one is within 5%:
+// OPS permutation max is about 10% below htsim's, whose "oblivious"
+// spraying sweeps a shuffled cycle of its 256 entropies where fabricbench's
+// OPS draws each at random (a load balancer difference, not an ACK one). The
+// repo's fixtures are other matrices of the same shapes: their figures are
+// logged and only the one-flow FCT is compared.
+func TestFidelityHTSimCompatible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: five runs of about 0.1 s")
+	}
+	_, err := os.Stat(filepath.Join(refDir, "perm_128n_128c_2MB.cm"))
+	haveRef := err == nil
+	f := refFabric(t)
+	for _, c := range []struct {
+		name, cm string
+		lb       transport.LBKind
+		p50, max float64 // htsim
+		maxTol   float64
+	}{
+		{"one flow", "one128.cm", transport.REPS, 176.2, 176.2, 0.05},
+		{"permutation REPS", "perm_128n_128c_2MB.cm", transport.REPS, 198.9, 211.4, 0.05},
+		{"permutation OPS", "perm_128n_128c_2MB.cm", transport.OPS, 203.9, 232.0, 0.15},
+		{"incast 32:1 REPS", "incast32.cm", transport.REPS, 4969.6, 5229.3, 0.05},
+		{"incast 32:1 OPS", "incast32.cm", transport.OPS, 4767.9, 5256.3, 0.05},
+	} {
+		m := refMatrix(t, c.cm)
+		pp := run(t, Config{Fabric: f, Matrix: m, Transport: htsimParams(c.lb), Seed: 1})
+		co := run(t, Config{Fabric: f, Matrix: m, Transport: htsimCompat(c.lb), Seed: 1})
+		ps, cs := fcts(t, pp), fcts(t, co)
+		t.Logf("%-17s p50 / max us: htsim %.1f / %.1f; per-packet ACKs %.1f / %.1f (%+.1f%% / %+.1f%%); htsim-compatible %.1f / %.1f (%+.1f%% / %+.1f%%), retx %d",
+			c.name, c.p50, c.max, ps.p50, ps.max, pct(ps.p50, c.p50), pct(ps.max, c.max), cs.p50, cs.max, pct(cs.p50, c.p50), pct(cs.max, c.max), co.Packets.Retransmitted)
+		if !haveRef && c.cm != "one128.cm" {
+			continue
+		}
+		if !within(cs.p50, c.p50, 0.05) {
+			t.Errorf("%s: p50 %.1f us not within 5%% of htsim's %.1f", c.name, cs.p50, c.p50)
+		}
+		if !within(cs.max, c.max, c.maxTol) {
+			t.Errorf("%s: max %.1f us not within %.0f%% of htsim's %.1f", c.name, cs.max, 100*c.maxTol, c.max)
+		}
+	}
+}
+
+func pct(got, want float64) float64 { return 100 * (got - want) / want }

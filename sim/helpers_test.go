@@ -12,7 +12,7 @@ import (
 )
 
 // refDir is htsim's reference folder beside the checkout, when present.
-const refDir = "../../shared/reference/htsim"
+var refDir = "../../shared/reference/htsim"
 
 // refSpec builds the same tree as fat_tree_128_1os.topo.
 const refSpec = "fattree:hosts=128,tiers=3,gbps=100,oversub=1,latency=1us"

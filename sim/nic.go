@@ -33,6 +33,9 @@ func (s *Sim) pull(hn int32) int32 {
 		if d.Retx {
 			p.flags = pfRetx
 		}
+		if d.AckReq {
+			p.flags |= pfAckReq
+		}
 		if st.timerAt == 0 {
 			s.armTimer(fi)
 		}
@@ -49,19 +52,23 @@ func (s *Sim) deliver(h int32, pi int32) {
 		d := pkt.dataHeader()
 		// The flow completes at the sender, when the ACK for its last packet
 		// arrives (as in htsim), so the receiver's completion is not used.
-		ack, _ := st.rcv.OnData(&d, pkt.flags&pfECN != 0, pkt.flags&pfTrimmed != 0)
-		// Turn the packet into its ACK in place (ECMP-routed, no explicit path).
-		*pkt = packet{ts: ack.EchoTS, flow: fi, dst: st.srcNode, size: int32(s.tp.AckBytes), psn: ack.PSN, cum: ack.CumAck, entropy: ack.Entropy, kind: pkAck}
-		if ack.ECN {
-			pkt.flags |= pfECN
+		var ack transport.Ack
+		send, _ := st.rcv.Receive(s.now, &d, pkt.flags&pfECN != 0, pkt.flags&pfTrimmed != 0, &ack)
+		if !send {
+			// A coalescing receiver holds the ACK: arm its timer, if any.
+			s.pk.release(pi)
+			if due := st.rcv.AckDue(); due > 0 && due != st.ackAt {
+				st.ackAt = due
+				s.q.push(due, evAckTimer, fi, 0)
+			}
+			return
 		}
-		if ack.Nack {
-			pkt.flags |= pfNack
-		}
+		// Turn the packet into its ACK in place.
+		pkt.setAck(&ack, fi, st.srcNode, int32(s.tp.AckBytes))
 		s.enqueue(s.hosts[h].port, pi)
 		return
 	}
-	a := transport.Ack{Flow: uint32(fi), PSN: pkt.psn, CumAck: pkt.cum, Entropy: pkt.entropy, ECN: pkt.flags&pfECN != 0, Nack: pkt.flags&pfNack != 0, EchoTS: pkt.ts}
+	a := pkt.ackHeader()
 	s.pk.release(pi)
 	if st.fct >= 0 {
 		return
@@ -74,4 +81,23 @@ func (s *Sim) deliver(h int32, pi int32) {
 	if st.snd.CanSend(s.now) {
 		s.activate(fi)
 	}
+}
+
+// ackTimer sends a flow's held ACK when its receiver's timer is due.
+func (s *Sim) ackTimer(fi int32, at int64) {
+	st := &s.flows[fi]
+	if st.ackAt != at {
+		return // stale: re-armed since
+	}
+	st.ackAt = 0
+	if st.fct >= 0 || st.rcv.AckDue() != at {
+		return // sent with a later arrival, or the flow is over
+	}
+	var ack transport.Ack
+	if !st.rcv.Flush(&ack) {
+		return
+	}
+	pi := s.pk.alloc()
+	s.pk.p[pi].setAck(&ack, fi, st.srcNode, int32(s.tp.AckBytes))
+	s.enqueue(s.hosts[st.dst].port, pi)
 }

@@ -14,6 +14,7 @@ const (
 	pfTrimmed                   // data: payload trimmed away (travels as a header)
 	pfNack                      // ack: NACK for a trimmed packet
 	pfRetx                      // data: retransmission
+	pfAckReq                    // data: the sender asks for an ACK at once (transport.Data.AckReq)
 )
 
 // packet is the simulator's wire packet. Packets live in a pool and are
@@ -42,6 +43,11 @@ type packet struct {
 	class   uint8 // traffic class (data: the flow's; selects the egress queue)
 	kind    uint8
 	flags   uint8
+	// A coalesced ACK's selective bitmap (transport.Ack.Sack) is split
+	// between payload (low 32 bits, unused by ACKs) and sackHi, and its base
+	// is psn - hop (hop is unused by ACKs, which take no explicit path): the
+	// struct stays one cache line.
+	sackHi uint32
 }
 
 type pool struct {
@@ -63,7 +69,34 @@ func (pl *pool) release(i int32) { pl.free = append(pl.free, i) }
 
 // dataHeader converts a data packet to the transport's view.
 func (p *packet) dataHeader() transport.Data {
-	return transport.Data{Flow: uint32(p.flow), PSN: p.psn, Payload: p.payload, Entropy: p.entropy, SentAt: p.ts, Retx: p.flags&pfRetx != 0}
+	return transport.Data{Flow: uint32(p.flow), PSN: p.psn, Payload: p.payload, Entropy: p.entropy, SentAt: p.ts,
+		Retx: p.flags&pfRetx != 0, AckReq: p.flags&pfAckReq != 0}
+}
+
+// setAck makes p the ACK or NACK a (ECMP-routed, no explicit path) of flow
+// fi towards node dst, of size bytes.
+func (p *packet) setAck(a *transport.Ack, fi, dst, size int32) {
+	*p = packet{ts: a.EchoTS, flow: fi, dst: dst, size: size, psn: a.PSN, cum: a.CumAck, entropy: a.Entropy, kind: pkAck}
+	if a.Sack != 0 {
+		p.payload, p.sackHi = int32(uint32(a.Sack)), uint32(a.Sack>>32)
+		p.hop = uint8(a.PSN - a.SackBase) // the receiver keeps PSN in the bitmap
+	}
+	if a.ECN {
+		p.flags |= pfECN
+	}
+	if a.Nack {
+		p.flags |= pfNack
+	}
+}
+
+// ackHeader converts an ACK packet to the transport's view.
+func (p *packet) ackHeader() transport.Ack {
+	a := transport.Ack{Flow: uint32(p.flow), PSN: p.psn, CumAck: p.cum, Entropy: p.entropy,
+		ECN: p.flags&pfECN != 0, Nack: p.flags&pfNack != 0, EchoTS: p.ts}
+	if sack := uint64(uint32(p.payload)) | uint64(p.sackHi)<<32; sack != 0 {
+		a.Sack, a.SackBase = sack, p.psn-uint32(p.hop)
+	}
+	return a
 }
 
 // ring is a growable FIFO of packet indices.

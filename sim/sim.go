@@ -166,6 +166,7 @@ type flowState struct {
 	start   int64
 	fct     int64
 	timerAt int64
+	ackAt   int64 // pending evAckTimer (the receiver's AckDue), 0 if none
 	active  bool
 	succ    []int32
 	group   int32 // barrier group (workloads.Flow.Group), 0 if none
@@ -507,6 +508,8 @@ func (s *Sim) Run() *Result {
 			s.arrive(e.a)
 		case evTimer:
 			s.timer(e.a, e.at)
+		case evAckTimer:
+			s.ackTimer(e.a, e.at)
 		case evFlowStart:
 			s.startFlow(e.a)
 		case evLinkState:
@@ -612,7 +615,7 @@ func (s *Sim) startFlow(fi int32) {
 	rtt, rate, hops := s.pathInfo(mf.Src, mf.Dst)
 	path := transport.Path{BaseRTT: rtt, RateBps: rate, RTO: s.pathRTO(rtt, rate, hops)}
 	st.snd = transport.NewSender(&s.tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path})
-	st.rcv = transport.NewReceiver(uint32(fi), st.snd.Packets())
+	st.rcv = transport.NewReceiverFor(&s.tp, uint32(fi), st.snd.Packets())
 	st.start = s.now
 	s.activate(fi)
 }

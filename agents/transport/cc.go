@@ -90,7 +90,8 @@ func (q *quickAdapt) run(now Time, cwnd *float64, mtu, inflight int64) bool {
 	return adapted
 }
 
-// fastIncrease is Algorithm 3.
+// fastIncrease is Algorithm 3. Its k MTUs are per acknowledged packet: a
+// coalesced ACK of n packets adds k x n MTUs.
 type fastIncrease struct {
 	enabled  bool
 	count    int64
@@ -105,7 +106,8 @@ func (f *fastIncrease) run(rtt Time, ecn bool, size int64, cwnd *float64, mtu in
 	if rtt >= 0 && rtt <= f.nearBase && !ecn {
 		f.count += size
 		if float64(f.count) > *cwnd || f.active {
-			*cwnd += FastIncreaseK * float64(mtu)
+			pkts := (size + mtu - 1) / mtu // packets this ACK covers (1 per-packet)
+			*cwnd += FastIncreaseK * float64(mtu*pkts)
 			f.active = true
 			return true
 		}

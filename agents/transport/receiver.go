@@ -1,9 +1,18 @@
 package transport
 
-// Receiver tracks which packets of one flow arrived and produces the
-// per-packet ACK or NACK for each arrival. Its memory does not depend on the
-// flow size: a cumulative point plus a ring bitmap of the arrivals above it,
-// grown on demand up to MaxSpan packets.
+import "math/bits"
+
+// Receiver tracks which packets of one flow arrived and decides when to
+// acknowledge them. Its memory does not depend on the flow size: a
+// cumulative point plus a ring bitmap of the arrivals above it, grown on
+// demand up to MaxSpan packets.
+//
+// A receiver from NewReceiver, or from NewReceiverFor with per-packet
+// Params (the default), answers every data packet with its ACK or NACK. With
+// Params.AckEvery or AckEveryBytes it coalesces: Receive holds arrivals back
+// and answers once per threshold, with a selective bitmap of the packets the
+// ACK covers, or at once when a packet asks for it (see Params); AckDue and
+// Flush implement the optional AckDelay timer.
 type Receiver struct {
 	flow     uint32
 	npkts    uint32
@@ -12,41 +21,195 @@ type Receiver struct {
 	received uint32   // distinct PSNs received
 	bytes    int64    // distinct payload bytes received
 	done     bool
+
+	// ACK coalescing policy (0: per-packet ACKs).
+	every  int32 // packets per ACK (> 1), or 0
+	everyB int64 // wire bytes per ACK, or 0
+	delay  Time  // hold limit, or 0
+	hdr    int64 // header bytes per data packet (wire = payload + hdr)
+
+	// Held arrivals: received and not yet acknowledged. They lie in
+	// [pbase, pbase+SackBits); bit i of pbits is pbase+i.
+	pbase   uint32
+	pbits   uint64
+	pn      int32
+	pbytes  int64
+	due     Time // when the held ACK must go (0: none held, or no timer)
+	lastPSN uint32
+	lastEnt uint16
+	lastTS  Time
+	started bool // a data packet arrived
+	ackReq  bool // an AckReq arrived with gaps below it: answer again when they fill
 }
 
-// NewReceiver makes the receiver for a flow of npkts packets.
+// NewReceiver makes the receiver for a flow of npkts packets. It
+// acknowledges every data packet.
 func NewReceiver(flow uint32, npkts uint32) *Receiver {
 	return &Receiver{flow: flow, npkts: npkts}
 }
 
+// NewReceiverFor makes the receiver for a flow of npkts packets that
+// acknowledges as p says (Params.AckEvery, AckEveryBytes, AckDelay).
+func NewReceiverFor(p *Params, flow uint32, npkts uint32) *Receiver {
+	r := NewReceiver(flow, npkts)
+	if p.Coalescing() {
+		if p.AckEvery > 1 {
+			r.every = int32(p.AckEvery)
+		}
+		r.everyB = int64(p.AckEveryBytes)
+		r.delay = p.AckDelay
+		r.hdr = int64(p.HeaderBytes)
+	}
+	return r
+}
+
+// Coalescing reports whether the receiver holds ACKs back.
+func (r *Receiver) Coalescing() bool { return r.every > 0 || r.everyB > 0 }
+
 // OnData processes one arriving data packet (or trimmed header when trimmed is
-// set) and returns the ACK/NACK to send back. complete is true exactly once:
-// on the arrival that completes the flow.
+// set) and returns the per-packet ACK/NACK to send back, whatever the
+// receiver's coalescing policy (drivers that coalesce call Receive). complete
+// is true exactly once: on the arrival that completes the flow.
 //
 // A packet MaxSpan or more above the cumulative point (which a Sender never
 // sends) is not recorded: it is NACKed so that it is sent again later.
 func (r *Receiver) OnData(d *Data, ecn, trimmed bool) (ack Ack, complete bool) {
 	ack = Ack{Flow: r.flow, PSN: d.PSN, Entropy: d.Entropy, ECN: ecn, EchoTS: d.SentAt}
-	if trimmed || (d.PSN >= r.cum && d.PSN < r.npkts && d.PSN-r.cum >= MaxSpan) {
+	if trimmed || r.tooFar(d.PSN) {
 		ack.Nack = true
 		ack.CumAck = r.cum
 		return ack, false
 	}
-	if d.PSN >= r.cum && d.PSN < r.npkts && !r.got.get(d.PSN) {
-		r.got.set(d.PSN, r.cum)
-		r.received++
-		r.bytes += int64(d.Payload)
-		for r.cum < r.npkts && r.got.get(r.cum) {
-			r.got.clear(r.cum)
-			r.cum++
-		}
-		if r.received == r.npkts && !r.done {
-			r.done = true
-			complete = true
-		}
+	if !r.duplicate(d.PSN) {
+		complete = r.record(d)
 	}
 	ack.CumAck = r.cum
 	return ack, complete
+}
+
+func (r *Receiver) tooFar(psn uint32) bool {
+	return psn >= r.cum && psn < r.npkts && psn-r.cum >= MaxSpan
+}
+
+func (r *Receiver) duplicate(psn uint32) bool {
+	return psn < r.cum || psn >= r.npkts || r.got.get(psn)
+}
+
+// record marks a new PSN received and reports whether it completed the flow.
+func (r *Receiver) record(d *Data) bool {
+	r.got.set(d.PSN, r.cum)
+	r.received++
+	r.bytes += int64(d.Payload)
+	for r.cum < r.npkts && r.got.get(r.cum) {
+		r.got.clear(r.cum)
+		r.cum++
+	}
+	if r.received == r.npkts && !r.done {
+		r.done = true
+		return true
+	}
+	return false
+}
+
+// Receive processes one data packet (or trimmed header) arriving at now. It
+// returns send when an ACK or NACK must go back now, filled into ack, and
+// complete exactly once, on the arrival that completes the flow. A receiver
+// without a coalescing policy sends on every arrival (as OnData). A
+// coalescing one holds the ACK of an arrival until a threshold is reached,
+// and answers at once on an ECN mark, AckReq, the flow's first or completing
+// packet, a duplicate or a trimmed header (NACK, which leaves held arrivals
+// held), or an arrival too far from the held ones for one bitmap (an ACK for
+// that packet alone). When it holds an ACK and has a timer, AckDue says when
+// Flush must send it.
+func (r *Receiver) Receive(now Time, d *Data, ecn, trimmed bool, ack *Ack) (send, complete bool) {
+	if !r.Coalescing() {
+		*ack, complete = r.OnData(d, ecn, trimmed)
+		return true, complete
+	}
+	psn := d.PSN
+	*ack = Ack{Flow: r.flow, PSN: psn, Entropy: d.Entropy, ECN: ecn, EchoTS: d.SentAt}
+	if trimmed || r.tooFar(psn) {
+		ack.Nack = true
+		ack.CumAck = r.cum
+		return true, false
+	}
+	if r.duplicate(psn) {
+		ack.CumAck = r.cum
+		return true, false
+	}
+	complete = r.record(d)
+	first := !r.started
+	r.started = true
+	if !r.hold(psn) {
+		ack.CumAck = r.cum
+		return true, complete
+	}
+	r.pbytes += int64(d.Payload) + r.hdr
+	r.lastPSN, r.lastEnt, r.lastTS = psn, d.Entropy, d.SentAt
+	force := ecn || first || complete || d.AckReq
+	gaps := r.received != r.cum
+	if d.AckReq && gaps {
+		r.ackReq = true
+	} else if r.ackReq && !gaps {
+		r.ackReq = false
+		force = true
+	}
+	if force || (r.every > 0 && r.pn >= r.every) || (r.everyB > 0 && r.pbytes >= r.everyB) {
+		r.take(ack)
+		return true, complete
+	}
+	if r.pn == 1 && r.delay > 0 {
+		r.due = AddTime(now, r.delay)
+	}
+	return false, complete
+}
+
+// hold adds psn to the held arrivals, unless it does not fit in one
+// bitmap with them.
+func (r *Receiver) hold(psn uint32) bool {
+	switch {
+	case r.pn == 0:
+		r.pbase, r.pbits = psn, 1
+	case psn >= r.pbase:
+		if psn-r.pbase >= SackBits {
+			return false
+		}
+		r.pbits |= 1 << (psn - r.pbase)
+	default:
+		top := r.pbase + uint32(bits.Len64(r.pbits)) - 1
+		if top-psn >= SackBits {
+			return false
+		}
+		r.pbits = r.pbits<<(r.pbase-psn) | 1
+		r.pbase = psn
+	}
+	r.pn++
+	return true
+}
+
+// take completes ack (whose PSN is one of the held arrivals) with the
+// cumulative point and the bitmap of every held arrival, and releases them.
+func (r *Receiver) take(ack *Ack) {
+	ack.CumAck = r.cum
+	ack.SackBase, ack.Sack = r.pbase, r.pbits
+	r.pn, r.pbits, r.pbytes, r.due = 0, 0, 0, 0
+}
+
+// AckDue returns the time at which a held ACK must be sent (Flush), or 0
+// when none is held or the receiver has no timer (Params.AckDelay).
+func (r *Receiver) AckDue() Time { return r.due }
+
+// Flush fills ack with the held ACK, if any, releasing the arrivals it
+// covers, and reports whether there was one. Its reference is the latest
+// held arrival (entropy and timestamp echoed; not ECN-marked, as marked
+// packets are answered at once).
+func (r *Receiver) Flush(ack *Ack) bool {
+	if r.pn == 0 {
+		return false
+	}
+	*ack = Ack{Flow: r.flow, PSN: r.lastPSN, Entropy: r.lastEnt, EchoTS: r.lastTS}
+	r.take(ack)
+	return true
 }
 
 // Done reports whether every packet arrived.

@@ -1,6 +1,9 @@
 package transport
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Params are the transport settings shared by every flow of a run.
 type Params struct {
@@ -39,7 +42,24 @@ type Params struct {
 	// REPSBuffer is the number of recycled entropies REPS keeps.
 	REPSBuffer int
 	Seed       uint64
+
+	// ACK coalescing (Receiver). With AckEvery and AckEveryBytes both 0 the
+	// receiver acknowledges every data packet (the default). Otherwise it
+	// holds its ACK until AckEvery packets, or AckEveryBytes wire bytes,
+	// arrived since its previous ACK, and answers at once on an ECN-marked
+	// packet, a packet with AckReq, the first packet of the flow, the packet
+	// that completes it, a duplicate or a trimmed header (NACK), as htsim's
+	// UEC sink does (its default: 16384 bytes, no timer). The ACK then
+	// carries a selective bitmap of the packets it covers (Ack.Sack).
+	AckEvery      int // packets per ACK, at most SackBits; 0 or 1: every packet
+	AckEveryBytes int // wire bytes per ACK; 0: no byte threshold
+	// AckDelay, when > 0, bounds how long a coalescing receiver holds an
+	// ACK: it is sent AckDelay after the first arrival it covers.
+	AckDelay Time
 }
+
+// Coalescing reports whether receivers coalesce ACKs.
+func (p *Params) Coalescing() bool { return p.AckEvery > 1 || p.AckEveryBytes > 0 }
 
 // DefaultParams returns the defaults used by the simulator and the agent.
 func DefaultParams() Params {
@@ -64,6 +84,12 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("target rtt %g x base rtt out of range (1, 10]", p.TargetRTT)
 	case p.MaxWindow != 0 && !(p.MaxWindow > 0 && p.MaxWindow <= 100):
 		return fmt.Errorf("max window %g x bdp out of range (0, 100]", p.MaxWindow)
+	case p.AckEvery < 0 || p.AckEvery > SackBits:
+		return fmt.Errorf("ack every %d packets out of range [0, %d]", p.AckEvery, SackBits)
+	case p.AckEveryBytes < 0 || p.AckEveryBytes > 1<<26:
+		return fmt.Errorf("ack every %d bytes out of range [0, %d]", p.AckEveryBytes, 1<<26)
+	case p.AckDelay < 0 || p.AckDelay > Second:
+		return fmt.Errorf("ack delay %d ps out of range [0, 1s]", p.AckDelay)
 	}
 	return nil
 }
@@ -344,11 +370,21 @@ func (s *Sender) NextPacket(now Time, d *Data) int64 {
 	if psn == s.npkts-1 {
 		payload = s.last
 	}
-	*d = Data{Flow: s.f.ID, PSN: psn, Payload: payload, Entropy: e, SentAt: now, Retx: retx}
+	// Ask a coalescing receiver for an ACK at once when nothing may follow
+	// soon: the last packet, a retransmission, or a full window (htsim's
+	// AR rule).
+	ackReq := retx || psn == s.npkts-1 || float64(s.inflight+size) >= s.cc.window()
+	*d = Data{Flow: s.f.ID, PSN: psn, Payload: payload, Entropy: e, SentAt: now, Retx: retx, AckReq: ackReq}
 	return size
 }
 
-// OnAck processes an ACK or NACK arriving at now.
+// OnAck processes an ACK or NACK arriving at now. An ACK acknowledges its
+// PSN, the PSNs of its selective bitmap (a coalesced ACK) and every PSN
+// below its cumulative point. The congestion control sees one ACK carrying
+// the wire bytes of the packets it newly acknowledges explicitly (PSN and
+// bitmap; those known only from the cumulative point had their ACK lost or
+// overtaken, and are not counted, as before coalescing), the RTT sample of
+// its PSN and its ECN echo; REPS recycles its entropy once.
 func (s *Sender) OnAck(now Time, a *Ack) {
 	if a.PSN >= s.nextNew {
 		return // never sent
@@ -361,10 +397,19 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 	// Below base everything is acknowledged (and its slot reused).
 	fresh := psn >= s.base && s.slot(psn).st&stAcked == 0
 	var sentAt Time
+	var newly int64
 	if fresh {
 		sentAt = s.slot(psn).sentAt
 		s.onFreshAck(now, a, sentAt)
+		newly = s.pktWire(psn)
 		s.markAcked(psn)
+	}
+	for b := a.Sack; b != 0; b &= b - 1 {
+		q := a.SackBase + uint32(bits.TrailingZeros64(b))
+		if q >= s.base && q < s.nextNew && s.slot(q).st&stAcked == 0 {
+			newly += s.pktWire(q)
+			s.markAcked(q)
+		}
 	}
 	// Cumulative information covers ACKs that were lost.
 	for q := s.base; q < a.CumAck && q < s.nextNew; q++ {
@@ -379,11 +424,13 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 		s.Stats.ECNAcks++
 	}
 	s.lb.onAck(a.Entropy, a.ECN)
-	if fresh && a.EchoTS == sentAt {
+	if newly > 0 {
 		// Only an ACK for the latest transmission gives a valid RTT sample.
-		s.cc.onAck(now, now-a.EchoTS, a.ECN, s.pktWire(psn), s.inflight, &s.lb, a.Entropy)
-	} else if fresh {
-		s.cc.onAck(now, -1, a.ECN, s.pktWire(psn), s.inflight, &s.lb, a.Entropy)
+		rtt := Time(-1)
+		if fresh && a.EchoTS == sentAt {
+			rtt = now - a.EchoTS
+		}
+		s.cc.onAck(now, rtt, a.ECN, newly, s.inflight, &s.lb, a.Entropy)
 	}
 	if s.acked == s.npkts && s.Stats.Completed == 0 {
 		s.Stats.Completed = now

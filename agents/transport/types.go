@@ -99,18 +99,36 @@ type Data struct {
 	Entropy uint16 // entropy value: the path selector hashed by ECMP switches
 	SentAt  Time   // sender timestamp, echoed in the ACK
 	Retx    bool   // a retransmission
+	// AckReq asks a coalescing receiver to acknowledge at once (the AR
+	// flag of UEC and htsim): the sender sets it on the last new packet,
+	// on every retransmission and on a packet that fills its window.
+	// Receivers that acknowledge every packet ignore it.
+	AckReq bool
 }
 
-// Ack is a per-packet acknowledgement, or a NACK for a trimmed packet.
+// Ack is an acknowledgement, or a NACK for a trimmed packet.
+//
+// A per-packet ACK acknowledges PSN (and, cumulatively, every PSN below
+// CumAck) and has Sack 0. A coalesced ACK (Params.AckEvery, AckEveryBytes)
+// acknowledges, besides, every PSN SackBase+i whose bit i is set in Sack:
+// the packets that arrived since the receiver's previous ACK. PSN is the
+// packet that made the receiver answer (always one of those bits): its
+// entropy, ECN mark and timestamp are the ones echoed.
 type Ack struct {
-	Flow    uint32
-	PSN     uint32 // the packet this acknowledges (or NACKs)
-	CumAck  uint32 // every PSN below this has been received
-	Entropy uint16 // echoed from the data packet
-	ECN     bool   // the data packet arrived ECN-marked
-	Nack    bool   // the data packet arrived trimmed: retransmit it
-	EchoTS  Time   // echoed SentAt
+	Flow     uint32
+	PSN      uint32 // the packet this acknowledges (or NACKs)
+	CumAck   uint32 // every PSN below this has been received
+	SackBase uint32 // first PSN of the Sack bitmap
+	Sack     uint64 // selective ACK bitmap over [SackBase, SackBase+SackBits); 0: PSN only
+	Entropy  uint16 // echoed from the data packet
+	ECN      bool   // the data packet arrived ECN-marked
+	Nack     bool   // the data packet arrived trimmed: retransmit it
+	EchoTS   Time   // echoed SentAt
 }
+
+// SackBits is the span of an ACK's selective bitmap: a coalescing receiver
+// holds back at most this many consecutive PSNs' worth of arrivals.
+const SackBits = 64
 
 // Flow size limit. PSNs, cumulative ACKs and packet counts are 32 bits, on
 // the UDP agent's wire as in the simulator, so a flow has at most MaxPackets
