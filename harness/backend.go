@@ -24,8 +24,11 @@ import (
 
 // Backend brings up and drives one fabric. The harness calls, in order: Up,
 // Configure, DeployAgents, TelemetryTargets, InjectFaults, RunJobs, and
-// always Down (also after an error or an interrupt). A backend that cannot
-// honour a requested feature returns a *CapabilityError from Configure.
+// always Down (also after an error or an interrupt). What a backend cannot
+// do it declares (Capable), so that the planner refuses it before anything
+// is brought up; an error from these methods is an infrastructure failure
+// (InfraError), also when a probe of the host finds a capability missing
+// (the error then names it).
 type Backend interface {
 	Name() string
 	// Up builds the fabric (nodes, links) and starts the gNMI targets.
@@ -173,13 +176,64 @@ type RunResult struct {
 	Failures []string
 }
 
-// CapabilityError reports a feature a backend does not support.
-type CapabilityError struct {
-	Backend, Feature, Reason string
+// Feature is a switch feature a suite may ask for (Capabilities).
+type Feature string
+
+// The features of a suite's features section.
+const (
+	FeatECN      Feature = "ecn"      // RED/ECN marking (WRED) on data queues: features.ecn
+	FeatTrimming Feature = "trimming" // packet trimming on full queues: features.trimming
+	FeatPFC      Feature = "pfc"      // priority flow control: features.pfc
+	FeatSRv6     Feature = "srv6"     // SRv6 micro-SID path placement: features.srv6
+	FeatVRF      Feature = "vrf"      // VRFs: features.vrfs
+	FeatQueue    Feature = "queue"    // per-run data queue sizes: features.queue other than bdp
+)
+
+// Capabilities is what a backend declares it can do, before anything is
+// brought up. The planner checks every point of a suite against it and
+// refuses what the backend cannot do at the suite field, with the file,
+// line and column, as bad input (exit status 2). What only the host can
+// tell (a kernel module) is probed at Up or Configure, and is then an
+// infrastructure error naming the capability.
+type Capabilities struct {
+	// Unsupported maps each feature the backend cannot do to the reason;
+	// features not listed are supported.
+	Unsupported map[Feature]string
+	// ECMPHashNeeds are fields every features.ecmp.hash must include
+	// (ECMPHashReason says why); nil: any hash.
+	ECMPHashNeeds  []string
+	ECMPHashReason string
+	// FaultKinds and Workloads list the fault kinds (down, up, degrade,
+	// flap) and workloads (permutation, incast, all-to-all, all-reduce)
+	// the backend runs; nil: all.
+	FaultKinds, Workloads []string
+	// MinInterval is the shortest telemetry interval (0: the suite's
+	// 100us), MinIntervalReason why.
+	MinInterval       time.Duration
+	MinIntervalReason string
+	// MaxMTU is the largest transport.mtu (0: the suite's 9216),
+	// MaxMTUReason why.
+	MaxMTU       int
+	MaxMTUReason string
 }
 
-func (e *CapabilityError) Error() string {
-	return fmt.Sprintf("the %s backend cannot do %s: %s", e.Backend, e.Feature, e.Reason)
+// Capable is implemented by backends that declare their capabilities.
+// The suite of a backend that does not is not checked before it runs.
+type Capable interface {
+	Capabilities() Capabilities
+}
+
+// BackendCapabilities returns the named backend's declaration (the zero
+// Capabilities, everything allowed, for a backend that makes none).
+func BackendCapabilities(name string) (Capabilities, error) {
+	b, err := newBackend(name)
+	if err != nil {
+		return Capabilities{}, err
+	}
+	if c, ok := b.(Capable); ok {
+		return c.Capabilities(), nil
+	}
+	return Capabilities{}, nil
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,24 @@ type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
+
+// InfraError is an infrastructure failure: the backend, the lab host, an
+// agent, telemetry, InfluxDB or the results directory failed, not the
+// input. The CLI exits with status 3 for it.
+type InfraError struct{ Err error }
+
+func (e *InfraError) Error() string { return e.Err.Error() }
+func (e *InfraError) Unwrap() error { return e.Err }
+
+// infra wraps err as an InfraError unless it is one, or is bad input.
+func infra(err error) error {
+	var ie *InputError
+	var fe *InfraError
+	if err == nil || errors.As(err, &ie) || errors.As(err, &fe) {
+		return err
+	}
+	return &InfraError{err}
+}
 
 // Point is one planned run: a matrix point resolved against its fabric.
 type Point struct {
@@ -53,8 +72,24 @@ var planHook func()
 // ctx.Err(). Points with the same fabric share one *inventory.Fabric
 // (read-only), so a matrix over a large fabric builds it once.
 func PlanContext(ctx context.Context, file string) (*suite.Suite, []*Point, error) {
+	return PlanBackend(ctx, file, "")
+}
+
+// PlanBackend is PlanContext for the named backend ("" checks for none):
+// every point is checked against what the backend declares it can do
+// (Capabilities), and what it cannot do is bad input at the suite field
+// (file:line:col), before anything is brought up.
+func PlanBackend(ctx context.Context, file, backend string) (*suite.Suite, []*Point, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
+	}
+	var check suite.CheckFunc
+	if backend != "" {
+		caps, err := BackendCapabilities(backend)
+		if err != nil {
+			return nil, nil, &InputError{fmt.Errorf("--backend: %w", err)}
+		}
+		check = caps.check(backend)
 	}
 	s, err := suite.Load(file)
 	if err != nil {
@@ -63,7 +98,7 @@ func PlanContext(ctx context.Context, file string) (*suite.Suite, []*Point, erro
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	pts, err := s.Points()
+	pts, err := s.PointsChecked(check)
 	if err != nil {
 		return nil, nil, &InputError{err}
 	}
@@ -344,4 +379,79 @@ func fmtPs(ps int64) string {
 		return fmt.Sprintf("%dus", ps/1e6)
 	}
 	return fmt.Sprintf("%.3fus", float64(ps)/1e6)
+}
+
+// featureNames describe the features in errors.
+var featureNames = map[Feature]string{
+	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
+	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
+}
+
+// check returns the suite check of the named backend's capabilities: one
+// error per field that asks for what the backend cannot do.
+func (c Capabilities) check(backend string) suite.CheckFunc {
+	return func(s *suite.Suite, errf func(path, format string, args ...any)) {
+		cannot := func(path string, what, reason, fix string) {
+			msg := fmt.Sprintf("the %s backend cannot do %s: %s", backend, what, reason)
+			if fix != "" {
+				msg += "; " + fix
+			}
+			errf(path, "%s", msg)
+		}
+		feature := func(f Feature, path, fix string) {
+			if reason, ok := c.Unsupported[f]; ok {
+				cannot(path, featureNames[f], reason, fix)
+			}
+		}
+		ft := &s.Features
+		if ft.ECN.Enabled == nil || *ft.ECN.Enabled {
+			feature(FeatECN, "features.ecn.enabled", "set features.ecn: {enabled: false} (on by default)")
+		}
+		if ft.Trimming.Enabled == nil || *ft.Trimming.Enabled {
+			feature(FeatTrimming, "features.trimming.enabled", "set features.trimming: {enabled: false} (on by default)")
+		}
+		if ft.PFC != nil && ft.PFC.Enabled {
+			feature(FeatPFC, "features.pfc.enabled", "")
+		}
+		if ft.SRv6 != nil {
+			feature(FeatSRv6, "features.srv6", "")
+		}
+		if len(ft.VRFs) > 0 {
+			feature(FeatVRF, "features.vrfs", "")
+		}
+		if ft.Queue != "" && ft.Queue != "bdp" {
+			feature(FeatQueue, "features.queue", "leave it out or set bdp")
+		}
+		for _, need := range c.ECMPHashNeeds {
+			if !slices.Contains(ft.ECMP.Hash, need) {
+				cannot("features.ecmp.hash", "a hash without "+need, c.ECMPHashReason, "")
+				break
+			}
+		}
+		if c.MaxMTU > 0 && s.Transport.MTU > c.MaxMTU {
+			cannot("transport.mtu", fmt.Sprintf("an mtu of %d", s.Transport.MTU), c.MaxMTUReason, fmt.Sprintf("at most %d", c.MaxMTU))
+		}
+		if c.MinInterval > 0 && (s.Telemetry.Enabled == nil || *s.Telemetry.Enabled) {
+			if iv, err := workloads.ParseDuration(s.Telemetry.Interval); err == nil && time.Duration(iv/1000) < c.MinInterval {
+				cannot("telemetry.interval", "telemetry every "+s.Telemetry.Interval, c.MinIntervalReason,
+					fmt.Sprintf("at least %v (or telemetry.enabled: false)", c.MinInterval))
+			}
+		}
+		if c.Workloads != nil {
+			for i, j := range s.Jobs {
+				if !slices.Contains(c.Workloads, j.Workload) {
+					cannot(fmt.Sprintf("jobs[%d].workload", i), "the "+j.Workload+" workload",
+						"it runs "+strings.Join(c.Workloads, ", "), "")
+				}
+			}
+		}
+		if c.FaultKinds != nil {
+			for i, f := range s.Faults {
+				if !slices.Contains(c.FaultKinds, f.Kind) {
+					cannot(fmt.Sprintf("faults[%d].kind", i), f.Kind+" faults",
+						"it injects "+strings.Join(c.FaultKinds, ", "), "")
+				}
+			}
+		}
+	}
 }

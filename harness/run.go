@@ -20,6 +20,7 @@ import (
 	"github.com/fabricbench/fabricbench/analysis"
 	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/harness/suite"
+	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/kpis"
 	"github.com/fabricbench/fabricbench/report"
 	"github.com/fabricbench/fabricbench/results"
@@ -88,27 +89,27 @@ type InfluxOptions struct {
 	URL, Bucket, Org, TokenFile string
 }
 
-// Run plans the suite and runs every point, writing results.json, junit.xml,
-// report.html and per-run files under opts.Out. It returns the results even
-// when a run fails; the error is non-nil for bad input (*InputError), for
-// an infrastructure failure, or when ctx was cancelled.
+// Run plans the suite for the backend and runs every point, writing
+// results.json, junit.xml, report.html and per-run files under opts.Out.
+// What the backend cannot do is refused while planning (see
+// Capabilities), before anything is brought up. It returns the results
+// even when a run fails; the error is non-nil for bad input (*InputError),
+// for an infrastructure failure (*InfraError, or *SaveError when the
+// results could not be written), or when ctx was cancelled.
 func Run(ctx context.Context, opts Options) (*results.Results, error) {
-	s, points, err := PlanContext(ctx, opts.SuiteFile)
-	if err != nil {
-		return nil, err
-	}
 	if opts.Backend == "" {
 		opts.Backend = "sim"
 	}
-	if _, err := newBackend(opts.Backend); err != nil {
-		return nil, &InputError{fmt.Errorf("--backend: %w", err)}
+	s, points, err := PlanBackend(ctx, opts.SuiteFile, opts.Backend)
+	if err != nil {
+		return nil, err
 	}
 	influx, err := influxConfig(opts.Influx, s.Telemetry.Sink.Influx)
 	if err != nil {
 		return nil, &InputError{err}
 	}
 	if err := os.MkdirAll(filepath.Join(opts.Out, "runs"), 0o755); err != nil {
-		return nil, fmt.Errorf("results directory: %w", err)
+		return nil, &InfraError{fmt.Errorf("results directory: %w", err)}
 	}
 	// Progress lines and run lines come from every running point.
 	var outMu sync.Mutex
@@ -287,9 +288,15 @@ func finish(res *results.Results) {
 		switch r.Status {
 		case results.Error:
 			status = results.Error
+			sum.RunsErrored++
 		case results.Interrupted, results.Skipped:
 			if status != results.Error {
 				status = results.Interrupted
+			}
+			if r.Status == results.Skipped {
+				sum.RunsSkipped++
+			} else {
+				sum.RunsInterrupted++
 			}
 		}
 	}
@@ -318,8 +325,8 @@ func runLine(r *results.Run) string {
 			fail++
 		}
 	}
-	line := fmt.Sprintf("run %-24s %-11s %d/%d KPIs pass, %d anomalies, %.0f us simulated, %.1f s",
-		r.ID, r.Status, pass, pass+fail, len(r.Anomalies), r.SimEndUs, r.WallS)
+	line := fmt.Sprintf("run %-24s %-11s %d/%d KPIs pass, %s, %.0f us simulated, %.1f s",
+		r.ID, r.Status, pass, pass+fail, Plural(len(r.Anomalies), "anomaly", "anomalies"), r.SimEndUs, r.WallS)
 	if r.Error != "" {
 		line += ": " + r.Error
 	}
@@ -339,11 +346,18 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	fail := func(err error) (*results.Run, error) {
 		run.Status, run.Error = results.Error, err.Error()
+		run.WallS = time.Since(wall).Seconds()
 		if ctx.Err() != nil {
 			run.Status = results.Interrupted
+			return run, err
 		}
-		run.WallS = time.Since(wall).Seconds()
-		return run, err
+		var ie *InputError
+		if errors.As(err, &ie) {
+			run.ErrorKind = results.ErrorInput
+			return run, err
+		}
+		run.ErrorKind = results.ErrorInfrastructure
+		return run, infra(err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fail(err)
@@ -384,10 +398,6 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		return fail(fmt.Errorf("up: %w", err))
 	}
 	if err := b.Configure(ctx, p.Features); err != nil {
-		var ce *CapabilityError
-		if errors.As(err, &ce) {
-			return fail(&InputError{err})
-		}
 		return fail(fmt.Errorf("configure: %w", err))
 	}
 	if err := b.DeployAgents(ctx, p.Transport); err != nil {
@@ -582,20 +592,20 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	if influxErr != nil {
 		// The embedded store is complete and was analysed; InfluxDB is not.
-		run.Status, run.Error = results.Error, "influxdb: "+influxErr.Error()
+		run.Status, run.Error, run.ErrorKind = results.Error, "influxdb: "+influxErr.Error(), results.ErrorInfrastructure
 	}
 	if len(rr.Failures) > 0 {
-		run.Status, run.Error = results.Error, strings.Join(rr.Failures, "; ")
+		run.Status, run.Error, run.ErrorKind = results.Error, strings.Join(rr.Failures, "; "), results.ErrorInfrastructure
 	}
 	if rr.Interrupted {
-		run.Status, run.Error = results.Interrupted, "interrupted: results cover the simulated time up to "+fmtPs(rr.End)
+		run.Status, run.Error, run.ErrorKind = results.Interrupted, "interrupted: results cover the simulated time up to "+fmtPs(rr.End), ""
 	}
 	run.WallS = time.Since(wall).Seconds()
 	if rr.Interrupted {
 		return run, ctx.Err()
 	}
 	if influxErr != nil {
-		return run, fmt.Errorf("run %s: influxdb: %w", p.ID, influxErr)
+		return run, &InfraError{fmt.Errorf("run %s: influxdb: %w", p.ID, influxErr)}
 	}
 	return run, nil
 }
@@ -859,11 +869,26 @@ func bringupRun(ctx context.Context, b *suite.Bringup, opts Options) (*results.R
 	run := &results.Run{ID: "bringup", Fabric: b.Topology, WallS: time.Since(start).Seconds(), Bringup: out}
 	switch {
 	case err != nil:
-		run.Status, run.Error = results.Error, err.Error()
+		run.Status, run.Error, run.ErrorKind = results.Error, err.Error(), results.ErrorInfrastructure
+		var fe *fileerr.Error
+		if errors.As(err, &fe) {
+			run.ErrorKind = results.ErrorInput // the topology file
+			err = &InputError{err}
+		} else {
+			err = &InfraError{err}
+		}
 	case len(bringup.Failed(out)) > 0:
 		run.Status = results.Fail
 	default:
 		run.Status = results.Pass
 	}
 	return run, down, err
+}
+
+// Plural is "1 run", "2 runs", "0 runs".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

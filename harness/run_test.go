@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,7 +152,9 @@ matrix:
 	}
 }
 
-func TestUnsupportedFeatureIsACapabilityError(t *testing.T) {
+// A feature the backend cannot do is refused while planning, at the
+// suite field with its line and column, before any run starts.
+func TestUnsupportedFeatureIsRefusedAtPlan(t *testing.T) {
 	file := writeSuite(t, `
 fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2"}
 features:
@@ -161,11 +164,11 @@ jobs:
 `)
 	res, err := harness.Run(context.Background(), harness.Options{SuiteFile: file, Out: t.TempDir()})
 	var ie *harness.InputError
-	var ce *harness.CapabilityError
-	if !errors.As(err, &ie) || !errors.As(err, &ce) || ce.Feature != "features.pfc" {
-		t.Fatalf("err %v, want an input error wrapping a capability error for features.pfc", err)
+	want := "suite.yaml:4:18: features.pfc.enabled: the sim backend cannot do PFC: the simulator models a lossy fabric"
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err %v, want an input error %q", err, want)
 	}
-	if res == nil || res.Runs[0].Status != results.Error {
-		t.Fatalf("results %+v", res)
+	if res != nil {
+		t.Fatalf("results %+v, want none: nothing may run", res)
 	}
 }

@@ -117,24 +117,32 @@ func LoadPlots(path string) (*Plots, error) {
 	return &p, nil
 }
 
-// ExitCode is the process exit status for a finished suite: 0 when every
-// KPI passed, 1 when a KPI failed, 130 (ExitInterrupted) when the suite
-// was interrupted, 2 when a run could not complete (or the status is
-// unknown).
+// ExitCode is the process exit status for a finished suite (see
+// ExitStatuses): 0 when every KPI passed, 1 when a KPI failed, 130
+// (ExitInterrupted) when the suite was interrupted; for a suite with a run
+// in error, 2 (ExitBadInput) when a run could not be run as asked
+// (ErrorKind input) and otherwise 3 (ExitInfrastructure: the backend, lab,
+// agents, telemetry or InfluxDB failed, or a KPI could not be evaluated).
+// A nil or unknown status is 3.
 func ExitCode(r *Results) int {
 	if r == nil {
-		return 2
+		return ExitInfrastructure
 	}
 	switch r.Status {
 	case Pass:
-		return 0
+		return ExitOK
 	case Fail:
-		return 1
+		return ExitFail
 	case Interrupted:
 		return ExitInterrupted
-	default: // Error, anything unexpected
-		return 2
+	case Error:
+		for _, run := range r.Runs {
+			if run.Status == Error && run.ErrorKind == ErrorInput {
+				return ExitBadInput
+			}
+		}
 	}
+	return ExitInfrastructure
 }
 
 // MarshalJSON stores the arrays the schema promises (jobs, kpis,

@@ -205,14 +205,24 @@ func TestLoadPlotsErrors(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
-	// Interrupted is 130 (128+SIGINT), as the CLI and docs/results-schema.md say.
-	for status, want := range map[string]int{Pass: 0, Fail: 1, Error: 2, Interrupted: 130, "": 2, "bogus": 2} {
+	// Interrupted is 130 (128+SIGINT), as the CLI and docs/results-schema.md
+	// say; a suite whose run errored is 3 (infrastructure) unless the run
+	// could not be run as asked (2, bad input).
+	for status, want := range map[string]int{Pass: 0, Fail: 1, Error: 3, Interrupted: 130, "": 3, "bogus": 3} {
 		if got := ExitCode(&Results{Status: status}); got != want {
 			t.Errorf("ExitCode(status %q) = %d, want %d", status, got, want)
 		}
 	}
-	if got := ExitCode(nil); got != 2 {
-		t.Errorf("ExitCode(nil) = %d, want 2", got)
+	if got := ExitCode(nil); got != 3 {
+		t.Errorf("ExitCode(nil) = %d, want 3", got)
+	}
+	infra := &Results{Status: Error, Runs: []Run{{Status: Pass}, {Status: Error, ErrorKind: ErrorInfrastructure, Error: "up: deploy lab: ssh: connection refused"}}}
+	if got := ExitCode(infra); got != ExitInfrastructure {
+		t.Errorf("ExitCode(a run with an infrastructure error) = %d, want 3", got)
+	}
+	input := &Results{Status: Error, Runs: []Run{{Status: Error, ErrorKind: ErrorInfrastructure}, {Status: Error, ErrorKind: ErrorInput}}}
+	if got := ExitCode(input); got != ExitBadInput {
+		t.Errorf("ExitCode(a run with an input error) = %d, want 2", got)
 	}
 }
 

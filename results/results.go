@@ -17,8 +17,39 @@ const (
 	Skipped     = "skipped"     // never started because the suite was stopped earlier; a KPI: not evaluated
 )
 
-// ExitInterrupted is the exit status of an interrupted suite (128+SIGINT).
-const ExitInterrupted = 130
+// Exit statuses of fabricbench (ExitStatuses documents them).
+const (
+	ExitOK       = 0 // success: every KPI and check passed
+	ExitFail     = 1 // a KPI or bring-up check failed
+	ExitBadInput = 2 // bad input: suite, fabric, topology, flags, a feature the backend cannot do
+	// ExitInfrastructure is an infrastructure failure: the backend, the
+	// lab host, an agent, telemetry, InfluxDB or the results directory
+	// failed, not the input.
+	ExitInfrastructure = 3
+	ExitInterrupted    = 130 // stopped by Ctrl-C or SIGTERM (128+SIGINT); what was collected is kept
+)
+
+// ExitStatus is one documented exit status.
+type ExitStatus struct {
+	Code    int
+	Meaning string
+}
+
+// ExitStatuses are fabricbench's exit statuses, as the README, the --help
+// texts and docs/results-schema.md list them.
+var ExitStatuses = []ExitStatus{
+	{ExitOK, "success (every KPI passed)"},
+	{ExitFail, "a KPI or bring-up check failed"},
+	{ExitBadInput, "bad input (suite, fabric, topology, flags, a feature the backend cannot do)"},
+	{ExitInfrastructure, "infrastructure error (the backend, lab, agents, telemetry, InfluxDB or results directory failed)"},
+	{ExitInterrupted, "interrupted (Ctrl-C; results so far are kept)"},
+}
+
+// Why a run has status error (Run.ErrorKind).
+const (
+	ErrorInput          = "input"          // the suite asks for something that cannot be run
+	ErrorInfrastructure = "infrastructure" // the backend, lab, agents, telemetry or InfluxDB failed
+)
 
 // Anomaly kinds.
 const (
@@ -50,6 +81,11 @@ type Summary struct {
 	Errors    int `json:"errors"`
 	Skipped   int `json:"skipped,omitempty"` // KPIs not evaluated: the run was interrupted before their job finished
 	Anomalies int `json:"anomalies"`
+	// RunsErrored, RunsInterrupted and RunsSkipped count runs by status
+	// (the others finished: pass or fail).
+	RunsErrored     int `json:"runs_errored,omitempty"`
+	RunsInterrupted int `json:"runs_interrupted,omitempty"`
+	RunsSkipped     int `json:"runs_skipped,omitempty"`
 	// Checks and ChecksFailed count bring-up checks.
 	Checks       int `json:"checks,omitempty"`
 	ChecksFailed int `json:"checks_failed,omitempty"`
@@ -63,7 +99,10 @@ type Run struct {
 	Seed   uint64            `json:"seed"`
 	Status string            `json:"status"`
 	Error  string            `json:"error,omitempty"`
-	Fabric string            `json:"fabric"` // a one-line description
+	// ErrorKind says why a run has status error: ErrorInput or
+	// ErrorInfrastructure (empty: a KPI could not be evaluated).
+	ErrorKind string `json:"error_kind,omitempty"`
+	Fabric    string `json:"fabric"` // a one-line description
 	// Config echoes the effective settings (cc, lb, trimming, ecn, ...).
 	Config   map[string]string `json:"config,omitempty"`
 	SimEndUs float64           `json:"sim_end_us"`

@@ -149,7 +149,7 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 			return err
 		}
 		if err := b.dep.Preflight(lab); err != nil {
-			return &harness.CapabilityError{Backend: Name, Feature: "native labs", Reason: err.Error()}
+			return fmt.Errorf("this host cannot run native labs: %w", err)
 		}
 		if err := native.MgmtFree(lab.Mgmt); err != nil {
 			lastErr = err
@@ -234,41 +234,64 @@ func (b *Backend) index() error {
 	return nil
 }
 
-// Configure applies the switch features through the drivers. The kernel
-// of this host has no RED qdisc (so no ECN marking), no packet trimming
-// and no PFC; those are capability errors, as are queue sizes other than
-// the lab's tbf default and suite VRFs.
+// MaxMTU is the largest transport.mtu: the payload of a datagram that
+// fits the lab's link MTU with the IPv4, UDP and agent headers.
+const MaxMTU = LinkMTU - 28 - dataplane.DataHeaderLen
+
+// MinInterval is the shortest telemetry interval of the kernel-counter
+// exporter.
+const MinInterval = time.Millisecond
+
+// capabilities is what the backend can do on any host: ECMP hashing and
+// SRv6 path placement through the FRR and Linux drivers, every fault kind
+// and workload. What the host's kernel lacks (the drivers probe it) is
+// found at Up or Configure and is an infrastructure error naming it.
+var capabilities = harness.Capabilities{
+	Unsupported: map[harness.Feature]string{
+		harness.FeatECN:      "the lab's FRR and Linux switch drivers do not configure WRED/ECN (lab links are tbf-shaped; a red qdisc would replace the shaper)",
+		harness.FeatTrimming: "Linux forwarding does not trim packets (FRR and the kernel drop)",
+		harness.FeatPFC:      "veth links have no pause frames",
+		harness.FeatVRF:      "suite VRFs are not mapped onto the lab (FRR netns VRFs are available through the frr driver and fabricbench lab)",
+		harness.FeatQueue:    "lab links are tbf-shaped with a 5 ms queue",
+	},
+	MaxMTU:            MaxMTU,
+	MaxMTUReason:      fmt.Sprintf("the payload plus headers must fit the lab's %d-byte link MTU", LinkMTU),
+	MinInterval:       MinInterval,
+	MinIntervalReason: "the kernel-counter exporter samples every 1 ms at the fastest",
+}
+
+// Capabilities implements harness.Capable.
+func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
+
+// Configure applies the switch features through the drivers. The planner
+// has refused what the backend cannot do (Capabilities); Configure refuses
+// it too, for callers that did not plan. A feature the drivers find this
+// host's kernel lacks is an error naming it.
 func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	b.feat = feat
 	switch {
+	case feat.ECN:
+		return unsupported("features.ecn", harness.FeatECN)
 	case feat.Trimming:
-		return &harness.CapabilityError{Backend: Name, Feature: "features.trimming", Reason: "Linux forwarding does not trim packets (FRR and the kernel drop); set trimming: {enabled: false}"}
+		return unsupported("features.trimming", harness.FeatTrimming)
 	case feat.PFC:
-		return &harness.CapabilityError{Backend: Name, Feature: "features.pfc", Reason: "veth links have no pause frames"}
+		return unsupported("features.pfc", harness.FeatPFC)
 	case feat.VRFs > 0:
-		return &harness.CapabilityError{Backend: Name, Feature: "features.vrfs", Reason: "this kernel has no VRF device; suite VRFs are not mapped onto the lab (FRR netns VRFs are available through the frr driver)"}
+		return unsupported("features.vrfs", harness.FeatVRF)
 	case feat.QueueBytes > 0:
-		return &harness.CapabilityError{Backend: Name, Feature: "features.queue", Reason: "lab links are tbf-shaped with a 5 ms queue; per-run queue sizes are not supported"}
+		return unsupported("features.queue", harness.FeatQueue)
 	}
 	feats := map[string]*drivers.Features{}
 	for _, d := range b.target.Devices {
 		if d.IsHost() {
 			continue
 		}
-		df := &drivers.Features{ECMPHash: driverHash(feat.ECMPHash)}
-		if feat.ECN {
-			df.ECN = &drivers.ECN{MinBytes: 20_000, MaxBytes: 100_000, MaxProbPercent: 100}
-		}
-		feats[d.Name] = df
+		feats[d.Name] = &drivers.Features{ECMPHash: driverHash(feat.ECMPHash)}
 	}
 	if _, err := bringup.Apply(ctx, b.target, feats, nil, false); err != nil {
 		var ce *drivers.CapabilityError
 		if errors.As(err, &ce) {
-			feature := "features." + string(ce.Feature)
-			if ce.Feature == drivers.FeatECN {
-				feature = "features.ecn"
-			}
-			return &harness.CapabilityError{Backend: Name, Feature: feature, Reason: ce.Error() + "; set ecn: {enabled: false} on this host"}
+			return fmt.Errorf("configure switches: this host cannot do %s, which the suite needs: %w", ce.Feature, err)
 		}
 		return fmt.Errorf("configure switches: %w", err)
 	}
@@ -301,9 +324,8 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 	p.Trimming = false
 	p.HeaderBytes = wireOverhead + dataplane.DataHeaderLen
 	p.AckBytes = wireOverhead + dataplane.AckHeaderLen
-	if p.MTU+dataplane.DataHeaderLen+28 > LinkMTU {
-		return &harness.CapabilityError{Backend: Name, Feature: "transport.mtu",
-			Reason: fmt.Sprintf("%d payload bytes plus headers exceed the lab's %d-byte link MTU (at most %d)", p.MTU, LinkMTU, LinkMTU-28-dataplane.DataHeaderLen)}
+	if p.MTU > MaxMTU {
+		return fmt.Errorf("the %s backend cannot do transport.mtu %d: payload plus headers exceed the lab's %d-byte link MTU (at most %d)", Name, p.MTU, LinkMTU, MaxMTU)
 	}
 	p.Entropies = EntropyPorts
 	b.tp = p
@@ -442,9 +464,8 @@ func (b *Backend) forHosts(fn func(h int) error) error {
 // TelemetryTargets starts an exporter on every node: switches serve their
 // ports and queues, hosts their NIC, all under the fabric's port names.
 func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) ([]telemetry.TargetSpec, error) {
-	if interval < time.Millisecond {
-		return nil, &harness.CapabilityError{Backend: Name, Feature: "telemetry.interval",
-			Reason: fmt.Sprintf("%v is below the 1 ms the kernel-counter exporter samples at", interval)}
+	if interval < MinInterval {
+		return nil, fmt.Errorf("the %s backend cannot do telemetry.interval %v: %s", Name, interval, capabilities.MinIntervalReason)
 	}
 	if err := b.connectAll(ctx); err != nil {
 		return nil, err
@@ -664,4 +685,9 @@ func (b *Backend) Exec(ctx context.Context, node, script string) (string, error)
 		return "", errors.New("lab not deployed")
 	}
 	return b.dep.Exec(ctx, b.st, node, script)
+}
+
+// unsupported is Configure's error for a feature the backend cannot do.
+func unsupported(field string, f harness.Feature) error {
+	return fmt.Errorf("the %s backend cannot do %s: %s", Name, field, capabilities.Unsupported[f])
 }

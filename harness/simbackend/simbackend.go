@@ -66,22 +66,35 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	return nil
 }
 
-// Configure checks and records the features. The simulator models ECMP
-// (5-tuple or address-only hashing), ECN marking, trimming and queue sizes;
-// PFC, SRv6 and VRFs are not modelled and are rejected.
+// capabilities is what the simulator models: ECMP (5-tuple or
+// address-only hashing), ECN marking, trimming, queue sizes, every fault
+// kind and workload, telemetry at any interval the suite allows.
+var capabilities = harness.Capabilities{
+	Unsupported: map[harness.Feature]string{
+		harness.FeatPFC:  "the simulator models a lossy fabric (trimming or drops); it has no pause frames",
+		harness.FeatSRv6: "the simulator routes by ECMP only; SRv6 path placement needs the netns (FRR) or a hardware backend",
+		harness.FeatVRF:  "the simulator has a single routing table",
+	},
+	ECMPHashNeeds:  []string{"src-ip", "dst-ip"},
+	ECMPHashReason: "the simulator always hashes on src-ip and dst-ip; it can add L4 ports (or the flow label) or not",
+}
+
+// Capabilities implements harness.Capable.
+func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
+
+// Configure records the features. The planner has refused what the
+// simulator does not model (Capabilities); Configure refuses it too, for
+// callers that did not plan.
 func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
-	if feat.PFC {
-		return &harness.CapabilityError{Backend: Name, Feature: "features.pfc", Reason: "the simulator models a lossy fabric (trimming or drops); it has no pause frames"}
-	}
-	if feat.SRv6 {
-		return &harness.CapabilityError{Backend: Name, Feature: "features.srv6", Reason: "the simulator routes by ECMP only; SRv6 path placement needs the FRR or hardware backend"}
-	}
-	if feat.VRFs > 0 {
-		return &harness.CapabilityError{Backend: Name, Feature: "features.vrfs", Reason: "the simulator has a single routing table"}
-	}
-	addrs := slices.Contains(feat.ECMPHash, "src-ip") && slices.Contains(feat.ECMPHash, "dst-ip")
-	if !addrs {
-		return &harness.CapabilityError{Backend: Name, Feature: "features.ecmp.hash", Reason: "the simulator always hashes on src-ip and dst-ip; it can add L4 ports (or the flow label) or not"}
+	switch {
+	case feat.PFC:
+		return unsupported("features.pfc", capabilities.Unsupported[harness.FeatPFC])
+	case feat.SRv6:
+		return unsupported("features.srv6", capabilities.Unsupported[harness.FeatSRv6])
+	case feat.VRFs > 0:
+		return unsupported("features.vrfs", capabilities.Unsupported[harness.FeatVRF])
+	case !slices.Contains(feat.ECMPHash, "src-ip") || !slices.Contains(feat.ECMPHash, "dst-ip"):
+		return unsupported("features.ecmp.hash", capabilities.ECMPHashReason)
 	}
 	feat.ECMPHash = slices.Clone(feat.ECMPHash)
 	b.feat = feat
@@ -233,3 +246,7 @@ func (b *Backend) Down(ctx context.Context) error {
 // simulator, its own gNMI server on a free loopback port and no global
 // state, so matrix points may run at the same time.
 func (b *Backend) ConcurrentRuns() bool { return true }
+
+func unsupported(field, reason string) error {
+	return fmt.Errorf("the %s backend cannot do %s: %s", Name, field, reason)
+}

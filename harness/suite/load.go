@@ -83,6 +83,8 @@ type loader struct {
 	dir   string
 	data  []byte
 	cache map[string]fabricResult
+	// check, when set, is run on every validated suite (see PointsChecked).
+	check CheckFunc
 }
 
 func newLoader(name string, data []byte) *loader {
@@ -124,5 +126,8 @@ func (ld *loader) build(y *yamlx.Doc, subst []subst) (*Suite, *doc) {
 	d.validating = true
 	c := &checker{d: d, s: s, dir: ld.dir, cache: ld.cache}
 	c.run()
+	if ld.check != nil {
+		ld.check(s, d.errf)
+	}
 	return s, d
 }

@@ -47,6 +47,10 @@ type Point struct {
 // made by Load or Parse, from its YAML encoding, where zero values count as
 // unset).
 func (s *Suite) Points() ([]Point, error) {
+	return s.points(nil)
+}
+
+func (s *Suite) points(check CheckFunc) ([]Point, error) {
 	data := s.src
 	if data == nil {
 		var err error
@@ -68,6 +72,7 @@ func (s *Suite) Points() ([]Point, error) {
 	if base == nil || len(d.bad) > 0 {
 		return nil, d.errs.Finish(file)
 	}
+	ld.check = check // on the points, not on the document with its matrix
 	pts, errs := ld.expand(body, d)
 	if errs != nil {
 		return nil, errs.Finish(file)

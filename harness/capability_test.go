@@ -1,0 +1,149 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+// declared is a backend that declares capabilities and counts Up calls;
+// upErr fails Up like a lab that does not come up.
+type declared struct {
+	caps  harness.Capabilities
+	ups   *atomic.Int32
+	upErr error
+}
+
+func (b *declared) Name() string                                          { return "declared" }
+func (b *declared) Capabilities() harness.Capabilities                    { return b.caps }
+func (b *declared) Configure(context.Context, harness.Features) error     { return nil }
+func (b *declared) DeployAgents(context.Context, harness.Transport) error { return nil }
+func (b *declared) InjectFaults(context.Context, []harness.Fault) error   { return nil }
+func (b *declared) Down(context.Context) error                            { return nil }
+func (b *declared) Up(context.Context, *inventory.Fabric) error {
+	b.ups.Add(1)
+	return b.upErr
+}
+func (b *declared) TelemetryTargets(context.Context, time.Duration) ([]telemetry.TargetSpec, error) {
+	return nil, errors.New("no telemetry")
+}
+func (b *declared) RunJobs(_ context.Context, w *harness.Workload, _ func(harness.Progress)) (*harness.RunResult, error) {
+	rr := &harness.RunResult{Flows: make([]harness.FlowOutcome, len(w.Matrix.Flows)), End: 1e6}
+	for i := range rr.Flows {
+		rr.Flows[i] = harness.FlowOutcome{ID: i, FCT: 1e6}
+	}
+	return rr, nil
+}
+
+var declaredN atomic.Int32
+
+func registerDeclared(caps harness.Capabilities, upErr error) (string, *atomic.Int32) {
+	name := fmt.Sprintf("declared%d", declaredN.Add(1))
+	ups := new(atomic.Int32)
+	harness.Register(name, func() harness.Backend { return &declared{caps: caps, ups: ups, upErr: upErr} })
+	return name, ups
+}
+
+var labLike = harness.Capabilities{
+	Unsupported: map[harness.Feature]string{
+		harness.FeatECN:      "no WRED",
+		harness.FeatTrimming: "Linux drops",
+		harness.FeatQueue:    "tbf queues",
+	},
+	MinInterval: time.Millisecond, MinIntervalReason: "the exporter samples every 1 ms at the fastest",
+	MaxMTU: 8000, MaxMTUReason: "the link MTU",
+	FaultKinds: []string{"down", "up", "degrade"},
+	Workloads:  []string{"permutation", "incast"},
+}
+
+// Every field that asks for what the backend declares it cannot do is an
+// error at that field (for a default, ECN here, at the nearest section the
+// file sets; for a matrix value, at the value), and nothing is brought up.
+func TestCapabilitiesCheckedAtPlan(t *testing.T) {
+	name, ups := registerDeclared(labLike, nil)
+	file := writeSuite(t, `fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2"}
+features:
+  trimming: {enabled: true}
+  queue: 512KiB
+transport: {mtu: 9000}
+telemetry: {interval: 100us}
+jobs:
+  - {name: p, workload: permutation, size: 64KiB}
+  - {name: a, workload: all-to-all, size: 64KiB}
+faults:
+  - {kind: flap, link: leaf0-spine0, at: 10us, period: 10us, count: 2}
+`)
+	res, err := harness.Run(context.Background(), harness.Options{SuiteFile: file, Out: t.TempDir(), Backend: name})
+	var ie *harness.InputError
+	if !errors.As(err, &ie) || res != nil {
+		t.Fatalf("err %v, results %v; want an input error and no results", err, res)
+	}
+	for _, want := range []string{
+		"suite.yaml:3:3: features.ecn.enabled: the " + name + " backend cannot do ECN marking (RED/WRED): no WRED; set features.ecn: {enabled: false} (on by default)",
+		"suite.yaml:3:23: features.trimming.enabled: the " + name + " backend cannot do packet trimming: Linux drops",
+		"suite.yaml:4:10: features.queue: the " + name + " backend cannot do per-run queue sizes: tbf queues",
+		"suite.yaml:5:18: transport.mtu: the " + name + " backend cannot do an mtu of 9000: the link MTU; at most 8000",
+		"suite.yaml:6:23: telemetry.interval: the " + name + " backend cannot do telemetry every 100us",
+		"suite.yaml:9:25: jobs[1].workload: the " + name + " backend cannot do the all-to-all workload: it runs permutation, incast",
+		"suite.yaml:11:12: faults[0].kind: the " + name + " backend cannot do flap faults",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if n := ups.Load(); n != 0 {
+		t.Errorf("Up called %d times; the suite must be refused before anything is brought up", n)
+	}
+
+	// A matrix value is reported at the value, naming the first point.
+	file = writeSuite(t, `fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2"}
+features: {ecn: {enabled: false}, trimming: {enabled: false}}
+jobs:
+  - {name: p, workload: permutation, size: 64KiB}
+telemetry: {interval: 1ms}
+matrix:
+  features.ecn.enabled: [false, true]
+`)
+	_, err = harness.Run(context.Background(), harness.Options{SuiteFile: file, Out: t.TempDir(), Backend: name})
+	want := `suite.yaml:7:33: matrix["features.ecn.enabled"][1]: the ` + name + ` backend cannot do ECN marking (RED/WRED): no WRED`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("matrix: %v, want %q", err, want)
+	}
+	if n := ups.Load(); n != 0 {
+		t.Errorf("Up called %d times", n)
+	}
+}
+
+// A backend that fails to come up is an infrastructure error: the run is
+// in error with error_kind infrastructure and the exit status is 3.
+func TestBackendUpFailureIsInfrastructure(t *testing.T) {
+	name, _ := registerDeclared(harness.Capabilities{}, errors.New("deploy lab fbn1: ssh leaf0: connection refused"))
+	file := writeSuite(t, `fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2"}
+telemetry: {enabled: false}
+jobs:
+  - {name: p, workload: permutation, size: 64KiB}
+`)
+	res, err := harness.Run(context.Background(), harness.Options{SuiteFile: file, Out: t.TempDir(), Backend: name})
+	var fe *harness.InfraError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "up: deploy lab fbn1") {
+		t.Fatalf("err %v (%T), want an InfraError", err, err)
+	}
+	if res == nil || res.Status != results.Error || res.Runs[0].ErrorKind != results.ErrorInfrastructure {
+		t.Fatalf("results %+v", res)
+	}
+	if res.Summary.RunsErrored != 1 {
+		t.Errorf("summary %+v, want 1 errored run", res.Summary)
+	}
+	if code := results.ExitCode(res); code != results.ExitInfrastructure {
+		t.Errorf("exit code %d, want 3", code)
+	}
+}

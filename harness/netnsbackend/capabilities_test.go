@@ -1,0 +1,59 @@
+package netnsbackend
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabricbench/fabricbench/harness"
+)
+
+// What the netns backend cannot do is refused while planning, at the
+// suite field's file:line:col, without bringing anything up: no lab, no
+// namespace (harness.Run plans before it creates a backend). The lab
+// suites of examples/suites plan cleanly.
+func TestCapabilitiesRefusedAtPlan(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "lab.yaml")
+	body := `fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.2"}
+features:
+  ecn: {enabled: true}
+  vrfs: [{name: blue, table: 10, hosts: [host0, host1]}]
+telemetry: {interval: 100us}
+jobs:
+  - {name: p, workload: permutation, size: 64KiB}
+`
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, _, err := harness.PlanBackend(context.Background(), file, Name)
+	took := time.Since(start)
+	var ie *harness.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("err %v (%T), want an input error", err, err)
+	}
+	for _, want := range []string{
+		"lab.yaml:3:18: features.ecn.enabled: the netns backend cannot do ECN marking (RED/WRED): the lab's FRR and Linux switch drivers do not configure WRED/ECN",
+		"lab.yaml:3:18: features.ecn.enabled: " + "the netns backend cannot do ECN marking (RED/WRED): " + capabilities.Unsupported[harness.FeatECN] + "; set features.ecn: {enabled: false}",
+		"lab.yaml:4:9: features.vrfs: the netns backend cannot do VRFs: suite VRFs are not mapped onto the lab",
+		"lab.yaml:5:23: telemetry.interval: the netns backend cannot do telemetry every 100us",
+		"features.trimming.enabled: the netns backend cannot do packet trimming",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if took > time.Second {
+		t.Errorf("planning took %v, want well under a second", took)
+	}
+	for _, s := range []string{"lab-smoke.yaml", "lab-degraded.yaml", "lab-srv6.yaml"} {
+		if _, _, err := harness.PlanBackend(context.Background(), filepath.Join("..", "..", "examples", "suites", s), Name); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}
