@@ -81,8 +81,8 @@ func TestRunUnwrittenReportIsNotPrinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := runCLI(t, "run", suite, "--out", out, "--quiet")
-	if code != exitBadInput {
-		t.Fatalf("exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	if code != exitInfra {
+		t.Fatalf("exit %d, want 3 (the results directory failed)\n%s\n%s", code, stdout, stderr)
 	}
 	if strings.Contains(stdout, "report.html\n") || !strings.Contains(stdout, "report.html and junit.xml NOT written") {
 		t.Errorf("stdout claims or does not deny the report:\n%s", stdout)

@@ -59,8 +59,10 @@ See docs/containerlab.md.
 
 containerlab's verbs work too: deploy (up), destroy (down), inspect (status).
 
-Exit status: 0 success, 1 a bring-up check failed (or the lab did not become
-ready), 2 bad input or an infrastructure error.`,
+A lab that does not come up (deploy fails, not ready in --timeout) or that
+cannot be reached is an infrastructure error.
+
+` + exitStatusHelp(exitOK, exitFail, exitBadInput, exitInfra),
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&o.stateRoot, "state-dir", labStateRoot(), "where native labs keep their state (environment: FABRICBENCH_LAB_STATE; built in: "+native.DefaultStateRoot+")")
@@ -172,7 +174,7 @@ func labUp(ctx context.Context, stdout, stderr io.Writer, path string, o labOpts
 		c := exec.CommandContext(ctx, "containerlab", "deploy", "--reconfigure", "-t", path)
 		c.Stdout, c.Stderr = stdout, stderr
 		if err := c.Run(); err != nil {
-			return &exitError{code: exitBadInput, err: fmt.Errorf("containerlab deploy: %w", err)}
+			return infraError(fmt.Errorf("containerlab deploy: %w", err))
 		}
 		return nil
 	}
@@ -188,19 +190,19 @@ func labUp(ctx context.Context, stdout, stderr io.Writer, path string, o labOpts
 			fmt.Fprintf(stdout, "  %s\n", p)
 		}
 		fmt.Fprintf(stdout, "it is left running: inspect it, then fabricbench lab down %s\n", path)
-		return &exitError{code: exitFail, err: fmt.Errorf("lab %s not ready", lab.Name)}
+		return infraError(fmt.Errorf("lab %s not ready", lab.Name))
 	case err != nil:
-		return &exitError{code: exitBadInput, err: err}
+		return infraError(err)
 	}
 	target, err := bringup.FromLab(lab, st, path)
 	if err != nil {
-		return &exitError{code: exitBadInput, err: err}
+		return infraError(err)
 	}
 	if feats := bringup.LabFeatures(lab); len(feats) > 0 {
 		diffs, err := bringup.Apply(ctx, target, feats, nil, false)
 		fmt.Fprint(stdout, bringup.DiffSummary(diffs))
 		if err != nil {
-			return &exitError{code: exitBadInput, err: fmt.Errorf("configure lab %s: %w", lab.Name, err)}
+			return infraError(fmt.Errorf("configure lab %s: %w", lab.Name, err))
 		}
 	}
 	fmt.Fprintf(stdout, "lab %s is up and ready in %s: %d nodes, %d links (native runtime)\n",
@@ -249,10 +251,10 @@ func labValidate(ctx context.Context, stdout io.Writer, path string, o labOpts) 
 		d := native.New(native.WithStateRoot(o.stateRoot))
 		st, err := d.LoadState(lab.Name)
 		if err != nil {
-			return &exitError{code: exitBadInput, err: fmt.Errorf("lab %s is not deployed here (%v); run fabricbench lab up %s", lab.Name, err, path)}
+			return infraError(fmt.Errorf("lab %s is not deployed here (%v); run fabricbench lab up %s", lab.Name, err, path))
 		}
 		if target, err = bringup.FromLab(lab, st, path); err != nil {
-			return &exitError{code: exitBadInput, err: err}
+			return infraError(err)
 		}
 		runtime = "native"
 	} else {
@@ -273,11 +275,11 @@ func labValidate(ctx context.Context, stdout io.Writer, path string, o labOpts) 
 	started := time.Now().UTC()
 	b, err := bringup.Validate(ctx, target, bringup.Options{BGPWait: o.bgpWait})
 	if err != nil {
-		return &exitError{code: exitBadInput, err: err}
+		return infraError(err)
 	}
 	res := bringupResults("lab "+target.Name, "", runtime, started, b)
 	if err := writeResults(out, res); err != nil {
-		return &exitError{code: exitBadInput, err: err}
+		return infraError(err)
 	}
 	failed := bringup.Failed(b)
 	fmt.Fprintf(stdout, "lab %s: %d checks, %d failed\n", target.Name, len(b.Checks), len(failed))
@@ -343,7 +345,7 @@ func labDown(ctx context.Context, stdout io.Writer, path string, o labOpts) erro
 	}
 	rep, err := native.New(native.WithStateRoot(o.stateRoot)).Destroy(ctx, lab.Name, names)
 	if err != nil {
-		return &exitError{code: exitBadInput, err: err}
+		return infraError(err)
 	}
 	if rep.Empty() {
 		fmt.Fprintf(stdout, "lab %s: nothing to remove\n", lab.Name)
@@ -407,7 +409,7 @@ func labGenerate(stdout io.Writer, spec string, o labOpts) error {
 		return badInput(err)
 	}
 	if err := g.Write(o.out); err != nil {
-		return &exitError{code: exitBadInput, err: err}
+		return infraError(err)
 	}
 	fmt.Fprintf(stdout, "wrote %d files under %s\n", len(g.Files), o.out)
 	return nil

@@ -7,15 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fabricbench/fabricbench/results"
 )
 
-// Exit statuses.
+// Exit statuses (results.ExitStatuses documents them; the README, the
+// --help texts and docs/results-schema.md list them).
 const (
-	exitOK       = 0
-	exitFail     = 1 // a KPI or check failed
-	exitBadInput = 2 // bad input or an infrastructure error
+	exitOK       = results.ExitOK
+	exitFail     = results.ExitFail     // a KPI or check failed
+	exitBadInput = results.ExitBadInput // bad input: fix the suite, topology or flags
+	// exitInfra: the backend, lab host, agents, telemetry, InfluxDB or
+	// results directory failed.
+	exitInfra = results.ExitInfrastructure
 )
 
 // exitError carries an exit status with an error.
@@ -28,6 +35,22 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
+
+func infraError(err error) error { return &exitError{code: exitInfra, err: err} }
+
+// exitStatusHelp is the exit-status paragraph of the --help texts, from
+// results.ExitStatuses: codes lists the statuses the command uses.
+func exitStatusHelp(codes ...int) string {
+	var parts []string
+	for _, c := range codes {
+		for _, s := range results.ExitStatuses {
+			if s.Code == c {
+				parts = append(parts, fmt.Sprintf("%d %s", s.Code, s.Meaning))
+			}
+		}
+	}
+	return "Exit status: " + strings.Join(parts, "; ") + "."
+}
 
 func main() {
 	os.Exit(run(os.Args[1:]))

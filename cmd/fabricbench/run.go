@@ -49,8 +49,11 @@ Independent matrix points run concurrently, up to --parallel at once (the
 sim backend; the netns backend runs one at a time). The results are those
 of a serial run: the same values, runs listed in matrix order.
 
-Exit status: 0 every KPI passed, 1 a KPI failed, 2 bad input or an
-infrastructure error, 130 interrupted (Ctrl-C; results so far are kept).`,
+What the backend cannot do (a feature, fault kind, workload, telemetry
+interval or MTU) is refused before anything is brought up, at the suite
+field's file:line:col.
+
+` + exitStatusHelp(exitOK, exitFail, exitBadInput, exitInfra, exitInterrupted),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.parallelSet = cmd.Flags().Changed("parallel")
@@ -131,7 +134,9 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 	case errors.As(err, &ie):
 		return badInput(err)
 	case err != nil:
-		return &exitError{code: exitBadInput, err: err}
+		// The backend, lab, agents, telemetry, InfluxDB or the results
+		// directory failed (harness.InfraError, harness.SaveError).
+		return infraError(err)
 	}
 	if code := results.ExitCode(res); code != exitOK {
 		return &exitError{code: code, err: fmt.Errorf("suite %s: %s", res.Suite, res.Status)}
@@ -144,9 +149,7 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 // explains each, its imbalances and the KPIs that did not pass, one line
 // each.
 func printRunSummary(w io.Writer, res *results.Results) {
-	fmt.Fprintf(w, "%s: %s — %d runs, %d/%d KPIs passed, %d failed, %d errors, %d anomalies\n",
-		res.Suite, strings.ToUpper(res.Status), res.Summary.Runs, res.Summary.Passed, res.Summary.KPIs,
-		res.Summary.Failed, res.Summary.Errors, res.Summary.Anomalies)
+	fmt.Fprintln(w, summaryLine(res))
 	for _, r := range res.Runs {
 		matched := map[int]bool{}
 		for _, m := range r.FaultMatches {
@@ -196,6 +199,41 @@ func printRunSummary(w io.Writer, res *results.Results) {
 			}
 		}
 	}
+}
+
+// summaryLine is the suite's verdict with its counts: the runs (how many
+// finished, were in error, interrupted or skipped, when not all finished),
+// the KPIs by verdict and the anomalies, e.g.
+//
+//	nightly: INTERRUPTED — 3 runs (1 finished, 1 interrupted, 1 skipped), 4/4 KPIs passed, 0 failed, 2 not evaluated, 1 anomaly
+func summaryLine(res *results.Results) string {
+	sm := res.Summary
+	runs := harness.Plural(sm.Runs, "run", "runs")
+	if notFinished := sm.RunsErrored + sm.RunsInterrupted + sm.RunsSkipped; notFinished > 0 {
+		var parts []string
+		if n := sm.Runs - notFinished; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d finished", n))
+		}
+		if sm.RunsErrored > 0 {
+			parts = append(parts, harness.Plural(sm.RunsErrored, "error", "errors"))
+		}
+		if sm.RunsInterrupted > 0 {
+			parts = append(parts, fmt.Sprintf("%d interrupted", sm.RunsInterrupted))
+		}
+		if sm.RunsSkipped > 0 {
+			parts = append(parts, fmt.Sprintf("%d skipped", sm.RunsSkipped))
+		}
+		runs += " (" + strings.Join(parts, ", ") + ")"
+	}
+	kpis := fmt.Sprintf("%d/%d KPIs passed, %d failed", sm.Passed, sm.KPIs, sm.Failed)
+	if sm.Errors > 0 {
+		kpis += ", " + harness.Plural(sm.Errors, "KPI error", "KPI errors")
+	}
+	if sm.Skipped > 0 {
+		kpis += fmt.Sprintf(", %d not evaluated", sm.Skipped)
+	}
+	return fmt.Sprintf("%s: %s — %s, %s, %s", res.Suite, strings.ToUpper(res.Status), runs, kpis,
+		harness.Plural(sm.Anomalies, "anomaly", "anomalies"))
 }
 
 func isTerminal(w io.Writer) bool {

@@ -173,7 +173,7 @@ func TestRunBadSuitesExit2(t *testing.T) {
 		{"unknown-key.yaml", base + "telemetri: {interval: 1ms}\n", "unknown-key.yaml:4:1: telemetri"},
 		{"bad-size.yaml", "fabric: {spec: \"leafspine:leaves=2,spines=2,hosts_per_leaf=2\"}\njobs:\n  - {name: p, workload: permutation, size: 1Mib}\n", "bad-size.yaml:3:"},
 		{"bad-metric.yaml", base + "kpis:\n  - {metric: goodput, min: 1}\n", `bad-metric.yaml:5:14: kpis[0].metric: unknown metric "goodput"`},
-		{"srv6.yaml", base + "features:\n  srv6: {locator: \"fcbb:bb00::/32\", usid: true}\n", "the sim backend cannot do features.srv6"},
+		{"srv6.yaml", base + "features:\n  srv6: {locator: \"fcbb:bb00::/32\", usid: true}\n", "srv6.yaml:5:9: features.srv6: the sim backend cannot do SRv6 path placement"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, "run", write(c.name, c.body), "--out", filepath.Join(dir, "out-"+c.name), "--quiet")
@@ -209,13 +209,14 @@ func TestReportReRendersFromStoredResults(t *testing.T) {
 }
 
 // An unreachable InfluxDB does not lose the run: the embedded store is
-// analysed, the points go to the spill file and the exit status is 2.
-func TestRunUnreachableInfluxSpillsAndExits2(t *testing.T) {
+// analysed, the points go to the spill file and the exit status is 3 (an
+// infrastructure error).
+func TestRunUnreachableInfluxSpillsAndExits3(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := runCLI(t, "run", suites+"smoke.yaml", "--out", dir, "--quiet",
 		"--influx", "http://127.0.0.1:1", "--influx-bucket", "fb/autogen", "--influx-timeout", "500ms")
-	if code != exitBadInput {
-		t.Fatalf("exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	if code != exitInfra {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
 	}
 	res, err := results.Load(dir)
 	if err != nil {
@@ -223,7 +224,7 @@ func TestRunUnreachableInfluxSpillsAndExits2(t *testing.T) {
 	}
 	run := res.Runs[0]
 	st := run.Telemetry.InfluxStats
-	if run.Status != results.Error || !strings.Contains(run.Error, "influxdb") || len(run.KPIs) == 0 || st == nil || st.Failed == 0 || st.Written != 0 {
+	if run.Status != results.Error || run.ErrorKind != results.ErrorInfrastructure || !strings.Contains(run.Error, "influxdb") || len(run.KPIs) == 0 || st == nil || st.Failed == 0 || st.Written != 0 {
 		t.Fatalf("run: status %s, error %q, %d KPIs, influx stats %+v", run.Status, run.Error, len(run.KPIs), st)
 	}
 	spill, err := os.ReadFile(filepath.Join(dir, st.SpillFile))
@@ -261,7 +262,7 @@ func TestRunSummaryLines(t *testing.T) {
 		}}}
 	var b bytes.Buffer
 	printRunSummary(&b, res)
-	want := `s: FAIL — 1 runs, 1/2 KPIs passed, 1 failed, 0 errors, 2 anomalies
+	want := `s: FAIL — 1 run, 1/2 KPIs passed, 1 failed, 2 anomalies
   anomaly #1 [r1] leaf0:Ethernet5 (capacity, 200–900 µs): 50% of line rate while backlogged; 3 victims
   anomaly #2 [r1] host6 (slow-nic, 1–3 ms): rate_util 40 % (group 95 %); 1 victim; matches no injected fault
   fault F1 [r1] degrade leaf0:Ethernet5 to 50% at 200us -> anomaly #1
