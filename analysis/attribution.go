@@ -563,10 +563,9 @@ func (a *analyzer) culpritAnomaly(c *culprit, groups []group) results.Anomaly {
 	if c.host >= 0 {
 		who = c.member + "'s NIC/access link"
 	}
+	// Victims are listed in their own field (and counted in Details
+	// victims_total); the evidence is the culprit's own signals.
 	an.Evidence = fmt.Sprintf("%s %s", who, strings.Join(parts, "; "))
-	if c.vtotal > 0 {
-		an.Evidence += fmt.Sprintf("; %d victim(s)", c.vtotal)
-	}
 	return an
 }
 
