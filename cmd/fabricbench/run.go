@@ -171,7 +171,12 @@ func printRunSummary(w io.Writer, res *results.Results) {
 			if ev != "" {
 				line += ": " + ev
 			}
-			switch n := len(a.Victims); n {
+			// Victims lists at most 50; victims_total counts them all.
+			n := len(a.Victims)
+			if t, ok := a.Details["victims_total"]; ok && int(t) > n {
+				n = int(t)
+			}
+			switch n {
 			case 0:
 			case 1:
 				line += "; 1 victim"
