@@ -35,6 +35,10 @@ type simOpts struct {
 	preset        string
 	targetRTT     float64
 	maxWindow     float64
+	ackEvery      int
+	ackEveryBytes string
+	ackDelay      string
+	entropies     uint32
 	// changed reports whether a flag was given (the preset fills the rest).
 	changed func(name string) bool
 }
@@ -89,6 +93,10 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.StringVar(&o.reconverge, "reconverge", "0", "after a link changes state, recompute ECMP groups after this long (e.g. 1ms); 0: never, only the adjacent switches fail over")
 	fl.Float64Var(&o.targetRTT, "target-rtt", 0, "target RTT in base RTTs, (1, 10]; 0: the default 1.5")
 	fl.Float64Var(&o.maxWindow, "max-window", 0, "largest congestion window in BDPs, (0, 100]; 0: the default 1.5")
+	fl.IntVar(&o.ackEvery, "ack-every", 0, "receivers coalesce ACKs: one per this many data packets (at most 64; 0 or 1: an ACK per packet, the default)")
+	fl.StringVar(&o.ackEveryBytes, "ack-every-bytes", "0", "receivers coalesce ACKs: one per this many wire bytes (htsim: 16384); 0: no byte threshold")
+	fl.StringVar(&o.ackDelay, "ack-delay", "0", "a coalescing receiver sends a held ACK at most this long after the first packet it covers (e.g. 2us); 0: no timer")
+	fl.Uint32Var(&o.entropies, "entropies", 0, "size of the load balancer's entropy space, at most 65536 (htsim: 256); 0: 65536")
 	fl.StringVar(&o.preset, "preset", "", "named setting: smartt (the SMaRTT paper's 800G fabric and transport; flags and spec keys given win)")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress line")
 	fl.DurationVar(&o.progressAfter, "progress-after", 3*time.Second, "print a progress line on stderr once a run takes longer than this")
@@ -191,6 +199,30 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	tp.MTU, tp.HeaderBytes, tp.AckBytes = o.mtu, o.header, o.header
 	tp.QuickAdapt, tp.FastIncrease = o.quickAdapt, o.fastIncrease
 	tp.TargetRTT, tp.MaxWindow = o.targetRTT, o.maxWindow
+	ackBytes, err := workloads.ParseSize(o.ackEveryBytes)
+	if err != nil {
+		return badInput(fmt.Errorf("--ack-every-bytes: %w", err))
+	}
+	ackDelay, err := workloads.ParseDuration(o.ackDelay)
+	if err != nil {
+		return badInput(fmt.Errorf("--ack-delay: %w", err))
+	}
+	if ackBytes > 1<<26 {
+		return badInput(fmt.Errorf("--ack-every-bytes: %d is out of range (at most %d)", ackBytes, 1<<26))
+	}
+	if o.ackEvery < 0 || o.ackEvery > transport.SackBits {
+		return badInput(fmt.Errorf("--ack-every: %d is out of range (want 0 or 1 for an ACK per packet, at most %d)", o.ackEvery, transport.SackBits))
+	}
+	tp.AckEvery, tp.AckEveryBytes, tp.AckDelay = o.ackEvery, int(ackBytes), ackDelay
+	if o.entropies > 1<<16 {
+		return badInput(fmt.Errorf("--entropies: %d is out of range (at most 65536)", o.entropies))
+	}
+	if o.entropies > 0 {
+		tp.Entropies = o.entropies
+	}
+	if err := tp.Validate(); err != nil {
+		return badInput(fmt.Errorf("transport: %w", err))
+	}
 	if o.targetRTT != 0 && !(o.targetRTT > 1 && o.targetRTT <= 10) {
 		return badInput(fmt.Errorf("--target-rtt: %g is out of range (want 0 for the default, or more than 1 and at most 10 base RTTs)", o.targetRTT))
 	}
