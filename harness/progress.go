@@ -47,7 +47,7 @@ func (p *progress) add(id string, flows int) *runBar {
 		rb.bar = p.bars.New(int64(flows), mpb.BarStyle(),
 			mpb.PrependDecorators(decor.Name(id, decor.WCSyncSpaceR), decor.CountersNoUnit("%d/%d flows", decor.WCSyncSpace)),
 			mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace),
-				decor.Any(func(decor.Statistics) string { return fmt.Sprintf(" %.0f us simulated", float64(rb.simNow.Load())/1e6) })),
+				decor.Any(func(decor.Statistics) string { return fmt.Sprintf(" %.0f µs simulated", float64(rb.simNow.Load())/1e6) })),
 		)
 	case p.w != nil:
 		fmt.Fprintf(p.w, "run %s: %d flows\n", id, flows)
@@ -62,7 +62,7 @@ func (rb *runBar) update(pr Progress) {
 	} else if rb.p.w != nil && (pr.Done == pr.Flows || time.Since(rb.last) >= time.Second) {
 		// Lines at most once a second, and the last one.
 		rb.last = time.Now()
-		fmt.Fprintf(rb.p.w, "run %s: %d/%d flows done, %.0f us simulated\n", rb.id, pr.Done, pr.Flows, float64(pr.SimNow)/1e6)
+		fmt.Fprintf(rb.p.w, "run %s: %d/%d flows done, %.0f µs simulated\n", rb.id, pr.Done, pr.Flows, float64(pr.SimNow)/1e6)
 	}
 }
 

@@ -133,7 +133,7 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		defer down()
 		res.Runs = append(res.Runs, *run)
 		if opts.Log != nil {
-			fmt.Fprintf(opts.Log, "%s\n", runLine(run))
+			fmt.Fprintf(opts.Log, "%s\n", runLine(run, res.Backend))
 		}
 		if err != nil {
 			runErr = err
@@ -171,7 +171,7 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 				mu.Lock()
 				runs[i], errs[i] = run, err
 				if opts.Log != nil {
-					fmt.Fprintf(opts.Log, "%s\n", runLine(run))
+					fmt.Fprintf(opts.Log, "%s\n", runLine(run, res.Backend))
 				}
 				// Save after every run so an interrupted suite keeps what
 				// it has: the finished runs, in matrix order. A failed save
@@ -314,7 +314,9 @@ func finish(res *results.Results) {
 	res.Summary, res.Status = sum, status
 }
 
-func runLine(r *results.Run) string {
+// runLine is a run's one-line summary. On the simulator it gives the
+// simulated time the run covered; elsewhere only the wall time is real.
+func runLine(r *results.Run, backend string) string {
 	pass, fail := 0, 0
 	for _, k := range r.KPIs {
 		switch k.Verdict {
@@ -325,8 +327,13 @@ func runLine(r *results.Run) string {
 			fail++
 		}
 	}
-	line := fmt.Sprintf("run %-24s %-11s %d/%d KPIs pass, %s, %.0f us simulated, %.1f s",
-		r.ID, r.Status, pass, pass+fail, Plural(len(r.Anomalies), "anomaly", "anomalies"), r.SimEndUs, r.WallS)
+	line := fmt.Sprintf("run %-24s %-11s %d/%d KPIs pass, %s, ",
+		r.ID, r.Status, pass, pass+fail, Plural(len(r.Anomalies), "anomaly", "anomalies"))
+	if backend == "" || backend == "sim" {
+		line += fmt.Sprintf("%.0f µs simulated, %.1f s", r.SimEndUs, r.WallS)
+	} else {
+		line += fmt.Sprintf("%.1f s", r.WallS)
+	}
 	if r.Error != "" {
 		line += ": " + r.Error
 	}
