@@ -47,7 +47,9 @@ func (p *progress) add(id string, flows int) *runBar {
 		rb.bar = p.bars.New(int64(flows), mpb.BarStyle(),
 			mpb.PrependDecorators(decor.Name(id, decor.WCSyncSpaceR), decor.CountersNoUnit("%d/%d flows", decor.WCSyncSpace)),
 			mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace),
-				decor.Any(func(decor.Statistics) string { return fmt.Sprintf(" %.0f µs simulated", float64(rb.simNow.Load())/1e6) })),
+				decor.Any(func(decor.Statistics) string {
+					return fmt.Sprintf(" %.0f µs simulated", float64(rb.simNow.Load())/1e6)
+				})),
 		)
 	case p.w != nil:
 		fmt.Fprintf(p.w, "run %s: %d flows\n", id, flows)
