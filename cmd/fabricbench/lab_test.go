@@ -249,9 +249,11 @@ kpis:
 	}
 
 	// Not deployed and deploy: false: the step errors, the run is skipped.
+	// The suite is right; the lab host is not in the state it needs: an
+	// infrastructure error (exit 3).
 	out2 := filepath.Join(t.TempDir(), "nolab")
 	code, _, stderr = runCLI(t, "run", suite(false), "--out", out2, "--quiet")
-	if code != exitBadInput || !strings.Contains(stderr, "not deployed") {
+	if code != exitInfra || !strings.Contains(stderr, "not deployed") {
 		t.Fatalf("suite against a missing lab: exit %d, %s", code, stderr)
 	}
 	res, err = results.Load(out2)
