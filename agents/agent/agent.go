@@ -5,6 +5,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,18 +25,124 @@ import (
 // Version is reported by the health check.
 const Version = "fabricbench-agent/1"
 
-// Config configures an agent.
+// Config configures an agent. It is also the agent's configuration file:
+// `fabricbench agent --config FILE` reads it as JSON (DecodeConfig), and the
+// netns backend writes it (EncodeConfig) to every host it starts an agent
+// on. The keys, with DefaultConfig's values for what a file leaves out:
+//
+//	{
+//	  "name": "host0",                  // host name, for health and logs (default: hostname)
+//	  "control": "198.19.100.12:7400",  // control API listen address (required)
+//	  "token_file": "/path/agent.token", // bearer token of the control API, a 0600 file (required)
+//	  "data": "10.0.0.1:7500",          // data-plane address and main port (required)
+//	  "entropy_ports": 64,              // UDP source ports (entropies) after the data port
+//	  "rate_bps": 200000000,            // NIC rate to pace at (0: unpaced)
+//	  "run_id": 0,                      // run identifier carried in every packet
+//	  "flow_timeout": "2m0s",           // abandon a flow after this long ("0s": never)
+//	  "transport": {"cc": "nscc", "lb": "reps", "mtu": 4096, ...}
+//	}
+//
+// "transport" holds transport.Params (its json keys); header_bytes and
+// ack_bytes 0 (the default) are the real wire overhead of the data
+// address's family (dataplane.WireHeaderBytes).
 type Config struct {
-	Name         string         // host name, for health and logs
-	Control      string         // control API listen address (management network)
-	Token        string         // bearer token of the control API
-	Data         netip.AddrPort // data-plane address and main port
-	EntropyPorts int
-	RateBps      int64 // NIC rate to pace at
-	Params       transport.Params
-	RunID        uint32
-	FlowTimeout  time.Duration
-	Logf         func(format string, args ...any)
+	Name         string         `json:"name"`
+	Control      string         `json:"control"`
+	TokenFile    string         `json:"token_file"`
+	Token        string         `json:"-"` // read from TokenFile (ReadToken)
+	Data         netip.AddrPort `json:"data"`
+	EntropyPorts int            `json:"entropy_ports"`
+	RateBps      int64          `json:"rate_bps"`
+	// Params are the transport parameters of every flow.
+	Params      transport.Params                 `json:"transport"`
+	RunID       uint32                           `json:"run_id"`
+	FlowTimeout time.Duration                    `json:"-"` // "flow_timeout" in JSON, as "2m0s"
+	Logf        func(format string, args ...any) `json:"-"`
+}
+
+// DefaultConfig is the configuration a file or the command line amends:
+// the host's name, 64 entropy ports, unpaced, the default transport
+// parameters without trimming (the fabric drops) and with the wire header
+// sizes derived from the data address, seed 1, a 2-minute flow timeout.
+func DefaultConfig() Config {
+	p := transport.DefaultParams()
+	p.Trimming = false
+	p.HeaderBytes, p.AckBytes = 0, 0
+	p.Seed = 1
+	name, _ := os.Hostname()
+	return Config{Name: name, EntropyPorts: 64, Params: p, FlowTimeout: 2 * time.Minute}
+}
+
+// configJSON is Config with its flow timeout as a duration string.
+type configJSON struct {
+	config
+	FlowTimeout string `json:"flow_timeout"`
+}
+
+type config Config // Config without its JSON methods
+
+// MarshalJSON implements json.Marshaler.
+func (c Config) MarshalJSON() ([]byte, error) {
+	return json.Marshal(configJSON{config(c), c.FlowTimeout.String()})
+}
+
+// UnmarshalJSON implements json.Unmarshaler: keys the data leaves out keep
+// c's values; unknown keys are an error.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	j := configJSON{config: config(*c), FlowTimeout: c.FlowTimeout.String()}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(j.FlowTimeout)
+	if err != nil {
+		return fmt.Errorf("flow_timeout: %w", err)
+	}
+	*c = Config(j.config)
+	c.FlowTimeout = d
+	return nil
+}
+
+// EncodeConfig returns c as the JSON DecodeConfig reads.
+func EncodeConfig(c Config) ([]byte, error) { return json.MarshalIndent(c, "", "  ") }
+
+// DecodeConfig reads a JSON configuration over DefaultConfig, refusing
+// unknown keys. It does not read the token file.
+func DecodeConfig(data []byte) (Config, error) {
+	c := DefaultConfig()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&c); err != nil {
+		return c, err
+	}
+	if dec.More() {
+		return c, errors.New("more than one JSON value")
+	}
+	return c, nil
+}
+
+// Validate checks what Run needs: the control and data-plane addresses
+// and the transport parameters as the data plane will use them (header
+// sizes of 0 become the wire overhead, dataplane.WireHeaderBytes).
+func (c *Config) Validate() error {
+	if c.Control == "" {
+		return errors.New("agent: no control API address (--control, \"control\" in the config)")
+	}
+	if !c.Data.IsValid() {
+		return errors.New("agent: no data-plane address (--data, \"data\" in the config)")
+	}
+	p := c.Params
+	hdr, ack := dataplane.WireHeaderBytes(c.Data.Addr().Is6())
+	if p.HeaderBytes == 0 {
+		p.HeaderBytes = hdr
+	}
+	if p.AckBytes == 0 {
+		p.AckBytes = ack
+	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("agent: transport: %w", err)
+	}
+	return nil
 }
 
 // ReadToken reads a token file, refusing files others can read.

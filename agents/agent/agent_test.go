@@ -6,7 +6,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,5 +178,58 @@ func TestReadToken(t *testing.T) {
 	}
 	if tok, err := ReadToken(p); err != nil || tok != "0123456789abcdef0123" {
 		t.Errorf("token %q, %v", tok, err)
+	}
+}
+
+// TestConfigJSON: a configuration survives EncodeConfig and DecodeConfig
+// whole; a file that sets a few keys gets DefaultConfig for the rest;
+// unknown keys and bad names are errors.
+func TestConfigJSON(t *testing.T) {
+	c := DefaultConfig()
+	c.Name, c.Control, c.TokenFile = "host3", "198.19.100.4:7400", "/run/agent.token"
+	c.Data = netip.MustParseAddrPort("10.0.0.7:7500")
+	c.EntropyPorts, c.RateBps, c.RunID, c.FlowTimeout = 256, 200e6, 77, 90*time.Second
+	c.Params.CC, c.Params.LB, c.Params.MTU, c.Params.AckEvery, c.Params.RTO = transport.DCTCP, transport.OPS, 1500, 4, 3*transport.Millisecond
+	c.Params.HeaderBytes, c.Params.AckBytes = 86, 78
+	b, err := EncodeConfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeConfig(b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	got.Logf, c.Logf = nil, nil
+	if !reflect.DeepEqual(got, c) {
+		t.Errorf("round trip:\n got %+v\nwant %+v\n%s", got, c, b)
+	}
+	for _, key := range []string{`"cc": "dctcp"`, `"lb": "ops"`, `"flow_timeout": "1m30s"`, `"data": "10.0.0.7:7500"`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("encoded config lacks %s:\n%s", key, b)
+		}
+	}
+
+	got, err = DecodeConfig([]byte(`{"control": "127.0.0.1:7400", "transport": {"lb": "ecmp"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	want.Control, want.Params.LB = "127.0.0.1:7400", transport.ECMP
+	got.Logf, want.Logf = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("partial file:\n got %+v\nwant %+v", got, want)
+	}
+
+	for in, msg := range map[string]string{
+		`{"contrl": "x"}`:                "contrl",
+		`{"transport": {"cc": "reno"}}`:  "reno",
+		`{"transport": {"ccc": "nscc"}}`: "ccc",
+		`{"flow_timeout": "soon"}`:       "flow_timeout",
+		`{"data": "nowhere"}`:            "ip:port",
+		`{"name": "a"} {"name": "b"}`:    "more than one",
+	} {
+		if _, err := DecodeConfig([]byte(in)); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: error %v, want one naming %q", in, err, msg)
+		}
 	}
 }

@@ -118,8 +118,6 @@ var (
 
 const (
 	defaultEntropyPorts = 64
-	ethOverhead         = 14 // Ethernet header, as a Linux qdisc counts it
-	udpOverhead         = 8
 	maxBatch            = 256                       // packets per reader batch
 	maxPerPass          = 64                        // data packets per send pass before checking input
 	dueSlack            = 5 * transport.Microsecond // shorter waits are not slept
@@ -268,10 +266,9 @@ func New(cfg Config) (*Engine, error) {
 	if e.logf == nil {
 		e.logf = func(string, ...any) {}
 	}
-	ipOverhead := 20
 	maxUDP := 65507
 	if e.v6 {
-		ipOverhead, maxUDP = 40, 65527
+		maxUDP = 65527
 	}
 	p := cfg.Params
 	if p.MTU == 0 {
@@ -281,11 +278,12 @@ func New(cfg Config) (*Engine, error) {
 	if p.Entropies == 0 {
 		p.Entropies = uint32(cfg.EntropyPorts)
 	}
+	data, ack := WireHeaderBytes(e.v6)
 	if p.HeaderBytes == 0 {
-		p.HeaderBytes = DataHeaderLen + udpOverhead + ipOverhead + ethOverhead
+		p.HeaderBytes = data
 	}
 	if p.AckBytes == 0 {
-		p.AckBytes = AckHeaderLen + udpOverhead + ipOverhead + ethOverhead
+		p.AckBytes = ack
 	}
 	p.MeasureRTO = !cfg.ModelRTO
 	if err := p.Validate(); err != nil {

@@ -56,6 +56,27 @@ const (
 	MaxHeaderLen = DataHeaderLen
 )
 
+// The headers in front of the agent header on an Ethernet link, as the
+// link (and a Linux qdisc) counts them.
+const (
+	EthernetHeaderLen = 14
+	IPv4HeaderLen     = 20
+	IPv6HeaderLen     = 40
+	UDPHeaderLen      = 8
+)
+
+// WireHeaderBytes returns the wire bytes in front of a data packet's
+// payload and the wire size of an ACK or NACK on an Ethernet link
+// (Ethernet, IPv4 or IPv6, UDP and the agent header): what
+// transport.Params.HeaderBytes and AckBytes are for the agents.
+func WireHeaderBytes(v6 bool) (data, ack int) {
+	o := EthernetHeaderLen + IPv4HeaderLen + UDPHeaderLen
+	if v6 {
+		o = EthernetHeaderLen + IPv6HeaderLen + UDPHeaderLen
+	}
+	return o + DataHeaderLen, o + AckHeaderLen
+}
+
 // Type is the packet type.
 type Type uint8
 

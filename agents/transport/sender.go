@@ -5,43 +5,45 @@ import (
 	"math/bits"
 )
 
-// Params are the transport settings shared by every flow of a run.
+// Params are the transport settings shared by every flow of a run. In
+// JSON (the agent's configuration) CC and LB are names ("nscc", "reps")
+// and times are picoseconds (the keys ending in _ps).
 type Params struct {
-	MTU         int // payload bytes per full data packet
-	HeaderBytes int // header bytes on every data packet (wire size = payload + header)
-	AckBytes    int // wire size of ACKs, NACKs and trimmed headers
-	CC          CCKind
-	LB          LBKind
+	MTU         int    `json:"mtu"`          // payload bytes per full data packet
+	HeaderBytes int    `json:"header_bytes"` // header bytes on every data packet (wire size = payload + header)
+	AckBytes    int    `json:"ack_bytes"`    // wire size of ACKs, NACKs and trimmed headers
+	CC          CCKind `json:"cc"`
+	LB          LBKind `json:"lb"`
 	// QuickAdapt and FastIncrease apply to DCTCP; NSCC always uses both.
-	QuickAdapt   bool
-	FastIncrease bool
+	QuickAdapt   bool `json:"quick_adapt"`
+	FastIncrease bool `json:"fast_increase"`
 	// TargetRTT is the target RTT as a multiple of the path's base RTT
 	// (trtt, SMaRTT Sec. III-J; NSCC's core cases and the QuickAdapt window
 	// of NSCC and DCTCP); 0: TargetFactor (1.5). Otherwise in (1, 10].
-	TargetRTT float64
+	TargetRTT float64 `json:"target_rtt"`
 	// MaxWindow is the largest congestion window (and the initial one) in
 	// path BDPs (Sec. III-J); 0: MaxWindowBDP (1.5). Otherwise in (0, 100].
-	MaxWindow float64
+	MaxWindow float64 `json:"max_window"`
 	// Trimming tells the congestion control whether the fabric trims. When it
 	// does not, QuickAdapt is triggered by delay instead of by NACKs.
-	Trimming bool
+	Trimming bool `json:"trimming"`
 	// RTO is the retransmission timeout; 0 derives it from the path (see RTOFor).
-	RTO Time
+	RTO Time `json:"rto_ps"`
 	// MeasureRTO makes every sender measure its RTT and derive its RTO from
 	// it (RFC 6298; see RTTEstimator in rtt.go). The fixed RTO above (or the
 	// path's) is then the initial RTO and the floor. The simulator leaves it
 	// off (its model RTO is exact there); the UDP agent turns it on, because
 	// the host adds latency no fabric model knows.
-	MeasureRTO bool
+	MeasureRTO bool `json:"measure_rto"`
 	// RTOGranularity is G of RFC 6298 for MeasureRTO; 0: DefaultRTOGranularity.
-	RTOGranularity Time
+	RTOGranularity Time `json:"rto_granularity_ps"`
 	// MaxRTO caps the measured, backed-off RTO; 0: DefaultMaxRTO.
-	MaxRTO Time
+	MaxRTO Time `json:"max_rto_ps"`
 	// Entropies is the size of the entropy space (at most 65536).
-	Entropies uint32
+	Entropies uint32 `json:"entropies"`
 	// REPSBuffer is the number of recycled entropies REPS keeps.
-	REPSBuffer int
-	Seed       uint64
+	REPSBuffer int    `json:"reps_buffer"`
+	Seed       uint64 `json:"seed"`
 
 	// ACK coalescing (Receiver). With AckEvery and AckEveryBytes both 0 the
 	// receiver acknowledges every data packet (the default). Otherwise it
@@ -51,11 +53,11 @@ type Params struct {
 	// that completes it, a duplicate or a trimmed header (NACK), as htsim's
 	// UEC sink does (its default: 16384 bytes, no timer). The ACK then
 	// carries a selective bitmap of the packets it covers (Ack.Sack).
-	AckEvery      int // packets per ACK, at most SackBits; 0 or 1: every packet
-	AckEveryBytes int // wire bytes per ACK; 0: no byte threshold
+	AckEvery      int `json:"ack_every"`       // packets per ACK, at most SackBits; 0 or 1: every packet
+	AckEveryBytes int `json:"ack_every_bytes"` // wire bytes per ACK; 0: no byte threshold
 	// AckDelay, when > 0, bounds how long a coalescing receiver holds an
 	// ACK: it is sent AckDelay after the first arrival it covers.
-	AckDelay Time
+	AckDelay Time `json:"ack_delay_ps"`
 }
 
 // Coalescing reports whether receivers coalesce ACKs.

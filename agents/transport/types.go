@@ -57,6 +57,15 @@ func ParseCC(s string) (CCKind, error) {
 	return 0, fmt.Errorf("unknown congestion control %q (want nscc or dctcp)", s)
 }
 
+// MarshalText writes c's name (JSON: "nscc").
+func (c CCKind) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText parses a name as ParseCC does.
+func (c *CCKind) UnmarshalText(b []byte) (err error) {
+	*c, err = ParseCC(string(b))
+	return err
+}
+
 // LBKind selects the load balancer (how entropy values are chosen).
 type LBKind uint8
 
@@ -89,6 +98,15 @@ func ParseLB(s string) (LBKind, error) {
 		return REPS, nil
 	}
 	return 0, fmt.Errorf("unknown load balancer %q (want ecmp, ops or reps)", s)
+}
+
+// MarshalText writes l's name (JSON: "reps").
+func (l LBKind) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText parses a name as ParseLB does.
+func (l *LBKind) UnmarshalText(b []byte) (err error) {
+	*l, err = ParseLB(string(b))
+	return err
 }
 
 // Data is the transport header of a data packet.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/netip"
@@ -14,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricbench/fabricbench/agents/agent"
-	"github.com/fabricbench/fabricbench/agents/dataplane"
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/telemetry/kernelexp"
@@ -27,12 +27,12 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 func newAgentCmd() *cobra.Command {
 	var (
-		name, control, tokenFile, data, rate, cc, lb string
-		entropyPorts, mtu, headerBytes, ackBytes     int
-		quickAdapt, fastIncrease                     bool
-		seed                                         uint64
-		runID                                        uint32
-		flowTimeout                                  time.Duration
+		configFile, name, control, tokenFile, data, rate, cc, lb string
+		entropyPorts, mtu                                        int
+		quickAdapt, fastIncrease                                 bool
+		seed                                                     uint64
+		runID                                                    uint32
+		flowTimeout                                              time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -41,69 +41,118 @@ func newAgentCmd() *cobra.Command {
 with the same congestion control and load balancing state machines as the
 simulator (agents/transport). Its control API (start flows, completions,
 counters) listens on --control and requires the bearer token in
---token-file (a 0600 file); the harness deploys and starts it.`,
+--token-file (a 0600 file); the harness deploys and starts it.
+
+Its whole configuration is one JSON file, --config (the harness writes
+one per host; the keys are documented on agents/agent.Config, e.g.
+{"control": "10.0.0.1:7400", "token_file": "agent.token",
+"data": "10.1.0.1:7500", "transport": {"cc": "dctcp", "lb": "ops"}}).
+The flags below set the same fields by hand, over the file's values.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tok, err := agent.ReadToken(tokenFile)
-			if err != nil {
-				return badInput(err)
-			}
-			ap, err := netip.ParseAddrPort(data)
-			if err != nil {
-				return badInput(fmt.Errorf("--data %q: want ADDRESS:PORT: %v", data, err))
-			}
-			var rateBps int64
-			if rate != "0" {
-				if rateBps, err = containerlab.ParseRate(rate); err != nil {
-					return badInput(fmt.Errorf("--rate: %w", err))
+			cfg := agent.DefaultConfig()
+			if configFile != "" {
+				b, err := os.ReadFile(configFile)
+				if err != nil {
+					return badInput(fmt.Errorf("--config: %w", err))
+				}
+				if cfg, err = agent.DecodeConfig(b); err != nil {
+					return badInput(fmt.Errorf("--config %s: %w", configFile, err))
 				}
 			}
-			p := transport.DefaultParams()
-			if p.CC, err = transport.ParseCC(cc); err != nil {
-				return badInput(fmt.Errorf("--cc: %w", err))
+			f := cmd.Flags()
+			set := func(flag string) bool { return f.Changed(flag) }
+			var err error
+			if set("name") {
+				cfg.Name = name
 			}
-			if p.LB, err = transport.ParseLB(lb); err != nil {
-				return badInput(fmt.Errorf("--lb: %w", err))
+			if set("control") {
+				cfg.Control = control
 			}
-			p.MTU, p.HeaderBytes, p.AckBytes = mtu, headerBytes, ackBytes
-			p.QuickAdapt, p.FastIncrease, p.Seed = quickAdapt, fastIncrease, seed
-			p.Trimming = false
-			p.Entropies = uint32(entropyPorts)
-			if err := p.Validate(); err != nil {
+			if set("token-file") {
+				cfg.TokenFile = tokenFile
+			}
+			if set("data") {
+				if cfg.Data, err = netip.ParseAddrPort(data); err != nil {
+					return badInput(fmt.Errorf("--data %q: want ADDRESS:PORT: %v", data, err))
+				}
+			}
+			if set("entropy-ports") {
+				cfg.EntropyPorts = entropyPorts
+			}
+			if set("rate") {
+				cfg.RateBps = 0
+				if rate != "0" {
+					if cfg.RateBps, err = containerlab.ParseRate(rate); err != nil {
+						return badInput(fmt.Errorf("--rate: %w", err))
+					}
+				}
+			}
+			if set("run-id") {
+				cfg.RunID = runID
+			}
+			if set("flow-timeout") {
+				cfg.FlowTimeout = flowTimeout
+			}
+			p := &cfg.Params
+			if set("cc") {
+				if p.CC, err = transport.ParseCC(cc); err != nil {
+					return badInput(fmt.Errorf("--cc: %w", err))
+				}
+			}
+			if set("lb") {
+				if p.LB, err = transport.ParseLB(lb); err != nil {
+					return badInput(fmt.Errorf("--lb: %w", err))
+				}
+			}
+			if set("mtu") {
+				p.MTU = mtu
+			}
+			if set("quick-adapt") {
+				p.QuickAdapt = quickAdapt
+			}
+			if set("fast-increase") {
+				p.FastIncrease = fastIncrease
+			}
+			if set("seed") {
+				p.Seed = seed
+			}
+			if cfg.TokenFile == "" {
+				return badInput(errors.New("no token file: give --token-file (or \"token_file\" in --config)"))
+			}
+			if cfg.Token, err = agent.ReadToken(cfg.TokenFile); err != nil {
+				return badInput(err)
+			}
+			if err := cfg.Validate(); err != nil {
 				return badInput(err)
 			}
 			logger := log.New(cmd.ErrOrStderr(), "", log.LstdFlags|log.Lmicroseconds)
+			cfg.Logf = logger.Printf
 			ctx, stop := signalContext()
 			defer stop()
-			err = agent.Run(ctx, agent.Config{Name: name, Control: control, Token: tok, Data: ap, EntropyPorts: entropyPorts,
-				RateBps: rateBps, Params: p, RunID: runID, FlowTimeout: flowTimeout, Logf: logger.Printf})
-			if err != nil {
+			if err := agent.Run(ctx, cfg); err != nil {
 				return &exitError{code: exitFail, err: err}
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	def := transport.DefaultParams()
-	f.StringVar(&name, "name", hostname(), "host name reported in health checks")
+	def := agent.DefaultConfig()
+	f.StringVar(&configFile, "config", "", "the agent's configuration, a JSON file (agents/agent.Config)")
+	f.StringVar(&name, "name", def.Name, "host name reported in health checks")
 	f.StringVar(&control, "control", "", "control API listen address (the management address), host:port")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the control API bearer token (mode 0600)")
 	f.StringVar(&data, "data", "", "data-plane address and port, e.g. 198.18.0.1:7500")
-	f.IntVar(&entropyPorts, "entropy-ports", 64, "UDP source ports (entropies) after the data port")
+	f.IntVar(&entropyPorts, "entropy-ports", def.EntropyPorts, "UDP source ports (entropies) after the data port")
 	f.StringVar(&rate, "rate", "0", "NIC rate to pace at, e.g. 200M or 1G (0: unpaced)")
-	f.StringVar(&cc, "cc", "nscc", "congestion control: nscc or dctcp")
-	f.StringVar(&lb, "lb", "reps", "load balancing: ecmp, ops or reps")
-	f.IntVar(&mtu, "mtu", def.MTU, "payload bytes per full data packet")
-	f.IntVar(&headerBytes, "header-bytes", 14+20+8+dataplane.DataHeaderLen, "wire bytes in front of the payload (Ethernet, IP, UDP, agent header)")
-	f.IntVar(&ackBytes, "ack-bytes", 14+20+8+dataplane.AckHeaderLen, "wire bytes of an ACK")
-	f.BoolVar(&quickAdapt, "quick-adapt", true, "DCTCP QuickAdapt")
-	f.BoolVar(&fastIncrease, "fast-increase", true, "DCTCP FastIncrease")
-	f.Uint64Var(&seed, "seed", 1, "seed of the entropy choices")
-	f.Uint32Var(&runID, "run-id", 0, "run identifier carried in every packet")
-	f.DurationVar(&flowTimeout, "flow-timeout", 2*time.Minute, "abandon a flow after this long (0: never)")
-	for _, req := range []string{"control", "token-file", "data"} {
-		_ = cmd.MarkFlagRequired(req)
-	}
+	f.StringVar(&cc, "cc", def.Params.CC.String(), "congestion control: nscc or dctcp")
+	f.StringVar(&lb, "lb", def.Params.LB.String(), "load balancing: ecmp, ops or reps")
+	f.IntVar(&mtu, "mtu", def.Params.MTU, "payload bytes per full data packet")
+	f.BoolVar(&quickAdapt, "quick-adapt", def.Params.QuickAdapt, "DCTCP QuickAdapt")
+	f.BoolVar(&fastIncrease, "fast-increase", def.Params.FastIncrease, "DCTCP FastIncrease")
+	f.Uint64Var(&seed, "seed", def.Params.Seed, "seed of the entropy choices")
+	f.Uint32Var(&runID, "run-id", def.RunID, "run identifier carried in every packet")
+	f.DurationVar(&flowTimeout, "flow-timeout", def.FlowTimeout, "abandon a flow after this long (0: never)")
 	return cmd
 }
 

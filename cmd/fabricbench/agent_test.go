@@ -19,6 +19,14 @@ func TestAgentAndExporterBadInput(t *testing.T) {
 	if err := os.WriteFile(tok, []byte("0123456789abcdef0123"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	badConf := filepath.Join(dir, "agent.json")
+	if err := os.WriteFile(badConf, []byte(`{"control": "127.0.0.1:0", "token_file": "`+tok+`", "data": "127.0.0.1:7500", "transport": {"lb": "rps"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	goodConf := filepath.Join(dir, "agent-good.json")
+	if err := os.WriteFile(goodConf, []byte(`{"control": "127.0.0.1:0", "token_file": "`+tok+`", "data": "127.0.0.1:7500"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -28,6 +36,9 @@ func TestAgentAndExporterBadInput(t *testing.T) {
 		{[]string{"agent", "--control", "127.0.0.1:0", "--token-file", tok, "--data", "127.0.0.1:7500", "--cc", "reno"}, "--cc"},
 		{[]string{"agent", "--control", "127.0.0.1:0", "--token-file", tok, "--data", "127.0.0.1:7500", "--rate", "fast"}, "--rate"},
 		{[]string{"agent", "--token-file", tok}, "control"},
+		{[]string{"agent", "--config", badConf}, "rps"},
+		{[]string{"agent", "--config", goodConf, "--mtu", "10"}, "mtu 10"},
+		{[]string{"agent", "--config", filepath.Join(dir, "missing.json")}, "--config"},
 		{[]string{"exporter", "--password-file", tok, "--interface", "Ethernet0"}, "NAME=DEVICE"},
 		{[]string{"exporter", "--password-file", filepath.Join(dir, "missing")}, "--password-file"},
 		{[]string{"exporter", "--password-file", tok, "--interface", "Ethernet0=nosuchdev0", "--listen", "127.0.0.1:0"}, "nosuchdev0"},

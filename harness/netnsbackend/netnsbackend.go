@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fabricbench/fabricbench/agents/agent"
 	"github.com/fabricbench/fabricbench/agents/control"
 	"github.com/fabricbench/fabricbench/agents/dataplane"
 	"github.com/fabricbench/fabricbench/agents/deploy"
@@ -58,8 +59,6 @@ const (
 	EntropyPorts = 256
 	// LinkMTU is the MTU of every lab link.
 	LinkMTU = 9000
-	// wireOverhead is Ethernet + IPv4 + UDP in front of the agent header.
-	wireOverhead = 14 + 20 + 8
 )
 
 // Backend is the netns backend.
@@ -236,7 +235,7 @@ func (b *Backend) index() error {
 
 // MaxMTU is the largest transport.mtu: the payload of a datagram that
 // fits the lab's link MTU with the IPv4, UDP and agent headers.
-const MaxMTU = LinkMTU - 28 - dataplane.DataHeaderLen
+const MaxMTU = LinkMTU - dataplane.IPv4HeaderLen - dataplane.UDPHeaderLen - dataplane.DataHeaderLen
 
 // MinInterval is the shortest telemetry interval of the kernel-counter
 // exporter.
@@ -322,8 +321,7 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 		return err
 	}
 	p.Trimming = false
-	p.HeaderBytes = wireOverhead + dataplane.DataHeaderLen
-	p.AckBytes = wireOverhead + dataplane.AckHeaderLen
+	p.HeaderBytes, p.AckBytes = dataplane.WireHeaderBytes(false) // the lab's data addresses are IPv4
 	if p.MTU > MaxMTU {
 		return fmt.Errorf("the %s backend cannot do transport.mtu %d: payload plus headers exceed the lab's %d-byte link MTU (at most %d)", Name, p.MTU, LinkMTU, MaxMTU)
 	}
@@ -346,14 +344,19 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 		if err != nil {
 			return err
 		}
-		args := []string{"agent", "--name", n.name, "--control", net.JoinHostPort(n.mgmt, strconv.Itoa(ControlPort)),
-			"--token-file", tok, "--data", netip.AddrPortFrom(b.hostIP[h], DataPort).String(),
-			"--entropy-ports", strconv.Itoa(EntropyPorts), "--rate", strconv.FormatInt(b.hostRate(h), 10),
-			"--cc", p.CC.String(), "--lb", p.LB.String(), "--mtu", strconv.Itoa(p.MTU),
-			"--header-bytes", strconv.Itoa(p.HeaderBytes), "--ack-bytes", strconv.Itoa(p.AckBytes),
-			"--quick-adapt=" + strconv.FormatBool(p.QuickAdapt), "--fast-increase=" + strconv.FormatBool(p.FastIncrease),
-			"--seed", strconv.FormatUint(p.Seed, 10), "--run-id", strconv.FormatUint(uint64(b.runID), 10)}
-		proc, err := r.Start(ctx, "agent", args)
+		cfg := agent.DefaultConfig()
+		cfg.Name, cfg.Control, cfg.TokenFile = n.name, net.JoinHostPort(n.mgmt, strconv.Itoa(ControlPort)), tok
+		cfg.Data, cfg.EntropyPorts, cfg.RateBps = netip.AddrPortFrom(b.hostIP[h], DataPort), EntropyPorts, b.hostRate(h)
+		cfg.Params, cfg.RunID = p, b.runID
+		js, err := agent.EncodeConfig(cfg)
+		if err != nil {
+			return err
+		}
+		conf, err := r.WriteSecret(ctx, "agent.json", js)
+		if err != nil {
+			return err
+		}
+		proc, err := r.Start(ctx, "agent", []string{"agent", "--config", conf})
 		if err != nil {
 			return err
 		}
