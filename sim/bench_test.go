@@ -54,10 +54,14 @@ func TestHotPathAllocations(t *testing.T) {
 	// Per-packet ACKs (the default), and coalesced ACKs with the ACK timer.
 	coalesced := transport.DefaultParams()
 	coalesced.AckEvery, coalesced.AckDelay = 4, 2*transport.Microsecond
-	for _, tp := range []transport.Params{transport.DefaultParams(), coalesced} {
+	for i, tp := range []transport.Params{transport.DefaultParams(), coalesced, transport.DefaultParams()} {
 		allocs := func(m *workloads.Matrix) float64 {
 			return testing.AllocsPerRun(3, func() {
-				s, err := New(Config{Fabric: f, Matrix: m, Transport: tp, Seed: 1})
+				cfg := Config{Fabric: f, Matrix: m, Transport: tp, Seed: 1}
+				if i == 2 { // adaptive routing on stale, weighted depths
+					cfg.Routing, cfg.ARStaleness, cfg.ARWeighted = RoutingAdaptive, 1e6, true
+				}
+				s, err := New(cfg)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -31,9 +31,18 @@
 // Ingress (Sim.ingress) makes the routing decision: a packet with an
 // explicit path takes its next hop from it, others are hashed onto the
 // switch's equal-cost group towards the destination ((flow, entropy) with
-// a per-switch salt; members whose link is down are skipped). Features
-// that act on arrival (PFC pause accounting, adaptive routing on queue
-// occupancy) are further steps of this stage.
+// a per-switch salt; members whose link is down are skipped). With
+// Config.Routing = RoutingAdaptive the hash step is replaced by adaptive
+// routing (adaptive.go): join-shortest-queue among the group's up members
+// on queue depths quantised to ARQuantum and seen up to ARStaleness ago
+// (each switch snapshots its ports' depths and refreshes the snapshot on
+// the first packet after it is ARStaleness old), ties broken by the run's
+// seeded generator; with ARWeighted the tie-break is weighted by the
+// capacity left downstream of each port, recomputed at link changes (at
+// reconvergence when Config.Reconverge is set). Adaptive routing ignores
+// the entropy, so the endpoint load balancer's choice no longer matters;
+// ECMP (one entropy per flow) is the natural pairing. Features that act on
+// arrival (PFC pause accounting) are further steps of this stage.
 //
 // Egress (Sim.enqueue, Sim.startTx) has per port a control queue, served
 // first (ACKs, NACKs and trimmed headers; up to twice the data queue), and

@@ -65,6 +65,9 @@ func (s *Sim) reroute() {
 	}
 	s.rt.build(s.f, down, s.cfg.Seed)
 	s.res.Reroutes++
+	if s.ar.w != nil {
+		s.arWeights()
+	}
 }
 
 func (s *Sim) linkEvent(le *LinkEvent) {
@@ -97,5 +100,8 @@ func (s *Sim) linkEvent(le *LinkEvent) {
 			p.rate = p.nominal
 		}
 		s.kick(int32(pid))
+	}
+	if s.ar.w != nil && s.cfg.Reconverge == 0 {
+		s.arWeights() // no control plane delay modelled: weights at once
 	}
 }

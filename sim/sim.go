@@ -83,6 +83,24 @@ type Config struct {
 	// flow follow it, and are lost where a link on it is down; ACKs are
 	// routed by ECMP.
 	Paths map[int][]int
+
+	// Routing selects how switches choose among equal-cost egress ports:
+	// RoutingHash (ECMP, the default) or RoutingAdaptive (per-packet
+	// join-shortest-queue, adaptive.go). Adaptive routing ignores the
+	// packets' entropy, so the endpoint load balancer's choice (ECMP, OPS,
+	// REPS) no longer picks paths; explicit paths (Paths) still win.
+	Routing Routing
+	// ARStaleness is how old the queue depths adaptive routing decides on
+	// are, in picoseconds: each switch snapshots its ports' depths and
+	// refreshes the snapshot once it is ARStaleness old. 0: live depths.
+	ARStaleness int64
+	// ARQuantum quantises queue depths for adaptive routing, in bytes (ports
+	// whose depths fall in the same step tie); 0 is one full-size packet.
+	ARQuantum int64
+	// ARWeighted weighs adaptive routing's choice by the capacity left
+	// downstream of each port (weighted AR after link failures or
+	// degradation; see arWeights).
+	ARWeighted bool
 }
 
 // Class is a traffic class of the egress scheduler.
@@ -193,6 +211,7 @@ type Sim struct {
 	hostOf []int32 // node -> host number or -1
 	flows  []flowState
 	rt     routing
+	ar     adaptive
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
 	ncls    int
 	cq      []classQueue // [port*(ncls-1) + class-1], classes 1..ncls-1
@@ -287,6 +306,9 @@ func New(cfg Config) (*Sim, error) {
 	s.rng = cfg.Seed*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
 	s.buildPorts()
 	s.rt.build(s.f, nil, cfg.Seed)
+	if err := s.buildAdaptive(); err != nil {
+		return nil, err
+	}
 	if err := s.sizeQueues(); err != nil {
 		return nil, err
 	}

@@ -26,7 +26,8 @@ func (s *Sim) ingress(node, inPort int32, pi int32) {
 }
 
 // route is the routing stage: the packet's explicit path when it has one
-// (source routing), else ECMP over the shortest-path group, hashing
+// (source routing), else, with adaptive routing, the least-loaded member of
+// the shortest-path group (arPick), else ECMP over that group, hashing
 // (flow, entropy) with the switch's salt. -1: no route.
 func (s *Sim) route(node int32, pkt *packet) int32 {
 	if pkt.path > 0 {
@@ -36,6 +37,9 @@ func (s *Sim) route(node int32, pkt *packet) int32 {
 			return -1
 		}
 		return out
+	}
+	if s.ar.on {
+		return s.arPick(node, s.hostOf[pkt.dst])
 	}
 	key, ent := uint32(pkt.flow), pkt.entropy
 	if s.cfg.HashAddressesOnly {
