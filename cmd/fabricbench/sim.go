@@ -39,6 +39,10 @@ type simOpts struct {
 	ackEveryBytes string
 	ackDelay      string
 	entropies     uint32
+	routing       string
+	arStaleness   string
+	arQuantum     string
+	arWeighted    bool
 	// changed reports whether a flag was given (the preset fills the rest).
 	changed func(name string) bool
 }
@@ -97,6 +101,10 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.StringVar(&o.ackEveryBytes, "ack-every-bytes", "0", "receivers coalesce ACKs: one per this many wire bytes (htsim: 16384); 0: no byte threshold")
 	fl.StringVar(&o.ackDelay, "ack-delay", "0", "a coalescing receiver sends a held ACK at most this long after the first packet it covers (e.g. 2us); 0: no timer")
 	fl.Uint32Var(&o.entropies, "entropies", 0, "size of the load balancer's entropy space, at most 65536 (htsim: 256); 0: 65536")
+	fl.StringVar(&o.routing, "routing", "hash", "switch routing among equal-cost ports: hash (ECMP on flow and entropy) or adaptive (per-packet join-shortest-queue; ignores the entropy, so pair it with --lb ecmp)")
+	fl.StringVar(&o.arStaleness, "ar-staleness", "0", "with --routing adaptive: age of the queue depths the switches decide on (e.g. 100ns, 1us); 0: live")
+	fl.StringVar(&o.arQuantum, "ar-quantum", "0", "with --routing adaptive: queue-depth step, bytes (e.g. 4160, 128KiB); 0: one full packet")
+	fl.BoolVar(&o.arWeighted, "ar-weighted", false, "with --routing adaptive: weigh ports by the capacity left downstream (weighted AR after link failures)")
 	fl.StringVar(&o.preset, "preset", "", "named setting: smartt (the SMaRTT paper's 800G fabric and transport; flags and spec keys given win)")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress line")
 	fl.DurationVar(&o.progressAfter, "progress-after", 3*time.Second, "print a progress line on stderr once a run takes longer than this")
@@ -229,8 +237,21 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if o.maxWindow != 0 && !(o.maxWindow > 0 && o.maxWindow <= 100) {
 		return badInput(fmt.Errorf("--max-window: %g is out of range (want 0 for the default, or more than 0 and at most 100 BDPs)", o.maxWindow))
 	}
+	routing, err := sim.ParseRouting(o.routing)
+	if err != nil {
+		return badInput(fmt.Errorf("--routing: %w", err))
+	}
+	arStale, err := workloads.ParseDuration(o.arStaleness)
+	if err != nil {
+		return badInput(fmt.Errorf("--ar-staleness: %w", err))
+	}
+	arQuantum, err := workloads.ParseSize(o.arQuantum)
+	if err != nil {
+		return badInput(fmt.Errorf("--ar-quantum: %w", err))
+	}
 	cfg := sim.Config{Fabric: fab, Matrix: m, Transport: tp, QueueBytes: queue, KMin: o.kmin, KMax: o.kmax,
-		NoECN: !o.ecn, End: end, Seed: o.seed, Links: faults, Reconverge: reconverge}
+		NoECN: !o.ecn, End: end, Seed: o.seed, Links: faults, Reconverge: reconverge,
+		Routing: routing, ARStaleness: arStale, ARQuantum: arQuantum, ARWeighted: o.arWeighted}
 	if !o.quiet {
 		cfg.Progress = func(p sim.Progress) {
 			if p.WallSoFar < o.progressAfter {
