@@ -48,11 +48,31 @@ type Support struct {
 // Capabilities maps each feature to its support.
 type Capabilities map[Feature]Support
 
+// The ECMP hash fields: the names of Features.ECMPHash, and of a suite's
+// features.ecmp.hash.
+const (
+	HashSrcIP     = "src-ip"
+	HashDstIP     = "dst-ip"
+	HashSrcPort   = "src-port"
+	HashDstPort   = "dst-port"
+	HashProtocol  = "protocol" // the IP protocol (IPv6: next header)
+	HashFlowLabel = "flow-label"
+)
+
+// HashFields lists the ECMP hash fields.
+func HashFields() []string {
+	return []string{HashSrcIP, HashDstIP, HashSrcPort, HashDstPort, HashProtocol, HashFlowLabel}
+}
+
+// FiveTuple is the L4 ECMP hash.
+func FiveTuple() []string {
+	return []string{HashSrcIP, HashDstIP, HashSrcPort, HashDstPort, HashProtocol}
+}
+
 // Features is the desired feature set of one device. A nil pointer or an
 // empty slice leaves that feature alone.
 type Features struct {
-	// ECMPHash lists the multipath hash fields: src-ip, dst-ip, ip-proto,
-	// src-port, dst-port, flow-label.
+	// ECMPHash lists the multipath hash fields (HashFields).
 	ECMPHash []string
 	VRFs     []VRF
 	SRv6     *SRv6

@@ -161,7 +161,7 @@ func testECMP(t *testing.T, l *testLab) {
 	const node = "leaf0"
 	drv := l.open(t, node)
 	ctx := context.Background()
-	want := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "ip-proto", "src-port", "dst-port"}}
+	want := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port"}}
 	diff, err := drv.Diff(ctx, want)
 	if err != nil {
 		t.Fatal(err)

@@ -57,12 +57,12 @@ func (d *Driver) readSysctls(ctx context.Context, ss []sysctl, globs ...string) 
 
 // hashFieldBits are the bits of fib_multipath_hash_fields.
 var hashFieldBits = map[string]int{
-	"src-ip":     0x01,
-	"dst-ip":     0x02,
-	"ip-proto":   0x04,
-	"flow-label": 0x08,
-	"src-port":   0x10,
-	"dst-port":   0x20,
+	drivers.HashSrcIP:     0x01,
+	drivers.HashDstIP:     0x02,
+	drivers.HashProtocol:  0x04,
+	drivers.HashFlowLabel: 0x08,
+	drivers.HashSrcPort:   0x10,
+	drivers.HashDstPort:   0x20,
 }
 
 // HashFields lists the ECMP hash field names the driver understands.
@@ -93,7 +93,7 @@ func ecmpSettings(fields []string, haveFields bool) ([]setting, error) {
 		}
 		set[k] = true
 	}
-	five := []string{"src-ip", "dst-ip", "ip-proto", "src-port", "dst-port"}
+	five := drivers.FiveTuple()
 	isFive := len(set) == len(five)
 	for _, f := range five {
 		isFive = isFive && set[f]

@@ -167,7 +167,7 @@ func testECMPHash(t *testing.T, l *testLab) {
 	const node = "host0" // hosts keep the kernel defaults (policy 0)
 	drv := l.open(t, node)
 	ctx := context.Background()
-	want := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "ip-proto", "src-port", "dst-port"}}
+	want := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port"}}
 	diff, err := drv.Diff(ctx, want)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@
 //
 //   - ecmp-hash: the kernel's multipath hash policy
 //     (net.ipv4.fib_multipath_hash_policy, net.ipv6.fib_multipath_hash_policy).
-//     The 5-tuple (src-ip, dst-ip, ip-proto, src-port, dst-port) is policy
+//     The 5-tuple (src-ip, dst-ip, protocol, src-port, dst-port) is policy
 //     1; any other field set is policy 3 with fib_multipath_hash_fields,
 //     when the kernel has that sysctl. For RoCEv2 and other UDP
 //     encapsulations the per-flow entropy lives in the UDP source port, so

@@ -215,7 +215,7 @@ func TestFacts(t *testing.T) {
 }
 
 func TestECMPSettings(t *testing.T) {
-	set, err := ecmpSettings([]string{"dst-port", "src-ip", "dst-ip", "ip-proto", "src-port"}, false)
+	set, err := ecmpSettings([]string{"dst-port", "src-ip", "dst-ip", "protocol", "src-port"}, false)
 	if err != nil || len(set) != 2 || set[0].value != "1" || set[1].s != hashPolicy6 {
 		t.Errorf("5-tuple: %+v %v", set, err)
 	}

@@ -24,12 +24,12 @@ const (
 
 // hashFields maps the drivers hash field names to SONiC's.
 var hashFields = map[string]string{
-	"src-ip":     "SRC_IP",
-	"dst-ip":     "DST_IP",
-	"ip-proto":   "IP_PROTOCOL",
-	"src-port":   "L4_SRC_PORT",
-	"dst-port":   "L4_DST_PORT",
-	"flow-label": "IPV6_FLOW_LABEL",
+	drivers.HashSrcIP:     "SRC_IP",
+	drivers.HashDstIP:     "DST_IP",
+	drivers.HashProtocol:  "IP_PROTOCOL",
+	drivers.HashSrcPort:   "L4_SRC_PORT",
+	drivers.HashDstPort:   "L4_DST_PORT",
+	drivers.HashFlowLabel: "IPV6_FLOW_LABEL",
 }
 
 // How a desired value is compared with the one on the device.
@@ -386,7 +386,7 @@ func (d *Driver) validate(want *drivers.Features) error {
 	var errs []error
 	for _, h := range want.ECMPHash {
 		if _, ok := hashFields[h]; !ok {
-			errs = append(errs, fmt.Errorf("ecmp-hash: unknown hash field %q (have src-ip, dst-ip, ip-proto, src-port, dst-port, flow-label)", h))
+			errs = append(errs, fmt.Errorf("ecmp-hash: unknown hash field %q (have %s)", h, strings.Join(drivers.HashFields(), ", ")))
 		}
 	}
 	vrfs := map[string]bool{}

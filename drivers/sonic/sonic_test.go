@@ -109,7 +109,7 @@ func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 // wantAll asks for every feature.
 func wantAll() *drivers.Features {
 	return &drivers.Features{
-		ECMPHash: []string{"src-ip", "dst-ip", "ip-proto", "src-port", "dst-port", "flow-label"},
+		ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port", "flow-label"},
 		VRFs:     []drivers.VRF{{Name: "Vrf-red", Interfaces: []string{"Ethernet4"}}},
 		SRv6: &drivers.SRv6{
 			Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/48"), BlockLen: 32, NodeLen: 16,

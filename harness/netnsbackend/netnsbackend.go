@@ -285,7 +285,7 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 		if d.IsHost() {
 			continue
 		}
-		feats[d.Name] = &drivers.Features{ECMPHash: driverHash(feat.ECMPHash)}
+		feats[d.Name] = &drivers.Features{ECMPHash: slices.Clone(feat.ECMPHash)}
 	}
 	if _, err := bringup.Apply(ctx, b.target, feats, nil, false); err != nil {
 		var ce *drivers.CapabilityError
@@ -300,17 +300,6 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 		}
 	}
 	return nil
-}
-
-// driverHash maps the suite's hash field names to the drivers'.
-func driverHash(fields []string) []string {
-	out := slices.Clone(fields)
-	for i, f := range out {
-		if f == "protocol" {
-			out[i] = "ip-proto"
-		}
-	}
-	return out
 }
 
 // DeployAgents copies fabricbench to every host over SFTP, starts the

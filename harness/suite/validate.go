@@ -16,6 +16,7 @@ import (
 	"github.com/fabricbench/fabricbench/kpis"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/preset"
 	"github.com/fabricbench/fabricbench/workloads"
@@ -71,7 +72,7 @@ var DefaultPaths = []string{
 }
 
 // DefaultHash is the ECMP hash (the 5-tuple) when a suite sets none.
-var DefaultHash = []string{"src-ip", "dst-ip", "src-port", "dst-port", "protocol"}
+var DefaultHash = drivers.FiveTuple()
 
 // Workloads are the job workloads.
 var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce"}
@@ -79,7 +80,7 @@ var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce"}
 // FaultKinds are the fault kinds.
 var FaultKinds = []string{"down", "up", "flap", "degrade"}
 
-var hashFields = []string{"src-ip", "dst-ip", "src-port", "dst-port", "protocol", "flow-label"}
+var hashFields = drivers.HashFields()
 
 var jobNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
