@@ -216,7 +216,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 	}
 	// The suite checked metric names and scopes (with their lines).
 	for _, k := range s.KPIs {
-		spec := kpis.Spec{Name: k.Name, Metric: k.Metric, Scope: k.Scope, Max: k.Max, Min: k.Min}
+		spec := kpis.Spec{Name: k.Name, Metric: k.Metric, Scope: k.Scope, Max: k.Max, Min: k.Min, Regress: k.Regress}
 		if spec.Name == spec.Metric {
 			spec.Name = "" // kpis names it <scope>.<metric>
 		}

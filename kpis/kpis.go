@@ -31,6 +31,9 @@ import (
 type Spec struct {
 	Name, Metric, Scope string
 	Max, Min            *float64
+	// Regress is the suite's regression tolerance ("5%", "2"; empty: the
+	// default for the direction), copied to results.KPI.Regress.
+	Regress string
 }
 
 // MetricInfo describes a metric.
@@ -229,7 +232,7 @@ func Evaluate(specs []Spec, out *analysis.Output, extra map[string]float64) []re
 }
 
 func evaluate(s Spec, out *analysis.Output, extra map[string]float64, jobs []string) results.KPI {
-	k := results.KPI{Name: s.Name, Metric: s.Metric, Scope: s.Scope}
+	k := results.KPI{Name: s.Name, Metric: s.Metric, Scope: s.Scope, Regress: s.Regress}
 	if isFabricScope(k.Scope) {
 		k.Scope = ScopeFabric
 	}

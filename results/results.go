@@ -283,6 +283,9 @@ type KPI struct {
 	Unit      string  `json:"unit,omitempty"`
 	Verdict   string  `json:"verdict"` // pass, fail, error
 	Message   string  `json:"message,omitempty"`
+	// Regress is the suite's regression tolerance for comparisons with
+	// other runs ("5%", or an amount in Unit); empty: the default.
+	Regress string `json:"regress,omitempty"`
 }
 
 // UnitSuffix is how a KPI unit reads after a number v in text meant for

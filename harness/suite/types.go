@@ -30,6 +30,13 @@ type Suite struct {
 	// Bringup, when set, validates a lab before the first run; a failed
 	// check stops the suite (its runs are skipped, exit status 1).
 	Bringup *Bringup `yaml:"bringup"`
+	// Baseline names the results the run is compared with at the end,
+	// besides its absolute thresholds: a results directory, or
+	// "latest-in DIR" for the newest results directory under DIR of the
+	// same suite whose runs all finished and which did not itself regress
+	// against its baseline. Paths are relative to the suite file; Load
+	// makes them absolute. A regression fails the suite (exit status 1).
+	Baseline string `yaml:"baseline"`
 	// Matrix maps a field path (e.g. "transport.lb", "jobs[0].size",
 	// "jobs[name=perm].size") to the values to sweep. Every combination is
 	// one run (at most 256); see Points.
@@ -221,6 +228,11 @@ type KPI struct {
 	Scope  string   `yaml:"scope"` // a job name or "fabric" (default)
 	Max    *float64 `yaml:"max"`
 	Min    *float64 `yaml:"min"`
+	// Regress is how much worse the KPI may get than in the baseline
+	// before it counts as a regression (fabricbench compare, Baseline):
+	// a percentage of the baseline value ("5%") or an amount in the
+	// metric's unit ("2"). Default: 5% for a KPI with min, 10% with max.
+	Regress string `yaml:"regress"`
 }
 
 // Analysis tunes anomaly detection.

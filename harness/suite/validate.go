@@ -130,7 +130,36 @@ func (c *checker) run() {
 	c.analysis()
 	c.sim()
 	c.bringup()
+	c.baseline()
 }
+
+// LatestInPrefix starts a Baseline that names the newest suitable results
+// directory under a directory.
+const LatestInPrefix = "latest-in "
+
+// baseline checks Suite.Baseline ("DIR" or "latest-in DIR") and makes its
+// directory absolute. Whether the directory holds results is checked when
+// the run compares, at the end.
+func (c *checker) baseline() {
+	s := c.s
+	b := strings.TrimSpace(s.Baseline)
+	if b == "" {
+		if c.d.has("baseline") {
+			c.errf("baseline", "empty (want a results directory or \"latest-in DIR\")")
+		}
+		return
+	}
+	prefix := ""
+	if rest, ok := strings.CutPrefix(b, strings.TrimSpace(LatestInPrefix)); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+		prefix, b = LatestInPrefix, strings.TrimSpace(rest)
+		if b == "" {
+			c.errf("baseline", "latest-in needs a directory (want \"latest-in DIR\")")
+			return
+		}
+	}
+	s.Baseline = prefix + c.resolvePath(b)
+}
+
 
 // preset applies Suite.Preset: its spec parameters to a fabric.spec that
 // does not set them, its switch and transport settings to the keys the
@@ -1079,6 +1108,13 @@ func (c *checker) kpis() {
 			if b.v != nil && (math.IsNaN(*b.v) || math.IsInf(*b.v, 0)) {
 				c.errf(p+"."+b.field, "must be a finite number")
 			}
+		}
+		if k.Regress != "" {
+			if _, err := kpis.ParseTolerance(k.Regress); err != nil {
+				c.errf(p+".regress", "%v", err)
+			}
+		} else if c.d.has(p + ".regress") {
+			c.errf(p+".regress", "empty (want e.g. 5%% or an amount in the metric's unit)")
 		}
 		if k.Scope != DefaultScope && !contains(jobs, k.Scope) {
 			want := "fabric"
