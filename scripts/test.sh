@@ -6,7 +6,8 @@
 # toolchain, see install-influxd.sh), Chromium (Debian package, for the
 # HTML report test) and, for the lab tests (real FRR fabrics in network
 # namespaces, which run as root), FRR, the OpenSSH server, iproute2 and
-# ping. Set FABRICBENCH_SKIP_INSTALL=1 to install nothing; the
+# ping, and Slurm (slurm-wlm, munge) for the Slurm tests, which start a
+# one-node cluster on loopback. Set FABRICBENCH_SKIP_INSTALL=1 to install nothing; the
 # tests that need a missing component then skip with a printed reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,13 +26,16 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 	command -v ip >/dev/null 2>&1 || apt_missing+=(iproute2)
 	command -v ping >/dev/null 2>&1 || apt_missing+=(iputils-ping)
 	command -v nsenter >/dev/null 2>&1 || apt_missing+=(util-linux)
+	# The Slurm tests (internal/slurmtest: a one-node cluster on loopback).
+	[[ -x /usr/sbin/slurmctld && -x /usr/sbin/slurmd ]] || apt_missing+=(slurm-wlm)
+	[[ -x /usr/sbin/munged ]] || apt_missing+=(munge)
 	if (( ${#apt_missing[@]} > 0 )); then
 		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
 			log "installing ${apt_missing[*]} (apt-get) for the lab tests"
 			export DEBIAN_FRONTEND=noninteractive
 			apt-get update -qq >/dev/null || log "apt-get update failed; trying the install anyway"
 			apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >/dev/null \
-				|| log "could not install ${apt_missing[*]}; the lab tests will skip"
+				|| log "could not install ${apt_missing[*]}; the lab and Slurm tests will skip"
 		else
 			log "${apt_missing[*]} missing and not root with apt-get; the lab tests will skip"
 		fi

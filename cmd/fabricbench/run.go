@@ -34,6 +34,7 @@ type runOpts struct {
 
 func newRunCmd() *cobra.Command {
 	var o runOpts
+	var so slurmOpts
 	cmd := &cobra.Command{
 		Use:   "run SUITE",
 		Short: "Run a suite: bring up the fabric, run its jobs, collect gNMI telemetry, judge KPIs and write reports",
@@ -57,6 +58,15 @@ field's file:line:col.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.parallelSet = cmd.Flags().Changed("parallel")
+			if err := so.check(cmd.Flags()); err != nil {
+				return err
+			}
+			switch {
+			case so.slurm:
+				return submitSlurm(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o, so)
+			case cmd.Flags().Changed("point"):
+				return runOnePoint(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o, so.point)
+			}
 			return runSuite(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o)
 		},
 	}
@@ -71,6 +81,7 @@ field's file:line:col.
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output (the summary, failures and errors still print)")
 	f.IntVar(&o.parallel, "parallel", 0, "run up to N matrix points at once (default: the number of CPUs); backends that cannot, such as netns, run one at a time")
 	f.StringVar(&o.agentBinary, "agent-binary", "", "fabricbench binary to deploy to hosts as agent and exporter (netns backend; default: this one)")
+	addSlurmFlags(f, &so)
 	return cmd
 }
 
