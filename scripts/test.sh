@@ -33,7 +33,7 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
 			log "installing ${apt_missing[*]} (apt-get) for the lab tests"
 			export DEBIAN_FRONTEND=noninteractive
-			apt-get update -qq >/dev/null || log "apt-get update failed; trying the install anyway"
+			TMPDIR=/var/tmp apt-get update -qq >/dev/null || log "apt-get update failed; trying the install anyway"
 			apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >/dev/null \
 				|| log "could not install ${apt_missing[*]}; the lab and Slurm tests will skip"
 		else
@@ -44,7 +44,7 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
 			log "installing chromium (apt-get)"
 			export DEBIAN_FRONTEND=noninteractive
-			apt-get update -qq >/dev/null || log "apt-get update failed; trying the install anyway"
+			TMPDIR=/var/tmp apt-get update -qq >/dev/null || log "apt-get update failed; trying the install anyway"
 			apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null \
 				|| log "could not install chromium; the report browser test will skip"
 		else
@@ -62,6 +62,8 @@ fi
 if [[ "$(id -u)" == 0 ]] && command -v ip >/dev/null 2>&1; then
 	ip netns add fbtest-mountprobe 2>/dev/null && ip netns delete fbtest-mountprobe 2>/dev/null || true
 fi
+# (TMPDIR=/var/tmp: apt-get update fails on hosts where apt-key cannot make
+# its temporary file in a private /tmp.)
 # -count=1: always run, never report cached results. testsum prints a
 # line per package, the output of failed tests and, at the end, every
 # skipped test with its reason.
