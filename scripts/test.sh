@@ -33,6 +33,7 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
 			log "installing ${apt_missing[*]} (apt-get) for the lab tests"
 			export DEBIAN_FRONTEND=noninteractive
+			# TMPDIR=/var/tmp: on some hosts apt-key cannot create its temp file in /tmp.
 			TMPDIR=/var/tmp apt-get update -qq >/dev/null || log "apt-get update failed; trying the install anyway"
 			apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >/dev/null \
 				|| log "could not install ${apt_missing[*]}; the lab and Slurm tests will skip"
@@ -62,8 +63,6 @@ fi
 if [[ "$(id -u)" == 0 ]] && command -v ip >/dev/null 2>&1; then
 	ip netns add fbtest-mountprobe 2>/dev/null && ip netns delete fbtest-mountprobe 2>/dev/null || true
 fi
-# (TMPDIR=/var/tmp: apt-get update fails on hosts where apt-key cannot make
-# its temporary file in a private /tmp.)
 # -count=1: always run, never report cached results. testsum prints a
 # line per package, the output of failed tests and, at the end, every
 # skipped test with its reason.
