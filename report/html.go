@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fabricbench/fabricbench/history"
 	"github.com/fabricbench/fabricbench/results"
 )
 
@@ -17,16 +18,19 @@ import (
 // tables, and the plots drawn from plots[run.ID] (a run may have none). The
 // page fetches nothing: styles are inline and plots are inline SVG.
 func HTML(w io.Writer, r *results.Results, plots map[string]*results.Plots) error {
-	return writeHTML(w, r, plots, nil)
+	return writeHTML(w, r, plots, nil, nil)
 }
 
 // writeHTML is HTML with per-run notes (e.g. a plots file that could not
 // be read), keyed by run ID.
-func writeHTML(w io.Writer, r *results.Results, plots map[string]*results.Plots, notes map[string][]string) error {
+// cmp, when not nil, is the run's comparison with its baseline.
+func writeHTML(w io.Writer, r *results.Results, plots map[string]*results.Plots, notes map[string][]string, cmp *history.Comparison) error {
 	if r == nil {
 		return fmt.Errorf("report: HTML: nil results")
 	}
 	pg := buildPage(r, plots, notes)
+	pg.Matrix = buildMatrix(r)
+	pg.Baseline = buildBaseline(cmp)
 	var buf bytes.Buffer
 	if err := pageTmpl.Execute(&buf, pg); err != nil {
 		return fmt.Errorf("report: HTML: %w", err)
@@ -46,6 +50,8 @@ type page struct {
 	Schema                     string
 	Runs                       []runView
 	Generated                  string
+	Matrix                     *matrixView   // matrix runs: KPIs x points
+	Baseline                   *baselineView // the comparison with the suite's baseline
 }
 
 type runView struct {
@@ -283,7 +289,7 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 	return v
 }
 
-var pageTmpl = template.Must(template.Must(template.New("page").Funcs(template.FuncMap{"fmtNum": fmtNum}).Parse(pageHTML)).Parse(figureHTML))
+var pageTmpl = template.Must(template.Must(template.Must(template.New("page").Funcs(template.FuncMap{"fmtNum": fmtNum}).Parse(pageHTML)).Parse(figureHTML)).Parse(matrixHTML))
 
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
@@ -381,7 +387,7 @@ details.grow>figure{margin:4px 10px 10px;max-width:780px}
 .grow .num{text-align:right;font-variant-numeric:tabular-nums}
 details.grow:target>summary,div.grow:target{background:#fff8c5}
 details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--muted);font-size:13px}
-</style>
+` + matrixCSS + `</style>
 </head>
 <body>
 <header class="top"><div class="inner">
@@ -401,6 +407,8 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 {{if gt (len .Runs) 1}}<nav class="runs" aria-label="runs">{{range .Runs}}<a href="#{{.Anchor}}"><span class="badge {{.StatusClass}}">{{.Status}}</span> {{.ID}}</a>{{end}}</nav>{{end}}
 </div></header>
 <main>
+{{with .Baseline}}{{template "baseline" .}}{{end}}
+{{with .Matrix}}{{template "matrix" .}}{{end}}
 {{if not .Runs}}<p class="note">This suite has no runs.</p>{{end}}
 {{range .Runs}}
 <section class="run" id="{{.Anchor}}">

@@ -67,6 +67,12 @@ type junitSkipped struct {
 // that errors when the run itself could not complete. Anomalies are listed
 // in the run's <system-out>.
 func JUnit(w io.Writer, r *results.Results) error {
+	return junitWith(w, r, nil)
+}
+
+// junitWith is JUnit with extra test suites after the runs' (a baseline
+// comparison).
+func junitWith(w io.Writer, r *results.Results, extra []junitSuite) error {
 	if r == nil {
 		return fmt.Errorf("report: JUnit: nil results")
 	}
@@ -84,6 +90,13 @@ func JUnit(w io.Writer, r *results.Results) error {
 		out.Errors += s.Errors
 		out.Skipped += s.Skipped
 		total += run.WallS
+		out.Suites = append(out.Suites, s)
+	}
+	for _, s := range extra {
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Errors += s.Errors
+		out.Skipped += s.Skipped
 		out.Suites = append(out.Suites, s)
 	}
 	if d := r.Finished.Sub(r.Started).Seconds(); !r.Started.IsZero() && !r.Finished.IsZero() && d > 0 {

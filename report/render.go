@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/fabricbench/fabricbench/history"
 	"github.com/fabricbench/fabricbench/results"
 )
 
@@ -18,8 +19,11 @@ const (
 // (Run.Files["plots"], relative to dir), then writes dir/junit.xml and
 // dir/report.html, each atomically. A run whose plot data is missing or
 // unreadable still gets its tables; the page says why its plots are
-// missing. Render fails only when results.json cannot be loaded or an
-// output cannot be written.
+// missing. A comparison with the suite's baseline (compare.json, written
+// by fabricbench run for a suite with a baseline) is shown at the top of
+// report.html and added to junit.xml as a test suite. Render fails only
+// when results.json or compare.json cannot be loaded or an output cannot
+// be written.
 func Render(dir string) error {
 	r, err := results.Load(dir)
 	if err != nil {
@@ -44,15 +48,24 @@ func Render(dir string) error {
 		plots[run.ID] = p
 	}
 
+	// The comparison with the suite's baseline, when the run made one.
+	cmp, err := history.Load(dir)
+	if err != nil {
+		return err
+	}
+	var extra []junitSuite
+	if cmp != nil {
+		extra = append(extra, compareSuite(cmp))
+	}
 	var junit bytes.Buffer
-	if err := JUnit(&junit, r); err != nil {
+	if err := junitWith(&junit, r, extra); err != nil {
 		return err
 	}
 	if err := results.WriteFileAtomic(filepath.Join(dir, JUnitFile), junit.Bytes()); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	var page bytes.Buffer
-	if err := writeHTML(&page, r, plots, notes); err != nil {
+	if err := writeHTML(&page, r, plots, notes, cmp); err != nil {
 		return err
 	}
 	if err := results.WriteFileAtomic(filepath.Join(dir, HTMLFile), page.Bytes()); err != nil {

@@ -86,7 +86,7 @@ func newRoot() *cobra.Command {
 		Version:       versionString(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newSimCmd(), newRunCmd(), newMergeCmd(), newReportCmd(), newLabCmd(), newInventoryCmd(), newAgentCmd(), newExporterCmd())
+	root.AddCommand(newSimCmd(), newRunCmd(), newMergeCmd(), newReportCmd(), newLabCmd(), newInventoryCmd(), newAgentCmd(), newExporterCmd(), newCompareCmd(), newTrendCmd())
 	withUsage(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(c, err) })
 	return root

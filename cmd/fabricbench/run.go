@@ -149,6 +149,11 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		// directory failed (harness.InfraError, harness.SaveError).
 		return infraError(err)
 	}
+	// A suite with a baseline also judges itself against it (baseline.go);
+	// a failure of the run itself takes precedence.
+	if err := compareWithBaseline(stdout, file, o.out, res); err != nil && results.ExitCode(res) == exitOK {
+		return err
+	}
 	if code := results.ExitCode(res); code != exitOK {
 		return &exitError{code: code, err: fmt.Errorf("suite %s: %s", res.Suite, res.Status)}
 	}

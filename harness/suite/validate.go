@@ -160,7 +160,6 @@ func (c *checker) baseline() {
 	s.Baseline = prefix + c.resolvePath(b)
 }
 
-
 // preset applies Suite.Preset: its spec parameters to a fabric.spec that
 // does not set them, its switch and transport settings to the keys the
 // document leaves out (after defaults, so they replace the defaults only).
