@@ -116,6 +116,16 @@ func (g *Generated) Write(dir string) error {
 	return nil
 }
 
+// Lab resolves the generated topology for the native deployer, as
+// Topology.Lab resolves the file Write wrote (no need to parse it back):
+// dir is the directory Write wrote into, and errors name the topology
+// file there.
+func (g *Generated) Lab(dir string) (*Lab, error) {
+	t := *g.Topology
+	t.File = filepath.Join(dir, filepath.FromSlash(g.TopologyFile))
+	return t.Lab(dir)
+}
+
 // SanitizeName turns a fabric name into a lab name containerlab and the
 // native deployer accept: characters other than letters, digits, '-', '_'
 // and '.' become '-', and a name longer than 20 characters is cut to 11

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -665,5 +667,27 @@ func TestExampleLabUpToDate(t *testing.T) {
 	}
 	if len(lab.Nodes) != 14 || len(lab.Links) != 16 || lab.Links[0].RateBps != 1_000_000_000 {
 		t.Fatalf("example lab: %d nodes, %d links, rate %d", len(lab.Nodes), len(lab.Links), lab.Links[0].RateBps)
+	}
+}
+
+// TestGeneratedLabEqualsParsed: resolving a generated topology directly
+// gives the Lab that parsing its written file gives.
+func TestGeneratedLabEqualsParsed(t *testing.T) {
+	cases := append(slices.Clone(genCases), genCases[0])
+	cases[len(cases)-1].name = "netns" // as the netns backend generates
+	cases[len(cases)-1].opt = GenOptions{Name: "fbn123456", MgmtSubnet: netip.MustParsePrefix("198.19.150.0/24"),
+		LinkRates: true, MTU: 9000, SRv6: true}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := generate(t, c.spec, c.opt)
+			dir, _, parsed := writeLab(t, g)
+			direct, err := g.Lab(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(direct, parsed) {
+				t.Errorf("direct Lab differs from the parsed file's:\n direct %+v\n parsed %+v", direct, parsed)
+			}
+		})
 	}
 }

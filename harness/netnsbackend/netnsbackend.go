@@ -135,15 +135,13 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 		if err != nil {
 			return fmt.Errorf("generate lab: %w", err)
 		}
+		// The files are written for users to inspect (and for the nodes'
+		// configuration); the lab is resolved from the generated topology.
 		if err := g.Write(dir); err != nil {
 			return fmt.Errorf("write lab: %w", err)
 		}
 		topo := filepath.Join(dir, g.TopologyFile)
-		t, err := containerlab.Parse(topo)
-		if err != nil {
-			return err
-		}
-		lab, err := t.Lab(dir)
+		lab, err := g.Lab(dir)
 		if err != nil {
 			return err
 		}
