@@ -48,7 +48,7 @@ type Support struct {
 // Capabilities maps each feature to its support.
 type Capabilities map[Feature]Support
 
-// The ECMP hash fields: the names of Features.ECMPHash, and of a suite's
+// The ECMP hash fields: the names of DeviceFeatures.ECMPHash, and of a suite's
 // features.ecmp.hash.
 const (
 	HashSrcIP     = "src-ip"
@@ -69,9 +69,11 @@ func FiveTuple() []string {
 	return []string{HashSrcIP, HashDstIP, HashSrcPort, HashDstPort, HashProtocol}
 }
 
-// Features is the desired feature set of one device. A nil pointer or an
-// empty slice leaves that feature alone.
-type Features struct {
+// DeviceFeatures is the desired feature set of one device: what its driver
+// diffs, applies and verifies (harness.Features are the switch features
+// of a whole run, for any backend). A nil pointer or an empty slice leaves
+// that feature alone.
+type DeviceFeatures struct {
 	// ECMPHash lists the multipath hash fields (HashFields).
 	ECMPHash []string
 	VRFs     []VRF
@@ -82,7 +84,7 @@ type Features struct {
 }
 
 // Requested lists the features f asks for.
-func (f *Features) Requested() []Feature {
+func (f *DeviceFeatures) Requested() []Feature {
 	var out []Feature
 	if len(f.ECMPHash) > 0 {
 		out = append(out, FeatECMPHash)
@@ -369,12 +371,12 @@ type Driver interface {
 	Facts(ctx context.Context) (*Facts, error)
 	// Diff returns what Apply would change, changing nothing (dry run).
 	// A requested feature the platform lacks is a *CapabilityError.
-	Diff(ctx context.Context, want *Features) (Diff, error)
+	Diff(ctx context.Context, want *DeviceFeatures) (Diff, error)
 	// Apply makes the running state match want and returns what it
 	// changed; applying the same features twice changes nothing.
-	Apply(ctx context.Context, want *Features) (Diff, error)
+	Apply(ctx context.Context, want *DeviceFeatures) (Diff, error)
 	// Verify reads the state back and checks every requested feature.
-	Verify(ctx context.Context, want *Features) ([]Check, error)
+	Verify(ctx context.Context, want *DeviceFeatures) ([]Check, error)
 	// State reads links, BGP sessions, routes and SIDs.
 	State(ctx context.Context) (*State, error)
 	// Exec runs a shell command on the device (hosts: ping, ...). Platforms
@@ -399,7 +401,7 @@ func (e *CapabilityError) Error() string {
 
 // CheckCapabilities returns a *CapabilityError for the first requested
 // feature caps does not support.
-func CheckCapabilities(platform, device string, caps Capabilities, want *Features) error {
+func CheckCapabilities(platform, device string, caps Capabilities, want *DeviceFeatures) error {
 	for _, f := range want.Requested() {
 		s, ok := caps[f]
 		if !ok || !s.Supported {

@@ -148,9 +148,9 @@ type fplan struct {
 	vty    []vtyItem
 	sh     []shItem
 	checks []drivers.Check
-	lx     *drivers.Features // the kernel part, for the linux driver
-	drop   map[string]bool   // linux change keys the vtysh part makes
-	vrfs   []string          // netns VRFs to wait for in zebra
+	lx     *drivers.DeviceFeatures // the kernel part, for the linux driver
+	drop   map[string]bool         // linux change keys the vtysh part makes
+	vrfs   []string                // netns VRFs to wait for in zebra
 }
 
 func (p *fplan) check(device string, f drivers.Feature, name string, ok bool, ev string) {
@@ -179,7 +179,7 @@ func (p *fplan) filter(d drivers.Diff) drivers.Diff {
 }
 
 // Diff returns what Apply would change, changing nothing.
-func (d *Driver) Diff(ctx context.Context, want *drivers.Features) (drivers.Diff, error) {
+func (d *Driver) Diff(ctx context.Context, want *drivers.DeviceFeatures) (drivers.Diff, error) {
 	p, err := d.plan(ctx, want)
 	if err != nil {
 		return nil, err
@@ -198,7 +198,7 @@ func (d *Driver) Diff(ctx context.Context, want *drivers.Features) (drivers.Diff
 // Apply makes the router match want: vtysh configuration first, then the
 // VRF namespaces, then the kernel data plane. It returns what it changed
 // (on an error, what it changed before it).
-func (d *Driver) Apply(ctx context.Context, want *drivers.Features) (drivers.Diff, error) {
+func (d *Driver) Apply(ctx context.Context, want *drivers.DeviceFeatures) (drivers.Diff, error) {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
 	p, err := d.plan(ctx, want)
@@ -250,7 +250,7 @@ func (d *Driver) Apply(ctx context.Context, want *drivers.Features) (drivers.Dif
 }
 
 // Verify reads the router back and checks every requested feature.
-func (d *Driver) Verify(ctx context.Context, want *drivers.Features) ([]drivers.Check, error) {
+func (d *Driver) Verify(ctx context.Context, want *drivers.DeviceFeatures) ([]drivers.Check, error) {
 	p, err := d.plan(ctx, want)
 	if err != nil {
 		return nil, err
@@ -278,7 +278,7 @@ func (d *Driver) wrapLinux(err error) error {
 
 // plan computes the vtysh and namespace changes and checks for want, and
 // what the linux driver is to do.
-func (d *Driver) plan(ctx context.Context, want *drivers.Features) (*fplan, error) {
+func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) (*fplan, error) {
 	p := &fplan{drop: map[string]bool{}}
 	if want == nil {
 		return p, nil
@@ -296,7 +296,7 @@ func (d *Driver) plan(ctx context.Context, want *drivers.Features) (*fplan, erro
 			return nil, err
 		}
 	}
-	lx := &drivers.Features{ECMPHash: want.ECMPHash, SRv6: want.SRv6}
+	lx := &drivers.DeviceFeatures{ECMPHash: want.ECMPHash, SRv6: want.SRv6}
 	if vrfMode == "vrf-device" {
 		lx.VRFs = want.VRFs
 	}

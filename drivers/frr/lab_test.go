@@ -161,7 +161,7 @@ func testECMP(t *testing.T, l *testLab) {
 	const node = "leaf0"
 	drv := l.open(t, node)
 	ctx := context.Background()
-	want := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port"}}
+	want := &drivers.DeviceFeatures{ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port"}}
 	diff, err := drv.Diff(ctx, want)
 	if err != nil {
 		t.Fatal(err)
@@ -265,12 +265,12 @@ func testUnsupported(t *testing.T, l *testLab) {
 	drv := l.open(t, "leaf0")
 	ctx := context.Background()
 	var ce *drivers.CapabilityError
-	_, err := drv.Diff(ctx, &drivers.Features{Trimming: &drivers.Trimming{Size: 256, DSCP: 10, Queue: 6}})
+	_, err := drv.Diff(ctx, &drivers.DeviceFeatures{Trimming: &drivers.Trimming{Size: 256, DSCP: 10, Queue: 6}})
 	if !errors.As(err, &ce) || ce.Platform != Platform || ce.Feature != drivers.FeatTrimming || ce.Device != "leaf0" {
 		t.Errorf("trimming: %v", err)
 	}
 	p := netip.MustParsePrefix
-	for _, w := range []*drivers.Features{
+	for _, w := range []*drivers.DeviceFeatures{
 		{SRv6: &drivers.SRv6{Prefix: p("fd00:bbbb:12::/48"), SIDs: []drivers.SID{{Addr: p("fd00:bbbb:12:fe00::/64"), Behavior: "uDT46", VRF: "red"}}}},
 		{SRv6: &drivers.SRv6{Prefix: p("fd00:bbbb:12::/48"), Steer: []drivers.Steer{{Prefix: p("10.0.0.0/24"), Segments: []netip.Addr{netip.MustParseAddr("fd00::1")}, Dev: "eth1", VRF: "red"}}}},
 	} {
@@ -279,7 +279,7 @@ func testUnsupported(t *testing.T, l *testLab) {
 			t.Errorf("%+v: %v", w.SRv6, err)
 		}
 	}
-	for _, w := range []*drivers.Features{{ECN: &drivers.ECN{}}, {PFC: &drivers.PFC{Priorities: []int{3}}}} {
+	for _, w := range []*drivers.DeviceFeatures{{ECN: &drivers.ECN{}}, {PFC: &drivers.PFC{Priorities: []int{3}}}} {
 		if _, err := drv.Verify(ctx, w); !errors.As(err, &ce) || ce.Platform != Platform {
 			t.Errorf("%v: %v", w.Requested(), err)
 		}
@@ -291,7 +291,7 @@ func testSRv6(t *testing.T, l *testLab) {
 	drv := l.open(t, node)
 	ctx := context.Background()
 	p := netip.MustParsePrefix
-	want := &drivers.Features{SRv6: &drivers.SRv6{Locator: "main", Prefix: p("fd00:bbbb:11::/48"), BlockLen: 32, NodeLen: 16,
+	want := &drivers.DeviceFeatures{SRv6: &drivers.SRv6{Locator: "main", Prefix: p("fd00:bbbb:11::/48"), BlockLen: 32, NodeLen: 16,
 		SIDs: []drivers.SID{{Addr: p("fd00:bbbb:11::/48"), Behavior: "uN"}}}}
 	diff, err := drv.Diff(ctx, want)
 	if err != nil {
@@ -459,7 +459,7 @@ func testVRFNetns(t *testing.T, l *testLab) {
 	if s := caps[drivers.FeatVRF]; !s.Supported || s.Mode != "netns" {
 		t.Fatalf("vrf %+v", s)
 	}
-	want := &drivers.Features{VRFs: []drivers.VRF{{Name: "red", Interfaces: []string{"eth2"}}}}
+	want := &drivers.DeviceFeatures{VRFs: []drivers.VRF{{Name: "red", Interfaces: []string{"eth2"}}}}
 	diff, err := drv.Diff(ctx, want)
 	if err != nil {
 		t.Fatal(err)
@@ -518,7 +518,7 @@ func testVRFNetns(t *testing.T, l *testLab) {
 		t.Errorf("198.18.0.6/31 still in the default VRF")
 	}
 	// A member that does not exist.
-	if _, err := drv.Diff(ctx, &drivers.Features{VRFs: []drivers.VRF{{Name: "blue", Interfaces: []string{"eth9"}}}}); err == nil || !strings.Contains(err.Error(), "eth9") {
+	if _, err := drv.Diff(ctx, &drivers.DeviceFeatures{VRFs: []drivers.VRF{{Name: "blue", Interfaces: []string{"eth9"}}}}); err == nil || !strings.Contains(err.Error(), "eth9") {
 		t.Errorf("missing member: %v", err)
 	}
 }

@@ -163,7 +163,7 @@ func (d *Driver) sysctlPlan(ctx context.Context, p *plan, f drivers.Feature, wan
 }
 
 // Diff returns what Apply would change, changing nothing.
-func (d *Driver) Diff(ctx context.Context, want *drivers.Features) (drivers.Diff, error) {
+func (d *Driver) Diff(ctx context.Context, want *drivers.DeviceFeatures) (drivers.Diff, error) {
 	p, err := d.plan(ctx, want)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (p *plan) diff() drivers.Diff {
 
 // Apply makes the device match want and returns what it changed. On an
 // error it returns the changes made so far.
-func (d *Driver) Apply(ctx context.Context, want *drivers.Features) (drivers.Diff, error) {
+func (d *Driver) Apply(ctx context.Context, want *drivers.DeviceFeatures) (drivers.Diff, error) {
 	d.applyM.Lock()
 	defer d.applyM.Unlock()
 	p, err := d.plan(ctx, want)
@@ -216,7 +216,7 @@ func (d *Driver) run(ctx context.Context, items []item) (drivers.Diff, error) {
 }
 
 // Verify reads the device back and checks every requested feature.
-func (d *Driver) Verify(ctx context.Context, want *drivers.Features) ([]drivers.Check, error) {
+func (d *Driver) Verify(ctx context.Context, want *drivers.DeviceFeatures) ([]drivers.Check, error) {
 	p, err := d.plan(ctx, want)
 	if err != nil {
 		return nil, err
@@ -233,7 +233,7 @@ func (p *plan) result(device string) []drivers.Check {
 }
 
 // plan computes changes and checks for want.
-func (d *Driver) plan(ctx context.Context, want *drivers.Features) (*plan, error) {
+func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) (*plan, error) {
 	if want == nil {
 		return &plan{}, nil
 	}
@@ -332,7 +332,7 @@ func srv6Sysctls(srv6 *drivers.SRv6) []sysctl {
 }
 
 // checkSRv6VRF refuses SRv6 that needs VRF devices the kernel cannot make.
-func (d *Driver) checkSRv6VRF(pr *probes, want *drivers.Features) error {
+func (d *Driver) checkSRv6VRF(pr *probes, want *drivers.DeviceFeatures) error {
 	if want.SRv6 == nil || pr.caps[drivers.FeatVRF].Supported {
 		return nil
 	}
@@ -354,7 +354,7 @@ func (d *Driver) checkSRv6VRF(pr *probes, want *drivers.Features) error {
 
 // checkSRv6Kernel refuses SRv6 the kernel cannot do: End.DX4 and End.DX6
 // SIDs, and policy rules and tables, as the capability probes found.
-func (d *Driver) checkSRv6Kernel(pr *probes, want *drivers.Features) error {
+func (d *Driver) checkSRv6Kernel(pr *probes, want *drivers.DeviceFeatures) error {
 	if want.SRv6 == nil {
 		return nil
 	}

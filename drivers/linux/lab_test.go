@@ -167,7 +167,7 @@ func testECMPHash(t *testing.T, l *testLab) {
 	const node = "host0" // hosts keep the kernel defaults (policy 0)
 	drv := l.open(t, node)
 	ctx := context.Background()
-	want := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port"}}
+	want := &drivers.DeviceFeatures{ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port"}}
 	diff, err := drv.Diff(ctx, want)
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func testECMPHash(t *testing.T, l *testLab) {
 	}
 
 	// A custom field set is policy 3 with the field mask.
-	custom := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "flow-label"}}
+	custom := &drivers.DeviceFeatures{ECMPHash: []string{"src-ip", "dst-ip", "flow-label"}}
 	if _, err := drv.Apply(ctx, custom); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func testECMPHash(t *testing.T, l *testLab) {
 	if strings.Join(got, " ") != "3 3 3 11" {
 		t.Errorf("custom fields: policy/fields v4 v6 = %v, want 3 3 3 11", got)
 	}
-	if _, err := drv.Diff(ctx, &drivers.Features{ECMPHash: []string{"src-mac"}}); err == nil || !strings.Contains(err.Error(), "src-mac") {
+	if _, err := drv.Diff(ctx, &drivers.DeviceFeatures{ECMPHash: []string{"src-mac"}}); err == nil || !strings.Contains(err.Error(), "src-mac") {
 		t.Errorf("unknown field: %v", err)
 	}
 
@@ -250,7 +250,7 @@ func testSRv6(t *testing.T, l *testLab) {
 	ctx := context.Background()
 	p := netip.MustParsePrefix
 	a := netip.MustParseAddr
-	want := &drivers.Features{SRv6: &drivers.SRv6{
+	want := &drivers.DeviceFeatures{SRv6: &drivers.SRv6{
 		Locator: "main", Prefix: p("fd00:bbbb:22::/48"), BlockLen: 32, NodeLen: 16,
 		SIDs: []drivers.SID{
 			{Addr: p("fd00:bbbb:22::/48"), Behavior: "uN"},
@@ -367,7 +367,7 @@ func testNeedsVRF(t *testing.T, l *testLab) {
 		t.Skip("this kernel makes VRF devices")
 	}
 	p := netip.MustParsePrefix
-	want := &drivers.Features{SRv6: &drivers.SRv6{Locator: "main", Prefix: p("fd00:bbbb:22::/48"),
+	want := &drivers.DeviceFeatures{SRv6: &drivers.SRv6{Locator: "main", Prefix: p("fd00:bbbb:22::/48"),
 		SIDs: []drivers.SID{{Addr: p("fd00:bbbb:22:fe00::/64"), Behavior: "uDT46", VRF: "red"}}}}
 	for name, call := range map[string]func() error{
 		"diff":   func() error { _, err := drv.Diff(ctx, want); return err },
@@ -380,12 +380,12 @@ func testNeedsVRF(t *testing.T, l *testLab) {
 			t.Errorf("%s uDT46: %v, want a CapabilityError naming linux, srv6 and the VRF", name, err)
 		}
 	}
-	_, err = drv.Diff(ctx, &drivers.Features{VRFs: []drivers.VRF{{Name: "red", Interfaces: []string{"eth1"}}}})
+	_, err = drv.Diff(ctx, &drivers.DeviceFeatures{VRFs: []drivers.VRF{{Name: "red", Interfaces: []string{"eth1"}}}})
 	var ce *drivers.CapabilityError
 	if !errors.As(err, &ce) || ce.Feature != drivers.FeatVRF || ce.Device != "host1" {
 		t.Errorf("VRF: %v", err)
 	}
-	for _, f := range []*drivers.Features{{ECN: &drivers.ECN{}}, {PFC: &drivers.PFC{Priorities: []int{3}}}, {Trimming: &drivers.Trimming{Size: 256}}} {
+	for _, f := range []*drivers.DeviceFeatures{{ECN: &drivers.ECN{}}, {PFC: &drivers.PFC{Priorities: []int{3}}}, {Trimming: &drivers.Trimming{Size: 256}}} {
 		if _, err := drv.Apply(ctx, f); !errors.As(err, &ce) {
 			t.Errorf("%v: %v, want a CapabilityError", f.Requested(), err)
 		}

@@ -144,9 +144,9 @@ func TestSRv6Placement(t *testing.T) {
 	h1, l1 := peerOf(t, lab, "host1", "leaf1")
 	host1v4, host1v6 := h1.IPv4.Addr(), h1.IPv6.Addr()
 	const dx4, dx6 = 0xe001, 0xe101 // host 1 behind its leaf
-	leafSIDs := func(leaf string, host containerlab.Endpoint, port string) *drivers.Features {
+	leafSIDs := func(leaf string, host containerlab.Endpoint, port string) *drivers.DeviceFeatures {
 		lc := loc(leaf)
-		return &drivers.Features{SRv6: &drivers.SRv6{Locator: "main", Prefix: lc, BlockLen: 32, NodeLen: 16,
+		return &drivers.DeviceFeatures{SRv6: &drivers.SRv6{Locator: "main", Prefix: lc, BlockLen: 32, NodeLen: 16,
 			SIDs: []drivers.SID{
 				{Addr: lc, Behavior: "uN"},
 				{Addr: netip.PrefixFrom(uSIDs(lc, nodeID(lc), dx4), 64), Behavior: "uDX4", Nexthop: host.IPv4.Addr(), Dev: port},
@@ -158,7 +158,7 @@ func TestSRv6Placement(t *testing.T) {
 	via := func(spine string, id uint16) []netip.Addr {
 		return []netip.Addr{uSIDs(loc(spine), nodeID(loc(spine)), leaf1ID, id)}
 	}
-	hostWant := &drivers.Features{SRv6: &drivers.SRv6{
+	hostWant := &drivers.DeviceFeatures{SRv6: &drivers.SRv6{
 		Rules: []drivers.PolicyRule{{Mark: 0x101, Table: 101, Priority: 101}, {Mark: 0x102, Table: 102, Priority: 102}},
 		Steer: []drivers.Steer{
 			{Prefix: netip.PrefixFrom(host1v4, 32), Segments: via("spine0", dx4), Dev: h0.Interface, Table: 101},
@@ -203,7 +203,7 @@ func TestSRv6Placement(t *testing.T) {
 	}
 
 	// Bad input is refused before anything changes.
-	bad := &drivers.Features{SRv6: &drivers.SRv6{SIDs: []drivers.SID{{Addr: netip.MustParsePrefix("fd00:bbbb:2:e009::/64"), Behavior: "uDX4", Nexthop: host1v4, Dev: "eth9"}}}}
+	bad := &drivers.DeviceFeatures{SRv6: &drivers.SRv6{SIDs: []drivers.SID{{Addr: netip.MustParsePrefix("fd00:bbbb:2:e009::/64"), Behavior: "uDX4", Nexthop: host1v4, Dev: "eth9"}}}}
 	if _, err := l.open(t, "leaf1").Diff(ctx, bad); err == nil || !strings.Contains(err.Error(), "sid fd00:bbbb:2:e009::/64 uDX4: no interface eth9") {
 		t.Errorf("uDX4 on a missing interface: %v", err)
 	}
@@ -211,7 +211,7 @@ func TestSRv6Placement(t *testing.T) {
 	// Each device: dry run, apply, apply again (nothing), verify.
 	for _, c := range []struct {
 		node string
-		want *drivers.Features
+		want *drivers.DeviceFeatures
 		keys []string
 	}{
 		{"leaf0", leaf0Want, []string{"route " + leaf0Want.SRv6.SIDs[1].Addr.String()}},

@@ -337,7 +337,7 @@ func TestCheckSRv6Kernel(t *testing.T) {
 		"rule6": {drivers.SRv6{Rules: []drivers.PolicyRule{{Mark: 0x101, Table: 101, Priority: 101}}}, "rule fwmark 0x101: the kernel has no IPv6 policy routing rules (`ip -6 rule show`: RTNETLINK answers: Address family not supported by protocol)"},
 		"steer": {drivers.SRv6{Steer: []drivers.Steer{{Prefix: pfx("fd00:fb:1::3/128"), Table: 101}}}, "steer fd00:fb:1::3/128 in table 101 needs policy routing"},
 	} {
-		err := d.checkSRv6Kernel(pr, &drivers.Features{SRv6: &c.s})
+		err := d.checkSRv6Kernel(pr, &drivers.DeviceFeatures{SRv6: &c.s})
 		var ce *drivers.CapabilityError
 		if !errors.As(err, &ce) || ce.Platform != Platform || ce.Device != "leaf1" || ce.Feature != drivers.FeatSRv6 || !strings.Contains(ce.Reason, c.want) {
 			t.Errorf("%s: %v, want a CapabilityError with %q", name, err, c.want)
@@ -346,7 +346,7 @@ func TestCheckSRv6Kernel(t *testing.T) {
 	// What the kernel can do passes: DX6, IPv4 rules and IPv4 steering.
 	ok := &drivers.SRv6{SIDs: []drivers.SID{{Addr: pfx("fd00::/64"), Behavior: "uDX6"}}, Rules: []drivers.PolicyRule{{Mark: 1, Table: 1, Priority: 1, Family: 4}},
 		Steer: []drivers.Steer{{Prefix: pfx("10.0.0.0/8"), Table: 101}}}
-	if err := d.checkSRv6Kernel(pr, &drivers.Features{SRv6: ok}); err != nil {
+	if err := d.checkSRv6Kernel(pr, &drivers.DeviceFeatures{SRv6: ok}); err != nil {
 		t.Errorf("supported requests: %v", err)
 	}
 }

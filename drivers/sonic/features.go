@@ -379,7 +379,7 @@ func uniqSorted(l []int) []int {
 
 // validate checks want without talking to the device. Requests the driver
 // cannot do are *drivers.CapabilityError.
-func (d *Driver) validate(want *drivers.Features) error {
+func (d *Driver) validate(want *drivers.DeviceFeatures) error {
 	capErr := func(f drivers.Feature, reason string) error {
 		return &drivers.CapabilityError{Platform: Platform, Device: d.device, Feature: f, Reason: reason}
 	}
@@ -488,7 +488,7 @@ func (d *Driver) validate(want *drivers.Features) error {
 // want touches, in a fixed order: STATE_DB capability (trimming only),
 // PORT keys (ecn-wred, pfc), then per feature in the order of
 // drivers.AllFeatures.
-func (d *Driver) plan(ctx context.Context, want *drivers.Features) ([]*entry, error) {
+func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) ([]*entry, error) {
 	if want == nil {
 		return nil, nil
 	}
@@ -700,7 +700,7 @@ func toDiff(cs []change) drivers.Diff {
 }
 
 // Diff returns what Apply would change; it only reads.
-func (d *Driver) Diff(ctx context.Context, want *drivers.Features) (drivers.Diff, error) {
+func (d *Driver) Diff(ctx context.Context, want *drivers.DeviceFeatures) (drivers.Diff, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	entries, err := d.plan(ctx, want)
@@ -715,7 +715,7 @@ func (d *Driver) Diff(ctx context.Context, want *drivers.Features) (drivers.Diff
 // `sonic-db-cli CONFIG_DB HSET 'KEY' field value ...` per key (HDEL for a
 // field to remove), `sudo config vrf add` and `sudo config interface vrf
 // bind` for VRFs. Applying the same features again writes nothing.
-func (d *Driver) Apply(ctx context.Context, want *drivers.Features) (drivers.Diff, error) {
+func (d *Driver) Apply(ctx context.Context, want *drivers.DeviceFeatures) (drivers.Diff, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	entries, err := d.plan(ctx, want)
@@ -766,7 +766,7 @@ func (d *Driver) Apply(ctx context.Context, want *drivers.Features) (drivers.Dif
 
 // Verify reads every key want touches and returns one check per key, with
 // the values read as evidence.
-func (d *Driver) Verify(ctx context.Context, want *drivers.Features) ([]drivers.Check, error) {
+func (d *Driver) Verify(ctx context.Context, want *drivers.DeviceFeatures) ([]drivers.Check, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	entries, err := d.plan(ctx, want)

@@ -107,8 +107,8 @@ func concat(parts ...[]string) []string {
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 
 // wantAll asks for every feature.
-func wantAll() *drivers.Features {
-	return &drivers.Features{
+func wantAll() *drivers.DeviceFeatures {
+	return &drivers.DeviceFeatures{
 		ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port", "flow-label"},
 		VRFs:     []drivers.VRF{{Name: "Vrf-red", Interfaces: []string{"Ethernet4"}}},
 		SRv6: &drivers.SRv6{
@@ -387,7 +387,7 @@ func TestVerifyDrift(t *testing.T) {
 // compares against it and writes it there.
 func TestECMPHashPlainField(t *testing.T) {
 	d := openTranscript(t, "ecmp_plain.txt")
-	want := &drivers.Features{ECMPHash: []string{"src-ip", "dst-ip", "src-ip"}}
+	want := &drivers.DeviceFeatures{ECMPHash: []string{"src-ip", "dst-ip", "src-ip"}}
 	diff, err := d.Apply(context.Background(), want)
 	if err != nil {
 		t.Fatal(err)
@@ -404,7 +404,7 @@ func TestECMPHashPlainField(t *testing.T) {
 // Disabling PFC (no priorities) removes pfc_enable with HDEL.
 func TestPFCDisable(t *testing.T) {
 	d := openTranscript(t, "pfc_disable.txt")
-	diff, err := d.Apply(context.Background(), &drivers.Features{PFC: &drivers.PFC{}})
+	diff, err := d.Apply(context.Background(), &drivers.DeviceFeatures{PFC: &drivers.PFC{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,9 +461,9 @@ func TestTrimmingNotCapable(t *testing.T) {
 func TestTrimmingCapabilityAbsent(t *testing.T) {
 	d := openTranscript(t, "trim_absent.txt")
 	ctx := context.Background()
-	_, err := d.Diff(ctx, &drivers.Features{Trimming: &drivers.Trimming{Size: 256, DSCP: 48, Queue: 6}})
+	_, err := d.Diff(ctx, &drivers.DeviceFeatures{Trimming: &drivers.Trimming{Size: 256, DSCP: 48, Queue: 6}})
 	checkTrimCapErr(t, err, "SWITCH_CAPABILITY|switch has no SWITCH_TRIMMING_CAPABLE field")
-	_, err = d.Verify(ctx, &drivers.Features{Trimming: &drivers.Trimming{Size: 256, DSCP: 48, Queue: 6}})
+	_, err = d.Verify(ctx, &drivers.DeviceFeatures{Trimming: &drivers.Trimming{Size: 256, DSCP: 48, Queue: 6}})
 	checkTrimCapErr(t, err, "has no SWITCH_TRIMMING_CAPABLE field")
 	caps, err := d.Capabilities(ctx)
 	if err != nil {
@@ -472,7 +472,7 @@ func TestTrimmingCapabilityAbsent(t *testing.T) {
 	if s := caps[drivers.FeatTrimming]; s.Supported {
 		t.Errorf("trimming supported: %+v", s)
 	}
-	err = drivers.CheckCapabilities("sonic", "leaf1", caps, &drivers.Features{Trimming: &drivers.Trimming{}})
+	err = drivers.CheckCapabilities("sonic", "leaf1", caps, &drivers.DeviceFeatures{Trimming: &drivers.Trimming{}})
 	checkTrimCapErr(t, err, "no SWITCH_TRIMMING_CAPABLE field")
 	checkCommands(t, d, "trim_absent.txt", concat(capsRead, capsRead, capsRead))
 }
@@ -637,17 +637,17 @@ func TestMalformedReplies(t *testing.T) {
 			}
 		}
 	}
-	_, err := d.Diff(ctx, &drivers.Features{ECMPHash: []string{"src-ip"}})
+	_, err := d.Diff(ctx, &drivers.DeviceFeatures{ECMPHash: []string{"src-ip"}})
 	expect("truncated dict", err, `sonic-db-cli CONFIG_DB HGETALL 'SWITCH_HASH|GLOBAL'`, "unparseable", "leaf1", `'ecmp_hash@': 'SRC_IP`)
 	_, err = d.Capabilities(ctx)
 	expect("capabilities", err, "STATE_DB HGETALL", "unparseable", "Could not connect to Redis")
 	_, err = d.Facts(ctx)
 	expect("show version", err, `"show version"`, "SONiC Software Version")
-	_, err = d.Apply(ctx, &drivers.Features{PFC: &drivers.PFC{Priorities: []int{3}}})
+	_, err = d.Apply(ctx, &drivers.DeviceFeatures{PFC: &drivers.PFC{Priorities: []int{3}}})
 	expect("keys", err, `KEYS 'PORT|*'`, `"Ethernet0"`)
-	_, err = d.Apply(ctx, &drivers.Features{VRFs: []drivers.VRF{{Name: "Vrf-red"}}})
+	_, err = d.Apply(ctx, &drivers.DeviceFeatures{VRFs: []drivers.VRF{{Name: "Vrf-red"}}})
 	expect("config error", err, "sudo config vrf add Vrf-red", "failed", "Error: VRF Vrf-red")
-	_, err = d.Apply(ctx, &drivers.Features{Trimming: &drivers.Trimming{Size: 256, DSCP: 48, Queue: 6}})
+	_, err = d.Apply(ctx, &drivers.DeviceFeatures{Trimming: &drivers.Trimming{Size: 256, DSCP: 48, Queue: 6}})
 	expect("hset reply", err, "HSET 'SWITCH_TRIMMING|GLOBAL'", "WRONGTYPE")
 	_, err = d.State(ctx)
 	expect("interfaces table", err, `"show interfaces status"`, "Oper")
@@ -687,29 +687,29 @@ func TestValidation(t *testing.T) {
 	d := openTranscript(t, "idle.txt")
 	ctx := context.Background()
 	bad := map[string]struct {
-		want    *drivers.Features
+		want    *drivers.DeviceFeatures
 		capErr  bool
 		contain string
 	}{
-		"vrf name":      {&drivers.Features{VRFs: []drivers.VRF{{Name: "red"}}}, false, `VRF name "red"`},
-		"vrf too long":  {&drivers.Features{VRFs: []drivers.VRF{{Name: "Vrf-0123456789ab"}}}, false, "Vrf-0123456789ab"},
-		"vrf twice":     {&drivers.Features{VRFs: []drivers.VRF{{Name: "Vrf-a"}, {Name: "Vrf-a"}}}, false, "twice"},
-		"interface":     {&drivers.Features{VRFs: []drivers.VRF{{Name: "Vrf-a", Interfaces: []string{"eth0; reboot"}}}}, false, "not valid"},
-		"hash field":    {&drivers.Features{ECMPHash: []string{"src-mac"}}, false, `"src-mac"`},
-		"steering":      {&drivers.Features{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/48"), Steer: []drivers.Steer{{Prefix: pfx("10.9.0.0/24")}}}}, true, "steering"},
-		"uA":            {&drivers.Features{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/48"), SIDs: []drivers.SID{{Addr: pfx("fcbb:bbbb:1:e001::/64"), Behavior: "uA"}}}}, true, `"uA"`},
-		"locator len":   {&drivers.Features{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/64")}}, false, "block 32 + node 16"},
-		"sid outside":   {&drivers.Features{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/48"), SIDs: []drivers.SID{{Addr: pfx("fcbb:bbbb:2::/48"), Behavior: "uN"}}}}, false, "outside locator"},
-		"udt46 no vrf":  {&drivers.Features{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/48"), SIDs: []drivers.SID{{Addr: pfx("fcbb:bbbb:1:fe00::/64"), Behavior: "uDT46"}}}}, false, "needs a VRF"},
-		"ecn order":     {&drivers.Features{ECN: &drivers.ECN{MinBytes: 10, MaxBytes: 5}}, false, "min (10) <= max (5)"},
-		"pfc priority":  {&drivers.Features{PFC: &drivers.PFC{Priorities: []int{8}}}, false, "priority 8"},
-		"trimming dscp": {&drivers.Features{Trimming: &drivers.Trimming{Size: 256, DSCP: 64}}, false, "DSCP 64"},
+		"vrf name":      {&drivers.DeviceFeatures{VRFs: []drivers.VRF{{Name: "red"}}}, false, `VRF name "red"`},
+		"vrf too long":  {&drivers.DeviceFeatures{VRFs: []drivers.VRF{{Name: "Vrf-0123456789ab"}}}, false, "Vrf-0123456789ab"},
+		"vrf twice":     {&drivers.DeviceFeatures{VRFs: []drivers.VRF{{Name: "Vrf-a"}, {Name: "Vrf-a"}}}, false, "twice"},
+		"interface":     {&drivers.DeviceFeatures{VRFs: []drivers.VRF{{Name: "Vrf-a", Interfaces: []string{"eth0; reboot"}}}}, false, "not valid"},
+		"hash field":    {&drivers.DeviceFeatures{ECMPHash: []string{"src-mac"}}, false, `"src-mac"`},
+		"steering":      {&drivers.DeviceFeatures{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/48"), Steer: []drivers.Steer{{Prefix: pfx("10.9.0.0/24")}}}}, true, "steering"},
+		"uA":            {&drivers.DeviceFeatures{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/48"), SIDs: []drivers.SID{{Addr: pfx("fcbb:bbbb:1:e001::/64"), Behavior: "uA"}}}}, true, `"uA"`},
+		"locator len":   {&drivers.DeviceFeatures{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/64")}}, false, "block 32 + node 16"},
+		"sid outside":   {&drivers.DeviceFeatures{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/48"), SIDs: []drivers.SID{{Addr: pfx("fcbb:bbbb:2::/48"), Behavior: "uN"}}}}, false, "outside locator"},
+		"udt46 no vrf":  {&drivers.DeviceFeatures{SRv6: &drivers.SRv6{Locator: "loc1", Prefix: pfx("fcbb:bbbb:1::/48"), SIDs: []drivers.SID{{Addr: pfx("fcbb:bbbb:1:fe00::/64"), Behavior: "uDT46"}}}}, false, "needs a VRF"},
+		"ecn order":     {&drivers.DeviceFeatures{ECN: &drivers.ECN{MinBytes: 10, MaxBytes: 5}}, false, "min (10) <= max (5)"},
+		"pfc priority":  {&drivers.DeviceFeatures{PFC: &drivers.PFC{Priorities: []int{8}}}, false, "priority 8"},
+		"trimming dscp": {&drivers.DeviceFeatures{Trimming: &drivers.Trimming{Size: 256, DSCP: 64}}, false, "DSCP 64"},
 	}
 	for name, c := range bad {
-		for op, f := range map[string]func(context.Context, *drivers.Features) error{
-			"Diff":   func(ctx context.Context, w *drivers.Features) error { _, err := d.Diff(ctx, w); return err },
-			"Apply":  func(ctx context.Context, w *drivers.Features) error { _, err := d.Apply(ctx, w); return err },
-			"Verify": func(ctx context.Context, w *drivers.Features) error { _, err := d.Verify(ctx, w); return err },
+		for op, f := range map[string]func(context.Context, *drivers.DeviceFeatures) error{
+			"Diff":   func(ctx context.Context, w *drivers.DeviceFeatures) error { _, err := d.Diff(ctx, w); return err },
+			"Apply":  func(ctx context.Context, w *drivers.DeviceFeatures) error { _, err := d.Apply(ctx, w); return err },
+			"Verify": func(ctx context.Context, w *drivers.DeviceFeatures) error { _, err := d.Verify(ctx, w); return err },
 		} {
 			err := f(ctx, c.want)
 			if err == nil || !strings.Contains(err.Error(), c.contain) {
@@ -725,7 +725,7 @@ func TestValidation(t *testing.T) {
 		}
 	}
 	// nothing asked for: nothing sent
-	if diff, err := d.Diff(ctx, &drivers.Features{}); err != nil || len(diff) != 0 {
+	if diff, err := d.Diff(ctx, &drivers.DeviceFeatures{}); err != nil || len(diff) != 0 {
 		t.Errorf("empty features: %v %v", diff, err)
 	}
 	if diff, err := d.Apply(ctx, nil); err != nil || len(diff) != 0 {

@@ -62,11 +62,11 @@ func FromLab(lab *containerlab.Lab, st *native.State, topology string) (*Target,
 
 // LabFeatures is the feature set a lab's labels ask of each node: an SRv6
 // uN micro-SID for every node with a locator.
-func LabFeatures(lab *containerlab.Lab) map[string]*drivers.Features {
-	out := map[string]*drivers.Features{}
+func LabFeatures(lab *containerlab.Lab) map[string]*drivers.DeviceFeatures {
+	out := map[string]*drivers.DeviceFeatures{}
 	for _, n := range lab.Nodes {
 		if n.SRv6Locator.IsValid() {
-			out[n.Name] = &drivers.Features{SRv6: &drivers.SRv6{
+			out[n.Name] = &drivers.DeviceFeatures{SRv6: &drivers.SRv6{
 				Locator: "main", Prefix: n.SRv6Locator, BlockLen: 32, NodeLen: 16,
 				SIDs: []drivers.SID{{Addr: n.SRv6Locator, Behavior: "uN"}},
 			}}
@@ -77,7 +77,7 @@ func LabFeatures(lab *containerlab.Lab) map[string]*drivers.Features {
 
 // Apply applies per-device features through the drivers (dry-run diff
 // first, then the changes) and returns what changed per device.
-func Apply(ctx context.Context, t *Target, feats map[string]*drivers.Features, open Opener, dryRun bool) (map[string]drivers.Diff, error) {
+func Apply(ctx context.Context, t *Target, feats map[string]*drivers.DeviceFeatures, open Opener, dryRun bool) (map[string]drivers.Diff, error) {
 	if open == nil {
 		open = drivers.Open
 	}

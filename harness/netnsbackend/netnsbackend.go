@@ -278,12 +278,12 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	case feat.QueueBytes > 0:
 		return unsupported("features.queue", harness.FeatQueue)
 	}
-	feats := map[string]*drivers.Features{}
+	feats := map[string]*drivers.DeviceFeatures{}
 	for _, d := range b.target.Devices {
 		if d.IsHost() {
 			continue
 		}
-		feats[d.Name] = &drivers.Features{ECMPHash: slices.Clone(feat.ECMPHash)}
+		feats[d.Name] = &drivers.DeviceFeatures{ECMPHash: slices.Clone(feat.ECMPHash)}
 	}
 	if _, err := bringup.Apply(ctx, b.target, feats, nil, false); err != nil {
 		var ce *drivers.CapabilityError

@@ -194,10 +194,10 @@ func (b *Backend) configureSRv6(ctx context.Context, paths []harness.SRv6Path) e
 		return fmt.Errorf("features.srv6.paths: at most 200 paths")
 	}
 	base := bringup.LabFeatures(b.lab)
-	feats := map[string]*drivers.Features{}
+	feats := map[string]*drivers.DeviceFeatures{}
 	get := func(node string) *drivers.SRv6 {
 		if feats[node] == nil {
-			f := &drivers.Features{SRv6: &drivers.SRv6{}}
+			f := &drivers.DeviceFeatures{SRv6: &drivers.SRv6{}}
 			if bf := base[node]; bf != nil && bf.SRv6 != nil {
 				c := *bf.SRv6
 				c.SIDs = append([]drivers.SID(nil), bf.SRv6.SIDs...)
