@@ -62,6 +62,13 @@ type Features struct {
 	// (SRv6 micro-SID path placement).
 	SRv6Paths []SRv6Path
 	VRFs      int
+	// Adaptive: switch adaptive routing (features.ecmp.mode: adaptive)
+	// with its staleness (ps), depth quantum (bytes, 0: one packet) and
+	// capacity weighting.
+	Adaptive    bool
+	ARStaleness int64
+	ARQuantum   int64
+	ARWeighted  bool
 	// Simulator only: stop at this simulated time (0: when the jobs are
 	// done) and the ECMP reconvergence delay after link changes.
 	SimEnd, Reconverge int64
@@ -187,6 +194,7 @@ const (
 	FeatSRv6     Feature = "srv6"     // SRv6 micro-SID path placement: features.srv6
 	FeatVRF      Feature = "vrf"      // VRFs: features.vrfs
 	FeatQueue    Feature = "queue"    // per-run data queue sizes: features.queue other than bdp
+	FeatAdaptive Feature = "adaptive" // switch adaptive routing: features.ecmp.mode adaptive
 )
 
 // Capabilities is what a backend declares it can do, before anything is

@@ -147,6 +147,16 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 		ECMPHash: ft.ECMP.Hash, ECN: ft.ECN.Enabled == nil || *ft.ECN.Enabled, KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
 		Trimming: ft.Trimming.Enabled == nil || *ft.Trimming.Enabled,
 		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil, VRFs: len(ft.VRFs),
+		Adaptive: ft.ECMP.Mode == suite.ECMPModeAdaptive, ARWeighted: ft.ECMP.Weighted,
+	}
+	if p.Features.Adaptive {
+		// Validated by the suite checker.
+		if ft.ECMP.Staleness != "" {
+			p.Features.ARStaleness, _ = workloads.ParseDuration(ft.ECMP.Staleness)
+		}
+		if ft.ECMP.Quantum != "" {
+			p.Features.ARQuantum, _ = workloads.ParseSize(ft.ECMP.Quantum)
+		}
 	}
 	if ft.SRv6 != nil {
 		for i, sp := range ft.SRv6.Paths {
@@ -385,6 +395,7 @@ func fmtPs(ps int64) string {
 var featureNames = map[Feature]string{
 	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
 	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
+	FeatAdaptive: "adaptive routing",
 }
 
 // check returns the suite check of the named backend's capabilities: one
@@ -418,6 +429,9 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if len(ft.VRFs) > 0 {
 			feature(FeatVRF, "features.vrfs", "")
+		}
+		if ft.ECMP.Mode == suite.ECMPModeAdaptive {
+			feature(FeatAdaptive, "features.ecmp.mode", "use mode: hash")
 		}
 		if ft.Queue != "" && ft.Queue != "bdp" {
 			feature(FeatQueue, "features.queue", "leave it out or set bdp")

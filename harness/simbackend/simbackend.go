@@ -67,7 +67,7 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 }
 
 // capabilities is what the simulator models: ECMP (5-tuple or
-// address-only hashing), ECN marking, trimming, queue sizes, every fault
+// address-only hashing) or switch adaptive routing, ECN marking, trimming, queue sizes, every fault
 // kind and workload, telemetry at any interval the suite allows.
 var capabilities = harness.Capabilities{
 	Unsupported: map[harness.Feature]string{
@@ -155,6 +155,10 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		QueueBytes: b.feat.QueueBytes, KMin: b.feat.KMin, KMax: b.feat.KMax, NoECN: !b.feat.ECN,
 		Links: b.links, End: b.feat.SimEnd, Reconverge: b.feat.Reconverge,
 		HashAddressesOnly: !hasL4(b.feat.ECMPHash),
+	}
+	if b.feat.Adaptive {
+		cfg.Routing = sim.RoutingAdaptive
+		cfg.ARStaleness, cfg.ARQuantum, cfg.ARWeighted = b.feat.ARStaleness, b.feat.ARQuantum, b.feat.ARWeighted
 	}
 	if progress != nil {
 		cfg.Progress = func(p sim.Progress) { progress(harness.Progress{Done: p.Done, Flows: p.Flows, SimNow: p.SimNow}) }

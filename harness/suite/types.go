@@ -78,6 +78,19 @@ type ECMP struct {
 	// flow-label; non-empty, no duplicates (default src-ip, dst-ip,
 	// src-port, dst-port, protocol).
 	Hash []string `yaml:"hash"`
+	// Mode is hash (ECMP: the hash picks one port per flow; the default)
+	// or adaptive (switch adaptive routing: per packet, the equal-cost
+	// port with the shortest queue; simulator only).
+	Mode string `yaml:"mode"`
+	// Adaptive routing's knobs (mode adaptive only). Staleness: how old
+	// the queue depths it decides on are (default 100ns; 0 live; at most
+	// 1ms). Quantum: the queue-depth step it tells apart (default one
+	// packet, i.e. 0; at most 16MiB). Weighted: weigh the choice by the
+	// capacity left downstream after a link went down or degraded
+	// (default false).
+	Staleness string `yaml:"staleness"`
+	Quantum   string `yaml:"quantum"`
+	Weighted  bool   `yaml:"weighted"`
 }
 
 // ECN configures RED/ECN marking on switch data queues.

@@ -45,9 +45,16 @@ const (
 	DefaultCulpritCapacity    = 0.8
 	DefaultCulpritLoss        = 0.5
 	DefaultCulpritMinInterval = 4
-	DefaultCulpritMinBound    = 1
-	DefaultCulpritMinLost     = 8
-	DefaultCulpritMergeGap    = 2
+	// features.ecmp: modes, adaptive routing's default staleness and the
+	// limits of its knobs.
+	ECMPModeHash           = "hash"
+	ECMPModeAdaptive       = "adaptive"
+	DefaultARStaleness     = "100ns"
+	MaxARStalenessPs       = 1_000_000_000 // 1 ms
+	MaxARQuantum           = 16 << 20
+	DefaultCulpritMinBound = 1
+	DefaultCulpritMinLost  = 8
+	DefaultCulpritMergeGap = 2
 	// MaxCulpritBacklog bounds analysis.culprit.backlog.
 	MaxCulpritBacklog = 1 << 30
 )
@@ -245,6 +252,12 @@ func (c *checker) defaults() {
 	f := &s.Features
 	if !d.has("features.ecmp.hash") {
 		f.ECMP.Hash = append([]string(nil), DefaultHash...)
+	}
+	if f.ECMP.Mode == "" {
+		f.ECMP.Mode = ECMPModeHash
+	}
+	if f.ECMP.Mode == ECMPModeAdaptive && !d.has("features.ecmp.staleness") {
+		f.ECMP.Staleness = DefaultARStaleness
 	}
 	if f.ECN.Enabled == nil {
 		f.ECN.Enabled = boolPtr(true)
@@ -466,6 +479,27 @@ func (c *checker) features() {
 			c.errf(p, "%s is already listed (features.ecmp.hash[%d])", h, j)
 		}
 		seen[h] = i
+	}
+	switch f.ECMP.Mode {
+	case ECMPModeHash:
+		for _, k := range []string{"staleness", "quantum", "weighted"} {
+			if d.has("features.ecmp." + k) {
+				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
+			}
+		}
+	case ECMPModeAdaptive:
+		if ps, ok := c.duration("features.ecmp.staleness", f.ECMP.Staleness); ok && (ps < 0 || ps > MaxARStalenessPs) {
+			c.errf("features.ecmp.staleness", "%s is out of range (want 0..1ms)", f.ECMP.Staleness)
+		}
+		if f.ECMP.Quantum != "" {
+			if n, err := workloads.ParseSize(f.ECMP.Quantum); err != nil {
+				c.errf("features.ecmp.quantum", "%s", badQuantity(f.ECMP.Quantum, "not a size", wantSize, err))
+			} else if n < 1 || n > MaxARQuantum {
+				c.errf("features.ecmp.quantum", "%s is out of range (want 1B..16MiB)", f.ECMP.Quantum)
+			}
+		}
+	default:
+		c.errf("features.ecmp.mode", "unknown mode %q (want hash or adaptive)", f.ECMP.Mode)
 	}
 	kmin, kmax := f.ECN.KMin, f.ECN.KMax
 	okMin := kmin >= 0 && kmin < 1
