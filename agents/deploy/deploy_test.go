@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers/sshx"
-	"github.com/fabricbench/fabricbench/internal/labtest"
 )
 
 func TestShellQuote(t *testing.T) {

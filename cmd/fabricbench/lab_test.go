@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/containerlab/native"
-	"github.com/fabricbench/fabricbench/internal/labtest"
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/results"
 )
 

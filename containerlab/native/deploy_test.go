@@ -14,7 +14,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/native"
-	"github.com/fabricbench/fabricbench/internal/labtest"
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 )
 
 func TestDeployTinyLab(t *testing.T) {

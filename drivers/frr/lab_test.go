@@ -12,8 +12,8 @@ import (
 
 	"github.com/scrapli/scrapligo/driver/options"
 
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers"
-	"github.com/fabricbench/fabricbench/internal/labtest"
 )
 
 // The lab of this package: labtest.Tiny on its own management subnet, so

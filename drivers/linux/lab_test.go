@@ -17,9 +17,9 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/drivers/sshx"
-	"github.com/fabricbench/fabricbench/internal/labtest"
 )
 
 // The lab of this package: labtest.Tiny on its own management subnet, so

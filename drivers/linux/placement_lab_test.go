@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/containerlab"
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness/bringup"
-	"github.com/fabricbench/fabricbench/internal/labtest"
 	"github.com/fabricbench/fabricbench/inventory"
 )
 

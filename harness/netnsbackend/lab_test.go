@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/harness"
 	_ "github.com/fabricbench/fabricbench/harness/simbackend"
-	"github.com/fabricbench/fabricbench/internal/labtest"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
