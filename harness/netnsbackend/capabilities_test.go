@@ -23,6 +23,7 @@ func TestCapabilitiesRefusedAtPlan(t *testing.T) {
 features:
   ecn: {enabled: true}
   vrfs: [{name: blue, table: 10, hosts: [host0, host1]}]
+  ecmp: {mode: adaptive}
 telemetry: {interval: 100us}
 jobs:
   - {name: p, workload: permutation, size: 64KiB}
@@ -41,7 +42,8 @@ jobs:
 		"lab.yaml:3:18: features.ecn.enabled: the netns backend cannot do ECN marking (RED/WRED): the lab's FRR and Linux switch drivers do not configure WRED/ECN",
 		"lab.yaml:3:18: features.ecn.enabled: " + "the netns backend cannot do ECN marking (RED/WRED): " + capabilities.Unsupported[harness.FeatECN] + "; set features.ecn: {enabled: false}",
 		"lab.yaml:4:9: features.vrfs: the netns backend cannot do VRFs: suite VRFs are not mapped onto the lab",
-		"lab.yaml:5:23: telemetry.interval: the netns backend cannot do telemetry every 100us",
+		"lab.yaml:6:23: telemetry.interval: the netns backend cannot do telemetry every 100us",
+		"lab.yaml:5:16: features.ecmp.mode: the netns backend cannot do adaptive routing: " + capabilities.Unsupported[harness.FeatAdaptive],
 		"features.trimming.enabled: the netns backend cannot do packet trimming",
 	} {
 		if !strings.Contains(err.Error(), want) {

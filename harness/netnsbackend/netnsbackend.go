@@ -250,6 +250,7 @@ var capabilities = harness.Capabilities{
 		harness.FeatPFC:      "veth links have no pause frames",
 		harness.FeatVRF:      "suite VRFs are not mapped onto the lab (FRR netns VRFs are available through the frr driver and fabricbench lab)",
 		harness.FeatQueue:    "lab links are tbf-shaped with a 5 ms queue",
+		harness.FeatAdaptive: "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no per-packet adaptive routing",
 	},
 	MaxMTU:            MaxMTU,
 	MaxMTUReason:      fmt.Sprintf("the payload plus headers must fit the lab's %d-byte link MTU", LinkMTU),
