@@ -19,7 +19,7 @@
 // Grammar:
 //
 //	spec     = kind ":" [ param { "," param } ]
-//	kind     = "fattree" | "leafspine"
+//	kind     = "fattree" | "leafspine" | "dragonfly" | "slimfly"
 //	param    = key "=" value
 //	integer  = digit { digit }
 //	rate     = decimal [ "gbps" ]             Gbps, up to 3 decimals (1 Mbps)
@@ -91,6 +91,34 @@
 //	links_per_spine  parallel links between each leaf and each spine
 //	latency          latency of every link (default 1us)
 //	switch_latency   forwarding latency of every switch (default 0)
+//
+// dragonfly: a Dragonfly (Kim et al., ISCA 2008).
+//
+//	dragonfly:p=P,a=A,h=H[,gbps=100][,latency=1us][,local_gbps=G][,local_latency=D]
+//	         [,global_gbps=G][,global_latency=D][,switch_latency=0]
+//
+//	p, a, h          hosts per router, routers per group, global links per router
+//	gbps, latency    host links (and the default for local and global links)
+//	local_*          router-router links inside a group (all-to-all)
+//	global_*         links between groups (Link.Global set)
+//
+// There are g = A*H+1 groups and exactly one global link per pair of groups,
+// arranged as htsim's DragonFlyTopology arranges them, so results compare:
+// group G numbers its global links t = 0..A*H-1 (router t/H, its port t%H)
+// and link t leads to group t when t < G, else t+1; the link between groups
+// G < T lands on router G/H of T. Routers are router0.. (tier 0, Pod = group),
+// hosts host0.. in router order. p=4,a=8,h=4 is Spritz's 1056 hosts, 264
+// routers, 33 groups.
+//
+// slimfly: a Slim Fly (Besta and Hoefler, SC 2014), the MMS graph of
+// diameter 2 for a prime power Q = 4w+d, d in {-1,0,1} (GF(p^k) built from
+// the first irreducible polynomial, so q=4, 8, 9, 25, 27... work).
+//
+//	slimfly:q=Q,p=P[,gbps=100][,latency=1us][,local_gbps=G][,local_latency=D][,switch_latency=0]
+//
+// 2Q^2 routers of network degree (3Q-d)/2, P hosts each; Pod is the router's
+// row (2Q groups of Q routers). q=9,p=7 is Spritz's 1134 hosts, 162 routers,
+// degree 13. Neither kind is an htsim .topo tree: they are built directly.
 //
 // Generators do not wire fabrics themselves: they build the equivalent htsim
 // tier description (as a .topo file would give it) and run the importer's

@@ -68,6 +68,10 @@ type Link struct {
 	A, B      int // port IDs; A is the lower-tier end
 	RateBps   int64
 	LatencyPs int64
+	// Global marks a link between two groups of a Dragonfly (a global
+	// link, routed as such by minimal low-diameter routing); false for
+	// local links and every link of other fabrics.
+	Global bool
 }
 
 // Fabric is a complete topology.
@@ -302,6 +306,8 @@ func tierNoun(prefix string, r Role) (one, many string) {
 		return "agg", "aggs"
 	case "superspine", "super-spine":
 		return "super-spine", "super-spines"
+	case "router":
+		return "router", "routers"
 	}
 	switch r {
 	case RoleLeaf:

@@ -14,6 +14,7 @@ import (
 // specForms is appended to errors that cannot tell what the user meant.
 const specForms = "want an htsim .topo file, fattree:hosts=N[,tiers=2|3][,gbps=G][,oversub=O][,oversub1=O][,latency=D][,switch_latency=D][,podsize=P][,radix=K] " +
 	"or leafspine:leaves=L,spines=S,hosts_per_leaf=H[,gbps=G][,uplink_gbps=G][,links_per_spine=B][,latency=D][,switch_latency=D] " +
+	"or dragonfly:p=P,a=A,h=H[,global_gbps=G][,global_latency=D]... or slimfly:q=Q,p=P[,...] " +
 	"(see go doc github.com/fabricbench/fabricbench/inventory)"
 
 // Load builds a fabric from an htsim .topo file or a generator spec. An
@@ -43,6 +44,9 @@ func Load(specOrPath string) (*Fabric, error) {
 // defaults and constructions are described in the package documentation.
 // The fabric is named after the spec.
 func ParseSpec(spec string) (*Fabric, error) {
+	if p, err := parseSpecParams(spec); err == nil && isLowDiameter(p.kind) {
+		return buildLowDiameter(p)
+	}
 	s, err := planSpec(spec)
 	if err != nil {
 		return nil, err
@@ -76,7 +80,7 @@ func planSpec(spec string) (*treeShape, error) {
 		}
 		return s, nil
 	}
-	return nil, fmt.Errorf("spec %q: unknown kind %q (want fattree or leafspine)", p.spec, p.kind)
+	return nil, fmt.Errorf("spec %q: kind %q has no tree shape", p.spec, p.kind)
 }
 
 // specParams is a parsed "kind:key=value,..." spec.
@@ -93,8 +97,8 @@ func parseSpecParams(spec string) (*specParams, error) {
 		return nil, fmt.Errorf("spec %q: missing ':' after the kind; %s", spec, specForms)
 	}
 	p := &specParams{spec: spec, kind: strings.ToLower(strings.TrimSpace(kind)), vals: map[string]string{}}
-	if p.kind != "fattree" && p.kind != "leafspine" {
-		return nil, fmt.Errorf("spec %q: unknown kind %q (want fattree or leafspine)", spec, strings.TrimSpace(kind))
+	if p.kind != "fattree" && p.kind != "leafspine" && !isLowDiameter(p.kind) {
+		return nil, fmt.Errorf("spec %q: unknown kind %q (want fattree, leafspine, dragonfly or slimfly)", spec, strings.TrimSpace(kind))
 	}
 	if strings.TrimSpace(rest) == "" {
 		return p, nil

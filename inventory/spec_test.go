@@ -270,7 +270,7 @@ func TestSpecErrors(t *testing.T) {
 	ftKeys := "(known keys: hosts, tiers, gbps, oversub, oversub1, latency, switch_latency, podsize, radix)"
 	tests := []struct{ spec, want string }{
 		{"fattree", `spec "fattree": missing ':' after the kind; ` + specForms},
-		{"mesh:x=1", `spec "mesh:x=1": unknown kind "mesh" (want fattree or leafspine)`},
+		{"mesh:x=1", `spec "mesh:x=1": unknown kind "mesh" (want fattree, leafspine, dragonfly or slimfly)`},
 		{"fattree:", "fattree: missing required key hosts"},
 		{"fattree:tiers=3", "fattree: missing required key hosts"},
 		{"fattree:hosts=128,foo=1", `fattree: unknown key "foo" ` + ftKeys},
