@@ -44,6 +44,28 @@
 // ECMP (one entropy per flow) is the natural pairing. Features that act on
 // arrival (PFC pause accounting) are further steps of this stage.
 //
+// With Config.LowDiameter set (lowdiameter.go, for dragonfly and slimfly
+// fabrics), low-diameter routing replaces the hash step. Minimal routes on
+// (global hops, local hops), not hop count: between Dragonfly groups that is
+// local-global-local, where hop-count ECMP also takes the equally short
+// global-global paths through a third group. Valiant sends each data packet
+// minimally to a random intermediate group (a switch on fabrics without
+// global links, Slim Fly) and then minimally on; UGAL-L chooses per packet
+// at the source switch between the minimal path and one Valiant candidate
+// by first-queue depth x hops, UGAL-G by the bytes queued along each whole
+// path. The choice rides in the packet's via field (2 bytes of padding);
+// ACKs route minimally.
+//
+// Deadlock: the simulator's data class is lossy (full queues trim or drop),
+// so no routing here needs virtual channels. Under PFC (lossless) a cyclic
+// buffer dependency can deadlock, and a lossless class needs virtual
+// channels (a class per phase, raised as the packet moves on): Minimal on a
+// Dragonfly 2 (the local hop after the global hop one VC up), Valiant and
+// UGAL 3 (local hops in the source, intermediate and destination groups on
+// VCs 0, 1, 2; the two global hops on 0 and 1), as Kim et al. (ISCA 2008)
+// give them; on a Slim Fly one VC per hop: 2 minimal, 4 with Valiant. This
+// is for the PFC work to enforce; nothing here changes classes.
+//
 // Egress (Sim.enqueue, Sim.startTx) has per port a control queue, served
 // first (ACKs, NACKs and trimmed headers; up to twice the data queue), and
 // one data queue per traffic class (Config.Classes). Buffer accounting

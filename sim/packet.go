@@ -48,6 +48,10 @@ type packet struct {
 	// is psn - hop (hop is unused by ACKs, which take no explicit path): the
 	// struct stays one cache line.
 	sackHi uint32
+	// via is low-diameter routing's header (lowdiameter.go): 0 undecided,
+	// 1 minimal to dst, 2+t through intermediate target t. In the
+	// struct's last two bytes of padding: it stays 64 bytes.
+	via uint16
 }
 
 type pool struct {

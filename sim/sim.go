@@ -101,6 +101,10 @@ type Config struct {
 	// downstream of each port (weighted AR after link failures or
 	// degradation; see arWeights).
 	ARWeighted bool
+	// LowDiameter selects Dragonfly/Slim Fly routing (lowdiameter.go):
+	// Minimal on (global hops, local hops), Valiant, UGALL or UGALG.
+	// LowDiameterOff (the default) leaves routing to Routing.
+	LowDiameter LowDiameter
 }
 
 // Class is a traffic class of the egress scheduler.
@@ -212,6 +216,7 @@ type Sim struct {
 	flows  []flowState
 	rt     routing
 	ar     adaptive
+	ld     lowDiam
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
 	ncls    int
 	cq      []classQueue // [port*(ncls-1) + class-1], classes 1..ncls-1
@@ -306,6 +311,9 @@ func New(cfg Config) (*Sim, error) {
 	s.rng = cfg.Seed*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
 	s.buildPorts()
 	s.rt.build(s.f, nil, cfg.Seed)
+	if err := s.buildLowDiameter(); err != nil {
+		return nil, err
+	}
 	if err := s.buildAdaptive(); err != nil {
 		return nil, err
 	}

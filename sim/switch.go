@@ -38,6 +38,9 @@ func (s *Sim) route(node int32, pkt *packet) int32 {
 		}
 		return out
 	}
+	if s.ld.mode != LowDiameterOff {
+		return s.ldRoute(node, pkt)
+	}
 	if s.ar.on {
 		return s.arPick(node, s.hostOf[pkt.dst])
 	}

@@ -1,0 +1,175 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+// smallDragonfly has 9 groups of 4 routers, 2 hosts per router and 36
+// global links: 72 global-link directions.
+const smallDragonfly = "dragonfly:p=2,a=4,h=2"
+
+// nextGroup is the adversarial pattern: every host sends to the host in
+// the same position of the next group.
+func nextGroup(f *inventory.Fabric, size int64) *workloads.Matrix {
+	n := f.NumHosts()
+	per := f.HostsPerPod
+	m := &workloads.Matrix{Name: "next-group", Hosts: n}
+	for h := 0; h < n; h++ {
+		m.Flows = append(m.Flows, workloads.Flow{ID: h, Src: h, Dst: (h + per) % n, Size: size, After: -1})
+	}
+	return m
+}
+
+// globalDataDirections counts the directions of global links that carried
+// data (average packet above 512 bytes: not just ACKs).
+func globalDataDirections(s *Sim, f *inventory.Fabric) (used, total int) {
+	for _, l := range f.Links {
+		if !l.Global {
+			continue
+		}
+		for _, p := range []int{l.A, l.B} {
+			total++
+			st := s.PortStats(p)
+			if st.OutPkts > 0 && st.OutOctets/st.OutPkts > 512 {
+				used++
+			}
+		}
+	}
+	return used, total
+}
+
+type ldRun struct {
+	s   *Sim
+	r   *Result
+	gbs float64 // aggregate goodput, Gb/s: payload bytes over the makespan
+}
+
+func runLD(t *testing.T, f *inventory.Fabric, m *workloads.Matrix, mode LowDiameter) ldRun {
+	t.Helper()
+	tp := transport.DefaultParams()
+	tp.LB = transport.ECMP
+	s, err := New(Config{Fabric: f, Matrix: m, Transport: tp, Seed: 7, LowDiameter: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Run()
+	var bytes int64
+	var end int64
+	for _, fr := range r.Flows {
+		if fr.FCT < 0 {
+			t.Fatalf("%s: flow %d did not finish", mode, fr.ID)
+		}
+		bytes += fr.Size
+		end = max(end, fr.Start+fr.FCT)
+	}
+	return ldRun{s, r, float64(bytes*8) / float64(end) * 1e12 / 1e9}
+}
+
+// TestDragonflyMinimalIsNotHopCount is issue 17's warning as a test: with
+// every group sending to the next, minimal routing (local-global-local)
+// puts each group pair's traffic on its one global link, 9 of 72
+// directions, where hop-count ECMP also takes global-global paths.
+func TestDragonflyMinimalIsNotHopCount(t *testing.T) {
+	f, err := inventory.ParseSpec(smallDragonfly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nextGroup(f, 256<<10)
+	res := map[LowDiameter]ldRun{}
+	for _, mode := range []LowDiameter{LowDiameterOff, Minimal, Valiant, UGALL, UGALG} {
+		res[mode] = runLD(t, f, m, mode)
+		used, total := globalDataDirections(res[mode].s, f)
+		name := mode.String()
+		if mode == LowDiameterOff {
+			name = "hop-count ECMP"
+		}
+		t.Logf("next group, %s: %d of %d global-link directions carry data, %.0f Gb/s aggregate", name, used, total, res[mode].gbs)
+		switch mode {
+		case Minimal:
+			if used != 9 || total != 72 {
+				t.Errorf("minimal: %d of %d global-link directions carry data, want 9 of 72", used, total)
+			}
+		case Valiant:
+			if used < 60 {
+				t.Errorf("valiant: only %d of %d global-link directions carry data", used, total)
+			}
+		}
+	}
+	if res[Valiant].gbs < 1.5*res[Minimal].gbs || res[UGALL].gbs < 1.2*res[Minimal].gbs || res[UGALG].gbs < 1.2*res[Minimal].gbs {
+		t.Errorf("adversarial: non-minimal routing should beat minimal: minimal %.0f, valiant %.0f, ugal-l %.0f, ugal-g %.0f Gb/s",
+			res[Minimal].gbs, res[Valiant].gbs, res[UGALL].gbs, res[UGALG].gbs)
+	}
+	// Uniform: all-to-all. Minimal should be best (or equal).
+	u := workloads.AllToAll(f, 16<<10, 0, 3)
+	var mn float64
+	for _, mode := range []LowDiameter{Minimal, Valiant, UGALL, UGALG} {
+		r := runLD(t, f, u, mode)
+		t.Logf("all-to-all, %s: %.0f Gb/s aggregate, %d non-minimal of %d decided", mode, r.gbs, r.s.ld.nNonMin, r.s.ld.nMin+r.s.ld.nNonMin)
+		if mode == Minimal {
+			mn = r.gbs
+		} else if mode == Valiant && r.gbs > 1.05*mn {
+			t.Errorf("all-to-all: valiant %.0f Gb/s beats minimal %.0f", r.gbs, mn)
+		}
+	}
+}
+
+func TestLowDiameterDeterministicSlimFly(t *testing.T) {
+	f, err := inventory.ParseSpec("slimfly:q=5,p=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := workloads.Permutation(f, 128<<10, 1)
+	for _, mode := range []LowDiameter{Minimal, Valiant, UGALL, UGALG} {
+		a, b := runLD(t, f, m, mode), runLD(t, f, m, mode)
+		if a.r.Events != b.r.Events || a.r.SimEnd != b.r.SimEnd {
+			t.Fatalf("%s: two runs differ: %d/%d events, end %d/%d", mode, a.r.Events, b.r.Events, a.r.SimEnd, b.r.SimEnd)
+		}
+		t.Logf("slimfly q=5 permutation, %s: %.0f Gb/s", mode, a.gbs)
+	}
+	// Minimal on a Slim Fly is at most 2 router hops: the unloaded path
+	// RTT of every flow is bounded, and Valiant took detours.
+	if v := runLD(t, f, m, Valiant); v.s.ld.nNonMin == 0 {
+		t.Fatal("valiant never took a detour")
+	}
+}
+
+func TestLowDiameterAllocations(t *testing.T) {
+	f, err := inventory.ParseSpec(smallDragonfly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []LowDiameter{Valiant, UGALG} {
+		allocs := func(size int64) float64 {
+			m := nextGroup(f, size)
+			return testing.AllocsPerRun(2, func() {
+				s, err := New(Config{Fabric: f, Matrix: m, Transport: transport.DefaultParams(), Seed: 1, LowDiameter: mode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Run()
+			})
+		}
+		a, b := allocs(64<<10), allocs(2<<20)
+		t.Logf("%s: %.0f allocations for 64 KiB flows, %.0f for 2 MiB", mode, a, b)
+		if b-a > 40*float64(f.NumHosts()) {
+			t.Errorf("%s: the event loop allocates per packet: %.0f extra", mode, b-a)
+		}
+	}
+}
+
+func TestLowDiameterConfig(t *testing.T) {
+	f, _ := inventory.ParseSpec(smallDragonfly)
+	m := nextGroup(f, 4096)
+	if _, err := New(Config{Fabric: f, Matrix: m, Transport: transport.DefaultParams(), LowDiameter: Valiant, Routing: RoutingAdaptive}); err == nil {
+		t.Fatal("valiant with adaptive routing accepted")
+	}
+	for _, s := range []string{"minimal", "valiant", "ugal-l", "ugal-g"} {
+		if m, ok := ParseLowDiameter(s); !ok || m.String() != s {
+			t.Fatalf("%s: %v %v", s, m, ok)
+		}
+	}
+}
