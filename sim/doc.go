@@ -41,8 +41,12 @@
 // capacity left downstream of each port, recomputed at link changes (at
 // reconvergence when Config.Reconverge is set). Adaptive routing ignores
 // the entropy, so the endpoint load balancer's choice no longer matters;
-// ECMP (one entropy per flow) is the natural pairing. Features that act on
-// arrival (PFC pause accounting) are further steps of this stage.
+// ECMP (one entropy per flow) is the natural pairing. With Config.PFC
+// (pfc.go) a further step of this stage counts the lossless classes'
+// bytes per ingress port and sends pause and resume frames upstream at
+// XOFF and XON (control events arriving after the link latency); a paused
+// egress class is skipped by the scheduler, a paused host NIC stops
+// pulling that class, and lossless classes are never trimmed or dropped.
 //
 // With Config.LowDiameter set (lowdiameter.go, for dragonfly and slimfly
 // fabrics), low-diameter routing replaces the hash step. Minimal routes on
@@ -83,5 +87,6 @@
 // same results.
 //
 // Hosts pull packets from their senders round robin whenever the NIC is
-// free, with ACKs first; a host's NIC has no class queues.
+// free, with ACKs first; a host's NIC has no class queues (under PFC it
+// skips the senders of a paused class).
 package sim

@@ -21,6 +21,7 @@ const (
 	evReroute                 // recompute ECMP groups over the links that are up
 	evSample                  // a = sampler index: periodic telemetry sample
 	evAckTimer                // a = flow: the receiver's held ACK is due (transport.Params.AckDelay)
+	evPause                   // a = egress port, b = class | xoff<<8 | generation<<9: a PFC frame arrives (pfc.go)
 )
 
 // eventQueue is a radix heap. A discrete-event simulation never schedules

@@ -11,12 +11,21 @@ import "github.com/fabricbench/fabricbench/agents/transport"
 func (s *Sim) pull(hn int32) int32 {
 	h := &s.hosts[hn]
 	var d transport.Data
+	skipped := 0
 	for len(h.active) > 0 {
 		if h.rr >= len(h.active) {
 			h.rr = 0
 		}
 		fi := h.active[h.rr]
 		st := &s.flows[fi]
+		if s.pfc.on && s.pfcPaused(h.port, int(st.class)) {
+			// PFC: the NIC's class is paused; its senders wait.
+			if skipped++; skipped >= len(h.active) {
+				return -1
+			}
+			h.rr++
+			continue
+		}
 		size := st.snd.NextPacket(s.now, &d)
 		if size == 0 {
 			st.active = false

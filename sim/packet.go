@@ -15,6 +15,7 @@ const (
 	pfNack                      // ack: NACK for a trimmed packet
 	pfRetx                      // data: retransmission
 	pfAckReq                    // data: the sender asks for an ACK at once (transport.Data.AckReq)
+	pfPFC                       // data: counted in its switch's PFC ingress accounting (pfc.go)
 )
 
 // packet is the simulator's wire packet. Packets live in a pool and are

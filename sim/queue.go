@@ -125,7 +125,7 @@ func (s *Sim) enqueue(pid int32, pi int32) {
 	if pkt.kind == pkData && pkt.flags&pfTrimmed == 0 {
 		q := s.classQ(pid, int(pkt.class))
 		size := int64(pkt.size)
-		if s.admit(p, q, size) {
+		if s.admit(p, q, size) || s.pfcAdmit(p, pkt) {
 			q.q.push(pi)
 			q.bytes += size
 			if q.bytes > q.Stats.MaxQueue {
@@ -174,6 +174,9 @@ func (s *Sim) dequeueData(pid int32, p *port, c int) int32 {
 	size := int64(pkt.size)
 	q.bytes -= size
 	p.dataB -= size
+	if pkt.flags&pfPFC != 0 {
+		s.pfcLeave(pkt)
+	}
 	if p.buf >= 0 {
 		s.bufs[p.buf].used -= size
 	}
@@ -204,7 +207,11 @@ func (s *Sim) flush(pid int32, p *port) {
 	for c := 0; c < s.ncls; c++ {
 		q := s.classQ(pid, c)
 		for q.q.size > 0 {
-			s.pk.release(q.q.pop())
+			pi := q.q.pop()
+			if s.pk.p[pi].flags&pfPFC != 0 {
+				s.pfcLeave(&s.pk.p[pi])
+			}
+			s.pk.release(pi)
 			p.Stats.Drops++
 			q.Stats.Drops++
 		}

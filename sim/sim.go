@@ -105,6 +105,9 @@ type Config struct {
 	// Minimal on (global hops, local hops), Valiant, UGALL or UGALG.
 	// LowDiameterOff (the default) leaves routing to Routing.
 	LowDiameter LowDiameter
+	// PFC makes traffic classes lossless with priority flow control
+	// (pfc.go); the zero value is off.
+	PFC PFC
 }
 
 // Class is a traffic class of the egress scheduler.
@@ -217,6 +220,7 @@ type Sim struct {
 	rt     routing
 	ar     adaptive
 	ld     lowDiam
+	pfc    pfcState
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
 	ncls    int
 	cq      []classQueue // [port*(ncls-1) + class-1], classes 1..ncls-1
@@ -321,6 +325,9 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	if err := s.buildPipeline(); err != nil {
+		return nil, err
+	}
+	if err := s.buildPFC(); err != nil {
 		return nil, err
 	}
 	if err := s.buildFlows(); err != nil {
@@ -546,6 +553,8 @@ func (s *Sim) Run() *Result {
 			s.linkEvent(&s.cfg.Links[e.a])
 		case evReroute:
 			s.reroute()
+		case evPause:
+			s.pause(e.a, e.b)
 		case evSample:
 			s.cfg.OnSample(s, s.now)
 			// Keep sampling only while something else can still happen.

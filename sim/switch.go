@@ -22,6 +22,9 @@ func (s *Sim) ingress(node, inPort int32, pi int32) {
 		s.pk.release(pi)
 		return
 	}
+	if s.pfc.on && s.ports[out].up {
+		s.pfcArrive(inPort, pi)
+	}
 	s.enqueue(out, pi)
 }
 
@@ -82,7 +85,7 @@ func (s *Sim) schedule(pid int32, p *port) int {
 	}
 	for i := 0; i < s.ncls; i++ {
 		c := int(s.order[i])
-		if s.classQ(pid, c).q.size == 0 {
+		if s.classQ(pid, c).q.size == 0 || s.pfcPaused(pid, c) {
 			continue
 		}
 		lo, hi := s.lvlLo[i], s.lvlHi[i]
@@ -97,7 +100,7 @@ func (s *Sim) schedule(pid int32, p *port) int {
 		for {
 			k := int(s.order[p.rr])
 			q := s.classQ(pid, k)
-			if q.q.size > 0 {
+			if q.q.size > 0 && !s.pfcPaused(pid, k) {
 				if p.rrFresh {
 					q.deficit += s.quantum[k]
 					p.rrFresh = false
@@ -140,7 +143,7 @@ func (s *Sim) startTx(pid int32) {
 	case p.ctrl.size > 0:
 		pi = p.ctrl.pop()
 		p.ctrlB -= int64(s.pk.p[pi].size)
-	case p.dataB > 0:
+	case p.dataB > 0 && (!s.pfc.on || s.pfcSendable(pid)):
 		pi = s.dequeueData(pid, p, s.schedule(pid, p))
 	case p.host >= 0:
 		pi = s.pull(p.host)
