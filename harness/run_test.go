@@ -158,13 +158,13 @@ func TestUnsupportedFeatureIsRefusedAtPlan(t *testing.T) {
 	file := writeSuite(t, `
 fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2"}
 features:
-  pfc: {enabled: true, priorities: [3]}
+  vrfs: [{name: red, table: 10, hosts: [host0]}]
 jobs:
   - {name: p, workload: permutation, size: 64KiB}
 `)
 	res, err := harness.Run(context.Background(), harness.Options{SuiteFile: file, Out: t.TempDir()})
 	var ie *harness.InputError
-	want := "suite.yaml:4:18: features.pfc.enabled: the sim backend cannot do PFC: the simulator models a lossy fabric"
+	want := "features.vrfs: the sim backend cannot do VRFs: the simulator has a single routing table"
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err %v, want an input error %q", err, want)
 	}

@@ -243,8 +243,8 @@ func startCollector(t testing.TB, ctx context.Context, specs []TargetSpec, opts 
 
 func TestLayout(t *testing.T) {
 	d := Device{Name: "x", Interfaces: []string{"a", "b", "c"}, Queues: true}
-	if got := ValuesPerDevice(d); got != 33 {
-		t.Errorf("ValuesPerDevice = %d, want 33", got)
+	if got := ValuesPerDevice(d); got != 42 {
+		t.Errorf("ValuesPerDevice = %d, want 42", got)
 	}
 	if got := ValuesPerDevice(Device{Interfaces: []string{"a", "b"}}); got != 10 {
 		t.Errorf("ValuesPerDevice without queues = %d, want 10", got)
@@ -257,10 +257,11 @@ func TestLayout(t *testing.T) {
 		{0, MeasInterface, FieldInOctets, 0},
 		{0, MeasInterface, FieldOutDiscards, 4},
 		{0, MeasQueue, FieldTransmitOctets, 5},
-		{1, MeasInterface, FieldOutOctets, 12},
-		{1, MeasQueue, FieldTrimPkts, 19},
-		{2, MeasQueue, FieldMaxQueueLen, 31},
-		{2, MeasQueue, FieldBackloggedNs, 32},
+		{1, MeasInterface, FieldOutOctets, 15},
+		{1, MeasQueue, FieldTrimPkts, 22},
+		{2, MeasQueue, FieldMaxQueueLen, 37},
+		{2, MeasQueue, FieldBackloggedNs, 38},
+		{2, MeasQueue, FieldPFCPausedNs, 41},
 		{3, MeasInterface, FieldInOctets, -1},
 		{-1, MeasInterface, FieldInOctets, -1},
 		{0, MeasInterface, FieldTrimPkts, -1},

@@ -15,7 +15,8 @@ import (
 //
 // and, if Queues is set, the leaves
 //
-//	/qos/interfaces/interface[interface-id=X]/output/queues/queue[name=data]/state/{transmit-octets,dropped-pkts,ecn-marked-pkts,trim-pkts,max-queue-len,backlogged-ns}
+//	/qos/interfaces/interface[interface-id=X]/output/queues/queue[name=data]/state/{transmit-octets,dropped-pkts,ecn-marked-pkts,trim-pkts,max-queue-len,backlogged-ns,
+//	    pfc-pause-frames-tx,pfc-pause-frames-rx,pfc-paused-ns}
 //
 // Publish takes the values of a device in canonical order: for each
 // interface in order, the InterfaceFields in their order, then, if Queues,

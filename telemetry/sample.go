@@ -43,12 +43,24 @@ const (
 	// short. Streamed by the simulator; the kernel exporter has no source
 	// for it and omits it.
 	FieldBackloggedNs = "backlogged-ns"
+	// PFC counters of the interface, summed over its priorities (SONiC's
+	// per-port SAI_PORT_STAT_PFC_n_{TX,RX}_PKTS and pause durations, in
+	// the queue's state): pause frames the port sent (its switch's ingress
+	// buffer for a lossless class reached XOFF), pause frames it received,
+	// and the nanoseconds its egress was paused (a counter; summed over
+	// classes, so two classes paused for 1 us count 2 us). Streamed by the
+	// simulator with features.pfc; 0 elsewhere (veth links have no pause
+	// frames).
+	FieldPFCPauseTx  = "pfc-pause-frames-tx"
+	FieldPFCPauseRx  = "pfc-pause-frames-rx"
+	FieldPFCPausedNs = "pfc-paused-ns"
 )
 
 // InterfaceFields and QueueFields list the leaves in their canonical order.
 var (
 	InterfaceFields = []string{FieldInOctets, FieldOutOctets, FieldInPkts, FieldOutPkts, FieldOutDiscards}
-	QueueFields     = []string{FieldTransmitOctets, FieldDroppedPkts, FieldECNMarkedPkts, FieldTrimPkts, FieldMaxQueueLen, FieldBackloggedNs}
+	QueueFields     = []string{FieldTransmitOctets, FieldDroppedPkts, FieldECNMarkedPkts, FieldTrimPkts, FieldMaxQueueLen, FieldBackloggedNs,
+		FieldPFCPauseTx, FieldPFCPauseRx, FieldPFCPausedNs}
 )
 
 // Sample is one leaf value received in a gNMI notification.

@@ -67,11 +67,12 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 }
 
 // capabilities is what the simulator models: ECMP (5-tuple or
-// address-only hashing) or switch adaptive routing, ECN marking, trimming, queue sizes, every fault
+// address-only hashing) or switch adaptive routing, ECN marking, trimming, PFC
+// (features.pfc: the one data class every flow runs in becomes lossless,
+// sim.PFC with its default thresholds), queue sizes, every fault
 // kind and workload, telemetry at any interval the suite allows.
 var capabilities = harness.Capabilities{
 	Unsupported: map[harness.Feature]string{
-		harness.FeatPFC:  "the simulator models a lossy fabric (trimming or drops); it has no pause frames",
 		harness.FeatSRv6: "the simulator routes by ECMP only; SRv6 path placement needs the netns (FRR) or a hardware backend",
 		harness.FeatVRF:  "the simulator has a single routing table",
 	},
@@ -87,8 +88,6 @@ func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
 // callers that did not plan.
 func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	switch {
-	case feat.PFC:
-		return unsupported("features.pfc", capabilities.Unsupported[harness.FeatPFC])
 	case feat.SRv6:
 		return unsupported("features.srv6", capabilities.Unsupported[harness.FeatSRv6])
 	case feat.VRFs > 0:
@@ -155,6 +154,7 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		QueueBytes: b.feat.QueueBytes, KMin: b.feat.KMin, KMax: b.feat.KMax, NoECN: !b.feat.ECN,
 		Links: b.links, End: b.feat.SimEnd, Reconverge: b.feat.Reconverge,
 		HashAddressesOnly: !hasL4(b.feat.ECMPHash),
+		PFC:               sim.PFC{Enabled: b.feat.PFC},
 	}
 	if b.feat.Adaptive {
 		cfg.Routing = sim.RoutingAdaptive
@@ -222,6 +222,10 @@ func (b *Backend) sample(ctx context.Context) func(*sim.Sim, int64) {
 					v[k+3] = int64(st.Trims)
 					v[k+4] = s.TakeQueueHighWater(p)
 					v[k+5] = s.BackloggedNs(p)
+					pfc := s.PortPFC(p)
+					v[k+6] = int64(pfc.PauseTx)
+					v[k+7] = int64(pfc.PauseRx)
+					v[k+8] = int64(pfc.PausedPs / 1000)
 					k += len(telemetry.QueueFields)
 				}
 			}
