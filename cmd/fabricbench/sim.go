@@ -101,7 +101,7 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.StringVar(&o.ackEveryBytes, "ack-every-bytes", "0", "receivers coalesce ACKs: one per this many wire bytes (htsim: 16384); 0: no byte threshold")
 	fl.StringVar(&o.ackDelay, "ack-delay", "0", "a coalescing receiver sends a held ACK at most this long after the first packet it covers (e.g. 2us); 0: no timer")
 	fl.Uint32Var(&o.entropies, "entropies", 0, "size of the load balancer's entropy space, at most 65536 (htsim: 256); 0: 65536")
-	fl.StringVar(&o.routing, "routing", "hash", "switch routing among equal-cost ports: hash (ECMP on flow and entropy) or adaptive (per-packet join-shortest-queue; ignores the entropy, so pair it with --lb ecmp)")
+	fl.StringVar(&o.routing, "routing", "hash", "switch routing among equal-cost ports: hash (ECMP on flow and entropy) or adaptive (per-packet join-shortest-queue; ignores the entropy, so pair it with --lb ecmp); on dragonfly/slimfly fabrics also minimal (on global then local hops), valiant, ugal-l or ugal-g")
 	fl.StringVar(&o.arStaleness, "ar-staleness", "0", "with --routing adaptive: age of the queue depths the switches decide on (e.g. 100ns, 1us); 0: live")
 	fl.StringVar(&o.arQuantum, "ar-quantum", "0", "with --routing adaptive: queue-depth step, bytes (e.g. 4160, 128KiB); 0: one full packet")
 	fl.BoolVar(&o.arWeighted, "ar-weighted", false, "with --routing adaptive: weigh ports by the capacity left downstream (weighted AR after link failures)")
@@ -237,9 +237,13 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if o.maxWindow != 0 && !(o.maxWindow > 0 && o.maxWindow <= 100) {
 		return badInput(fmt.Errorf("--max-window: %g is out of range (want 0 for the default, or more than 0 and at most 100 BDPs)", o.maxWindow))
 	}
+	lowDiam, isLD := sim.ParseLowDiameter(o.routing)
 	routing, err := sim.ParseRouting(o.routing)
+	if isLD {
+		routing, err = sim.RoutingHash, nil
+	}
 	if err != nil {
-		return badInput(fmt.Errorf("--routing: %w", err))
+		return badInput(fmt.Errorf("--routing: %w (or, on dragonfly and slimfly fabrics, minimal, valiant, ugal-l or ugal-g)", err))
 	}
 	arStale, err := workloads.ParseDuration(o.arStaleness)
 	if err != nil {
@@ -251,7 +255,7 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	}
 	cfg := sim.Config{Fabric: fab, Matrix: m, Transport: tp, QueueBytes: queue, KMin: o.kmin, KMax: o.kmax,
 		NoECN: !o.ecn, End: end, Seed: o.seed, Links: faults, Reconverge: reconverge,
-		Routing: routing, ARStaleness: arStale, ARQuantum: arQuantum, ARWeighted: o.arWeighted}
+		Routing: routing, ARStaleness: arStale, ARQuantum: arQuantum, ARWeighted: o.arWeighted, LowDiameter: lowDiam}
 	if !o.quiet {
 		cfg.Progress = func(p sim.Progress) {
 			if p.WallSoFar < o.progressAfter {
