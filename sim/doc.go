@@ -48,6 +48,18 @@
 // egress class is skipped by the scheduler, a paused host NIC stops
 // pulling that class, and lossless classes are never trimmed or dropped.
 //
+// With Config.SRv6 (srv6.go) the stage first serves SRv6 micro-SIDs: a
+// pinned flow's sender encapsulates its data packets (SRv6Encap = 40 bytes,
+// one outer IPv6 header, added to the packet's wire size, which is what
+// serialisation, queues and port octet counters all count) with a uSID
+// container, at most MaxUSIDs uN SIDs (USID: switch index + 1) ending in
+// the destination leaf's uN and uDX; the container is a per-flow table and
+// the packet carries a flag and a cursor (the hop byte). A switch whose uN
+// is active shifts (advances the cursor) and forwards towards the next
+// uSID's switch over the shortest paths to it by ECMP; the destination leaf
+// decapsulates. Lists are checked in New (unknown uSID, too long, strict
+// hops not adjacent: errors naming the path).
+//
 // With Config.LowDiameter set (lowdiameter.go, for dragonfly and slimfly
 // fabrics), low-diameter routing replaces the hash step. Minimal routes on
 // (global hops, local hops), not hop count: between Dragonfly groups that is

@@ -45,6 +45,9 @@ func (s *Sim) pull(hn int32) int32 {
 		if d.AckReq {
 			p.flags |= pfAckReq
 		}
+		if s.sr.on {
+			s.srEncap(fi, p)
+		}
 		if st.timerAt == 0 {
 			s.armTimer(fi)
 		}

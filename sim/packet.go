@@ -16,6 +16,7 @@ const (
 	pfRetx                      // data: retransmission
 	pfAckReq                    // data: the sender asks for an ACK at once (transport.Data.AckReq)
 	pfPFC                       // data: counted in its switch's PFC ingress accounting (pfc.go)
+	pfSRv6                      // data: SRv6-encapsulated, hop is the uSID cursor (srv6.go)
 )
 
 // packet is the simulator's wire packet. Packets live in a pool and are

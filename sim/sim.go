@@ -108,6 +108,9 @@ type Config struct {
 	// PFC makes traffic classes lossless with priority flow control
 	// (pfc.go); the zero value is off.
 	PFC PFC
+	// SRv6 pins flows to SRv6 micro-SID paths (srv6.go); the zero value
+	// pins none.
+	SRv6 SRv6
 }
 
 // Class is a traffic class of the egress scheduler.
@@ -221,6 +224,7 @@ type Sim struct {
 	ar     adaptive
 	ld     lowDiam
 	pfc    pfcState
+	sr     srv6State
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
 	ncls    int
 	cq      []classQueue // [port*(ncls-1) + class-1], classes 1..ncls-1
@@ -331,6 +335,9 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	if err := s.buildFlows(); err != nil {
+		return nil, err
+	}
+	if err := s.buildSRv6(); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -28,11 +28,18 @@ func (s *Sim) ingress(node, inPort int32, pi int32) {
 	s.enqueue(out, pi)
 }
 
-// route is the routing stage: the packet's explicit path when it has one
+// route is the routing stage: an SRv6-encapsulated packet's uSID container
+// (srv6.go) until the destination leaf decapsulates it, else
+// the packet's explicit path when it has one
 // (source routing), else, with adaptive routing, the least-loaded member of
 // the shortest-path group (arPick), else ECMP over that group, hashing
 // (flow, entropy) with the switch's salt. -1: no route.
 func (s *Sim) route(node int32, pkt *packet) int32 {
+	if pkt.flags&pfSRv6 != 0 {
+		if out := s.srRoute(node, pkt); out != srDecap {
+			return out
+		}
+	}
 	if pkt.path > 0 {
 		out := s.paths[pkt.path-1+int32(pkt.hop)]
 		pkt.hop++
