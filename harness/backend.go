@@ -61,7 +61,11 @@ type Features struct {
 	// SRv6Paths pin the flows of host pairs to explicit switch sequences
 	// (SRv6 micro-SID path placement).
 	SRv6Paths []SRv6Path
-	VRFs      int
+	// SRv6Placement is the path controller (suite.SRv6PlacementDisjoint,
+	// or "" for none) and SRv6Elephant its flow-size threshold in bytes.
+	SRv6Placement string
+	SRv6Elephant  int64
+	VRFs          int
 	// Adaptive: switch adaptive routing (features.ecmp.mode: adaptive)
 	// with its staleness (ps), depth quantum (bytes, 0: one packet) and
 	// capacity weighting.
@@ -80,6 +84,8 @@ type SRv6Path struct {
 	Name     string
 	Src, Dst int
 	Via      []int
+	Job      string // only that job's flows ("": every flow of the pair, both ways)
+	Strict   bool   // each listed switch adjacent to the previous hop
 }
 
 // Env is what the harness tells a backend about the run it serves before
@@ -195,6 +201,9 @@ const (
 	FeatVRF      Feature = "vrf"      // VRFs: features.vrfs
 	FeatQueue    Feature = "queue"    // per-run data queue sizes: features.queue other than bdp
 	FeatAdaptive Feature = "adaptive" // switch adaptive routing: features.ecmp.mode adaptive
+	// FeatSRv6Control: features.srv6.placement (a path controller) and
+	// per-job or strict features.srv6.paths.
+	FeatSRv6Control Feature = "srv6-control"
 )
 
 // Capabilities is what a backend declares it can do, before anything is

@@ -159,8 +159,14 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 		}
 	}
 	if ft.SRv6 != nil {
+		if ft.SRv6.Placement == suite.SRv6PlacementDisjoint {
+			p.Features.SRv6Placement, p.Features.SRv6Elephant = ft.SRv6.Placement, 1<<20
+			if ft.SRv6.Elephant != "" {
+				p.Features.SRv6Elephant, _ = workloads.ParseSize(ft.SRv6.Elephant) // validated
+			}
+		}
 		for i, sp := range ft.SRv6.Paths {
-			path := SRv6Path{Name: sp.Name, Src: -1, Dst: -1}
+			path := SRv6Path{Name: sp.Name, Src: -1, Dst: -1, Job: sp.Job, Strict: sp.Strict}
 			if n, ok := f.NodeByName(sp.Src); ok {
 				path.Src = hostNumber(f, n)
 			}
@@ -395,7 +401,7 @@ func fmtPs(ps int64) string {
 var featureNames = map[Feature]string{
 	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
 	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
-	FeatAdaptive: "adaptive routing",
+	FeatAdaptive: "adaptive routing", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
 }
 
 // check returns the suite check of the named backend's capabilities: one
@@ -426,6 +432,14 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if ft.SRv6 != nil {
 			feature(FeatSRv6, "features.srv6", "")
+			if ft.SRv6.Placement != "" && ft.SRv6.Placement != suite.SRv6PlacementNone {
+				feature(FeatSRv6Control, "features.srv6.placement", "")
+			}
+			for i, sp := range ft.SRv6.Paths {
+				if sp.Job != "" || sp.Strict {
+					feature(FeatSRv6Control, fmt.Sprintf("features.srv6.paths[%d]", i), "")
+				}
+			}
 		}
 		if len(ft.VRFs) > 0 {
 			feature(FeatVRF, "features.vrfs", "")

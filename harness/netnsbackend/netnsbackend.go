@@ -245,12 +245,13 @@ const MinInterval = time.Millisecond
 // found at Up or Configure and is an infrastructure error naming it.
 var capabilities = harness.Capabilities{
 	Unsupported: map[harness.Feature]string{
-		harness.FeatECN:      "the lab's FRR and Linux switch drivers do not configure WRED/ECN (lab links are tbf-shaped; a red qdisc would replace the shaper)",
-		harness.FeatTrimming: "Linux forwarding does not trim packets (FRR and the kernel drop)",
-		harness.FeatPFC:      "veth links have no pause frames",
-		harness.FeatVRF:      "suite VRFs are not mapped onto the lab (FRR netns VRFs are available through the frr driver and fabricbench lab)",
-		harness.FeatQueue:    "lab links are tbf-shaped with a 5 ms queue",
-		harness.FeatAdaptive: "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no per-packet adaptive routing",
+		harness.FeatECN:         "the lab's FRR and Linux switch drivers do not configure WRED/ECN (lab links are tbf-shaped; a red qdisc would replace the shaper)",
+		harness.FeatTrimming:    "Linux forwarding does not trim packets (FRR and the kernel drop)",
+		harness.FeatPFC:         "veth links have no pause frames",
+		harness.FeatVRF:         "suite VRFs are not mapped onto the lab (FRR netns VRFs are available through the frr driver and fabricbench lab)",
+		harness.FeatQueue:       "lab links are tbf-shaped with a 5 ms queue",
+		harness.FeatAdaptive:    "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no per-packet adaptive routing",
+		harness.FeatSRv6Control: "the lab pins host pairs (both directions, by firewall mark) with loose paths; a path controller, per-job and strict paths are simulator only",
 	},
 	MaxMTU:            MaxMTU,
 	MaxMTUReason:      fmt.Sprintf("the payload plus headers must fit the lab's %d-byte link MTU", LinkMTU),

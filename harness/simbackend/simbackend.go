@@ -12,10 +12,13 @@ import (
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/pathctl"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/sim"
 	"github.com/fabricbench/fabricbench/telemetry"
+	"github.com/fabricbench/fabricbench/workloads"
 )
 
 // Name is the backend's registry name.
@@ -69,12 +72,13 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 // capabilities is what the simulator models: ECMP (5-tuple or
 // address-only hashing) or switch adaptive routing, ECN marking, trimming, PFC
 // (features.pfc: the one data class every flow runs in becomes lossless,
-// sim.PFC with its default thresholds), queue sizes, every fault
-// kind and workload, telemetry at any interval the suite allows.
+// sim.PFC with its default thresholds), queue sizes, SRv6 micro-SID paths
+// (features.srv6: paths per host pair or per job, and the disjoint
+// placement controller, sim.SRv6 and package pathctl), every fault kind
+// and workload, telemetry at any interval the suite allows.
 var capabilities = harness.Capabilities{
 	Unsupported: map[harness.Feature]string{
-		harness.FeatSRv6: "the simulator routes by ECMP only; SRv6 path placement needs the netns (FRR) or a hardware backend",
-		harness.FeatVRF:  "the simulator has a single routing table",
+		harness.FeatVRF: "the simulator has a single routing table",
 	},
 	ECMPHashNeeds:  []string{"src-ip", "dst-ip"},
 	ECMPHashReason: "the simulator always hashes on src-ip and dst-ip; it can add L4 ports (or the flow label) or not",
@@ -88,14 +92,13 @@ func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
 // callers that did not plan.
 func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	switch {
-	case feat.SRv6:
-		return unsupported("features.srv6", capabilities.Unsupported[harness.FeatSRv6])
 	case feat.VRFs > 0:
 		return unsupported("features.vrfs", capabilities.Unsupported[harness.FeatVRF])
 	case !slices.Contains(feat.ECMPHash, "src-ip") || !slices.Contains(feat.ECMPHash, "dst-ip"):
 		return unsupported("features.ecmp.hash", capabilities.ECMPHashReason)
 	}
 	feat.ECMPHash = slices.Clone(feat.ECMPHash)
+	feat.SRv6Paths = slices.Clone(feat.SRv6Paths)
 	b.feat = feat
 	return nil
 }
@@ -156,6 +159,13 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		HashAddressesOnly: !hasL4(b.feat.ECMPHash),
 		PFC:               sim.PFC{Enabled: b.feat.PFC},
 	}
+	if b.feat.SRv6 {
+		sr, err := b.srv6(w)
+		if err != nil {
+			return nil, err
+		}
+		cfg.SRv6 = sr
+	}
 	if b.feat.Adaptive {
 		cfg.Routing = sim.RoutingAdaptive
 		cfg.ARStaleness, cfg.ARQuantum, cfg.ARWeighted = b.feat.ARStaleness, b.feat.ARQuantum, b.feat.ARWeighted
@@ -190,6 +200,61 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 	}
 	for i, fr := range res.Flows {
 		out.Flows[i] = harness.FlowOutcome{ID: fr.ID, Start: fr.Start, FCT: fr.FCT, Retx: fr.Retx, Nacks: fr.Nacks, Timeouts: fr.Timeouts}
+	}
+	return out, nil
+}
+
+// srv6 maps the suite's SRv6 paths onto the workload's flows: a path
+// pins the flows from Src to Dst (of its job only, when it names one) to
+// the uN of each Via switch, and, unless another path covers them, the
+// flows from Dst to Src to the reversed switches, as the lab does. With
+// the disjoint controller the elephants left over are then placed by
+// pathctl.Disjoint, once for the whole run (every job at its start).
+func (b *Backend) srv6(w *harness.Workload) (sim.SRv6, error) {
+	var out sim.SRv6
+	f := b.f
+	type key struct{ src, dst int }
+	explicit := map[key]bool{}
+	for _, p := range b.feat.SRv6Paths {
+		explicit[key{p.Src, p.Dst}] = true
+	}
+	pinned := map[int]bool{}
+	for _, p := range b.feat.SRv6Paths {
+		fwd := sim.SRv6Path{Name: p.Name, Strict: p.Strict}
+		rev := sim.SRv6Path{Name: p.Name + " (reverse)", Strict: p.Strict}
+		for i, n := range p.Via {
+			fwd.SIDs = append(fwd.SIDs, sim.USID(f, n))
+			rev.SIDs = append(rev.SIDs, sim.USID(f, p.Via[len(p.Via)-1-i]))
+		}
+		for i, fl := range w.Matrix.Flows {
+			if pinned[fl.ID] || (p.Job != "" && (i >= len(w.FlowJob) || w.Jobs[w.FlowJob[i]].Name != p.Job)) {
+				continue
+			}
+			switch {
+			case fl.Src == p.Src && fl.Dst == p.Dst:
+				fwd.Flows = append(fwd.Flows, fl.ID)
+			case fl.Src == p.Dst && fl.Dst == p.Src && !explicit[key{p.Dst, p.Src}]:
+				rev.Flows = append(rev.Flows, fl.ID)
+			default:
+				continue
+			}
+			pinned[fl.ID] = true
+		}
+		for _, sp := range []sim.SRv6Path{fwd, rev} {
+			if len(sp.Flows) > 0 {
+				out.Paths = append(out.Paths, sp)
+			}
+		}
+	}
+	if b.feat.SRv6Placement == suite.SRv6PlacementDisjoint {
+		var rest []workloads.Flow
+		for _, fl := range w.Matrix.Flows {
+			if !pinned[fl.ID] {
+				rest = append(rest, fl)
+			}
+		}
+		pl := pathctl.Disjoint(f, rest, b.feat.SRv6Elephant)
+		out.Paths = append(out.Paths, pathctl.SRv6(f, pl.Placed)...)
 	}
 	return out, nil
 }

@@ -117,7 +117,20 @@ type SRv6 struct {
 	USID    bool   `yaml:"usid"`
 	// Paths pin host pairs to explicit switch sequences.
 	Paths []SRv6Path `yaml:"paths"`
+	// Placement is the path controller: "" or none (only Paths), or
+	// disjoint: at job start, every flow of at least Elephant bytes not
+	// pinned by Paths is placed on the spine whose links carry the fewest
+	// elephants already placed (package pathctl). Simulator only.
+	Placement string `yaml:"placement"`
+	// Elephant is the placement's flow-size threshold (default 1MiB).
+	Elephant string `yaml:"elephant"`
 }
+
+// SRv6 placement controllers (SRv6.Placement).
+const (
+	SRv6PlacementNone     = "none"
+	SRv6PlacementDisjoint = "disjoint"
+)
 
 // SRv6Path is one explicit path from host Src to host Dst through the
 // switches Via (at least one). Names, when set, are unique.
@@ -126,6 +139,13 @@ type SRv6Path struct {
 	Dst  string   `yaml:"dst"`
 	Via  []string `yaml:"via"`
 	Name string   `yaml:"name"`
+	// Job, when set, limits the path to that job's flows (simulator only);
+	// otherwise it pins every flow between the two hosts, and the reverse
+	// direction through the reversed switches.
+	Job string `yaml:"job"`
+	// Strict requires each listed switch to be adjacent to the previous
+	// hop (simulator only; the lab routes between listed switches).
+	Strict bool `yaml:"strict"`
 }
 
 // VRF is one routing instance. Names are non-empty and unique, Table is

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -536,6 +537,16 @@ func (c *checker) features() {
 				c.errf("features.srv6.locator", "%q is not an IPv6 prefix (want e.g. fcbb:bb00::/32)", sr.Locator)
 			}
 		}
+		switch sr.Placement {
+		case "", SRv6PlacementNone, SRv6PlacementDisjoint:
+		default:
+			c.errf("features.srv6.placement", "%q is not a placement (want none or disjoint)", sr.Placement)
+		}
+		if sr.Elephant != "" {
+			if n, err := workloads.ParseSize(sr.Elephant); err != nil || n <= 0 {
+				c.errf("features.srv6.elephant", "%q is not a positive size (e.g. 1MiB)", sr.Elephant)
+			}
+		}
 		names := map[string]int{}
 		for i, sp := range sr.Paths {
 			p := fileerr.Index("features.srv6.paths", i)
@@ -549,6 +560,9 @@ func (c *checker) features() {
 			}
 			for k, v := range sp.Via {
 				c.checkSwitch(fileerr.Index(p+".via", k), v)
+			}
+			if sp.Job != "" && !slices.ContainsFunc(c.s.Jobs, func(j Job) bool { return j.Name == sp.Job }) {
+				c.errf(p+".job", "no job named %q", sp.Job)
 			}
 			if sp.Name != "" {
 				if j, dup := names[sp.Name]; dup {
