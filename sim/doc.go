@@ -53,8 +53,9 @@
 // one outer IPv6 header, added to the packet's wire size, which is what
 // serialisation, queues and port octet counters all count) with a uSID
 // container, at most MaxUSIDs uN SIDs (USID: switch index + 1) ending in
-// the destination leaf's uN and uDX; the container is a per-flow table and
-// the packet carries a flag and a cursor (the hop byte). A switch whose uN
+// the destination leaf's uN and uDX; the containers are a table and the
+// packet carries a flag, its container (the explicit-path field) and a
+// cursor (the hop byte), so Sim.RepinSRv6 can repin a flow mid-run. A switch whose uN
 // is active shifts (advances the cursor) and forwards towards the next
 // uSID's switch over the shortest paths to it by ECMP; the destination leaf
 // decapsulates. Lists are checked in New (unknown uSID, too long, strict

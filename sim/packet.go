@@ -39,6 +39,8 @@ type packet struct {
 	// (hashed by ECMP) and an optional explicit path (source routing): 1 +
 	// the offset into Sim.paths of the egress ports to take, 0 for none
 	// (so a zeroed packet has none); hop is the next hop's index on it.
+	// An SRv6-encapsulated packet (pfSRv6) has instead its uSID container
+	// here, 1 + an offset into Sim.sr.sids, and its cursor in hop (srv6.go).
 	path    int32
 	entropy uint16
 	hop     uint8

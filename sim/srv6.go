@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/fabricbench/fabricbench/inventory"
 )
@@ -26,13 +25,15 @@ import (
 // is down to the uDX: the leaf decapsulates (the size drops by SRv6Encap)
 // and delivers. ACKs are routed by ECMP, unencapsulated.
 //
-// The container lives in a per-flow table (Sim.sr.flow -> Sim.sr.sids);
-// a packet carries only the pfSRv6 flag and its cursor (the hop byte, as
-// an explicit path's hop), so the packet stays one cache line and nothing
-// is allocated per packet. A trimmed header travels at the trimmed size
+// The containers live in a table (Sim.sr.sids, Sim.sr.flow: each flow's
+// current one); a packet carries only the pfSRv6 flag, its container (the
+// path field, which is an explicit path's otherwise; pinned flows have
+// none) and its cursor (the hop byte), so the packet stays one cache line
+// and nothing is allocated per packet. RepinSRv6 gives a flow a new
+// container mid-run; packets in flight keep theirs. A trimmed header travels at the trimmed size
 // (no encapsulation bytes) and is decapsulated without a size change.
-// The per-switch routes towards each listed switch are computed once, in
-// New, over every link; a member whose link is down is skipped (local
+// The per-switch routes towards every switch are computed once, in New,
+// over every link; a member whose link is down is skipped (local
 // failover), as ECMP does, but they are not reconverged.
 
 // SRv6Encap is the encapsulation overhead on the wire: one outer IPv6
@@ -80,10 +81,11 @@ func USID(f *inventory.Fabric, node int) uint16 {
 
 // srv6State is the uSID stage's tables.
 type srv6State struct {
-	on   bool
-	flow []int32 // flow index -> 1 + offset into sids of [n, node...], 0: not pinned
-	sids []int32 // per container: count, then the switch node of each uN
-	tgt  []int32 // node -> index of its route table, -1 if no list names it
+	on     bool
+	flow   []int32 // flow index -> 1 + offset into sids of [n, node...], 0: not pinned
+	sids   []int32 // per container: count, then the switch node of each uN
+	nodeOf map[uint16]int32
+	tgt    []int32 // node -> index of its route table (switches), -1 for hosts
 	// Routes towards listed switches: [tgt*nodes + node] -> group in
 	// gOff/gCnt over gPorts (ports on shortest paths to the target).
 	gOff, gCnt []int32
@@ -96,114 +98,19 @@ func (s *Sim) buildSRv6() error {
 		return nil
 	}
 	f := s.f
-	nodeOf := map[uint16]int32{}
-	for i := range f.Nodes {
-		if f.Nodes[i].IsSwitch() {
-			nodeOf[USID(f, i)] = int32(i)
-		}
-	}
-	idx := make(map[int]int32, len(s.flows))
-	for i, fl := range s.cfg.Matrix.Flows {
-		idx[fl.ID] = int32(i)
-	}
 	sr := &s.sr
-	sr.flow = make([]int32, len(s.flows))
+	sr.nodeOf = map[uint16]int32{}
 	sr.tgt = make([]int32, len(f.Nodes))
-	for i := range sr.tgt {
-		sr.tgt[i] = -1
-	}
-	adjacent := func(a, b int32) bool {
-		for _, p := range f.Nodes[a].Ports {
-			if int32(f.PeerNode(p)) == b {
-				return true
-			}
-		}
-		return false
-	}
 	var targets []int32
-	for k, sp := range cfg.Paths {
-		name := sp.Name
-		if name == "" {
-			name = fmt.Sprintf("#%d", k)
-		}
-		bad := func(format string, a ...any) error {
-			return fmt.Errorf("sim: SRv6 path %s: %s", name, fmt.Sprintf(format, a...))
-		}
-		if len(sp.SIDs) == 0 {
-			return bad("no uSIDs")
-		}
-		var via []int32
-		for i, sid := range sp.SIDs {
-			n, ok := nodeOf[sid]
-			if !ok {
-				return bad("uSID %d (%#04x) is no switch's uN", i, sid)
-			}
-			if i > 0 && via[i-1] == n {
-				return bad("uSID %d (%#04x, %s) repeats the one before", i, sid, f.Nodes[n].Name)
-			}
-			via = append(via, n)
-		}
-		for _, id := range sp.Flows {
-			fi, ok := idx[id]
-			if !ok {
-				return bad("flow %d is not in the traffic matrix", id)
-			}
-			if s.flows[fi].path != 0 {
-				return bad("flow %d also has an explicit path (Config.Paths)", id)
-			}
-			if sr.flow[fi] != 0 {
-				return bad("flow %d is already pinned by another SRv6 path", id)
-			}
-			st := &s.flows[fi]
-			// The decapsulating leaf: the last listed switch if the
-			// destination host hangs off it, else the host's first switch.
-			leaf := int32(-1)
-			for _, p := range f.Nodes[st.dstNode].Ports {
-				if m := int32(f.PeerNode(p)); f.Nodes[m].IsSwitch() {
-					if m == via[len(via)-1] {
-						leaf = m
-						break
-					}
-					if leaf < 0 {
-						leaf = m
-					}
-				}
-			}
-			if leaf < 0 {
-				return bad("flow %d: destination host %d has no switch", id, st.dst)
-			}
-			list := via
-			if list[len(list)-1] != leaf {
-				list = append(slices.Clip(via), leaf)
-			}
-			if len(list)+1 > MaxUSIDs {
-				return bad("flow %d: %d uSIDs (%d listed, the destination leaf's uN and uDX), a container holds %d",
-					id, len(list)+1, len(via), MaxUSIDs)
-			}
-			if sp.Strict {
-				prev := int32(s.ports[s.hosts[st.src].port].peerNode)
-				for i, n := range via {
-					if !(i == 0 && n == prev) && !adjacent(prev, n) {
-						return bad("strict: hop %d, %s is not adjacent to %s", i, f.Nodes[n].Name, f.Nodes[prev].Name)
-					}
-					prev = n
-				}
-				if prev != leaf && !adjacent(prev, leaf) {
-					return bad("strict: %s is not adjacent to the destination leaf %s", f.Nodes[prev].Name, f.Nodes[leaf].Name)
-				}
-			}
-			sr.flow[fi] = int32(len(sr.sids)) + 1
-			sr.sids = append(sr.sids, int32(len(list)))
-			sr.sids = append(sr.sids, list...)
-			for _, n := range list {
-				if sr.tgt[n] < 0 {
-					sr.tgt[n] = int32(len(targets))
-					targets = append(targets, n)
-				}
-			}
+	for i := range f.Nodes {
+		sr.tgt[i] = -1
+		if f.Nodes[i].IsSwitch() {
+			sr.nodeOf[USID(f, i)] = int32(i)
+			sr.tgt[i] = int32(len(targets))
+			targets = append(targets, int32(i))
 		}
 	}
-	// Shortest-path routes towards each target switch, through switches.
+	// Shortest-path routes towards every switch, through switches.
 	nN := len(f.Nodes)
 	sr.gOff = make([]int32, len(targets)*nN)
 	sr.gCnt = make([]int32, len(targets)*nN)
@@ -239,31 +146,153 @@ func (s *Sim) buildSRv6() error {
 			sr.gCnt[g] = int32(len(sr.gPorts)) - sr.gOff[g]
 		}
 	}
-	// Every listed switch must be reachable from every switch of the
-	// pinned flows' paths: check from the hosts' leaves.
-	for fi, off := range sr.flow {
-		if off == 0 {
-			continue
+	idx := make(map[int]int32, len(s.flows))
+	for i, fl := range s.cfg.Matrix.Flows {
+		idx[fl.ID] = int32(i)
+	}
+	sr.flow = make([]int32, len(s.flows))
+	for k, sp := range cfg.Paths {
+		name := sp.Name
+		if name == "" {
+			name = fmt.Sprintf("#%d", k)
 		}
-		st := &s.flows[fi]
-		at := s.ports[s.hosts[st.src].port].peerNode
-		n := sr.sids[off-1]
-		for _, tn := range sr.sids[off : off+n] {
-			if at != tn && sr.gCnt[int(sr.tgt[tn])*nN+int(at)] == 0 {
-				return fmt.Errorf("sim: SRv6: flow %d: no route from %s to %s", s.cfg.Matrix.Flows[fi].ID, f.Nodes[at].Name, f.Nodes[tn].Name)
+		if len(sp.Flows) == 0 {
+			if _, err := s.srVia(name, sp.SIDs); err != nil {
+				return err
 			}
-			at = tn
+		}
+		for _, id := range sp.Flows {
+			fi, ok := idx[id]
+			if !ok {
+				return fmt.Errorf("sim: SRv6 path %s: flow %d is not in the traffic matrix", name, id)
+			}
+			if s.flows[fi].path != 0 {
+				return fmt.Errorf("sim: SRv6 path %s: flow %d also has an explicit path (Config.Paths)", name, id)
+			}
+			if sr.flow[fi] != 0 {
+				return fmt.Errorf("sim: SRv6 path %s: flow %d is already pinned by another SRv6 path", name, id)
+			}
+			if err := s.srPin(fi, name, sp.SIDs, sp.Strict); err != nil {
+				return err
+			}
 		}
 	}
 	sr.on = true
 	return nil
 }
 
+// srVia resolves a uSID list to switch nodes.
+func (s *Sim) srVia(name string, sids []uint16) ([]int32, error) {
+	if len(sids) == 0 {
+		return nil, fmt.Errorf("sim: SRv6 path %s: no uSIDs", name)
+	}
+	var via []int32
+	for i, sid := range sids {
+		n, ok := s.sr.nodeOf[sid]
+		if !ok {
+			return nil, fmt.Errorf("sim: SRv6 path %s: uSID %d (%#04x) is no switch's uN", name, i, sid)
+		}
+		if i > 0 && via[i-1] == n {
+			return nil, fmt.Errorf("sim: SRv6 path %s: uSID %d (%#04x, %s) repeats the one before", name, i, sid, s.f.Nodes[n].Name)
+		}
+		via = append(via, n)
+	}
+	return via, nil
+}
+
+// srPin checks the uSID list for flow index fi and makes it the flow's
+// container (packets already sent keep theirs).
+func (s *Sim) srPin(fi int32, name string, sids []uint16, strict bool) error {
+	f, sr := s.f, &s.sr
+	id := s.cfg.Matrix.Flows[fi].ID
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("sim: SRv6 path %s: %s", name, fmt.Sprintf(format, a...))
+	}
+	via, err := s.srVia(name, sids)
+	if err != nil {
+		return err
+	}
+	adjacent := func(a, b int32) bool {
+		for _, p := range f.Nodes[a].Ports {
+			if int32(f.PeerNode(p)) == b {
+				return true
+			}
+		}
+		return false
+	}
+	st := &s.flows[fi]
+	// The decapsulating leaf: the last listed switch if the destination
+	// host hangs off it, else the host's first switch.
+	leaf := int32(-1)
+	for _, p := range f.Nodes[st.dstNode].Ports {
+		if m := int32(f.PeerNode(p)); f.Nodes[m].IsSwitch() {
+			if m == via[len(via)-1] {
+				leaf = m
+				break
+			}
+			if leaf < 0 {
+				leaf = m
+			}
+		}
+	}
+	if leaf < 0 {
+		return bad("flow %d: destination host %d has no switch", id, st.dst)
+	}
+	list := via
+	if list[len(list)-1] != leaf {
+		list = append(list, leaf)
+	}
+	if len(list)+1 > MaxUSIDs {
+		return bad("flow %d: %d uSIDs (%d listed, the destination leaf's uN and uDX), a container holds %d",
+			id, len(list)+1, len(via), MaxUSIDs)
+	}
+	first := s.ports[s.hosts[st.src].port].peerNode
+	if strict {
+		prev := first
+		for i, n := range via {
+			if !(i == 0 && n == prev) && !adjacent(prev, n) {
+				return bad("strict: hop %d, %s is not adjacent to %s", i, f.Nodes[n].Name, f.Nodes[prev].Name)
+			}
+			prev = n
+		}
+		if prev != leaf && !adjacent(prev, leaf) {
+			return bad("strict: %s is not adjacent to the destination leaf %s", f.Nodes[prev].Name, f.Nodes[leaf].Name)
+		}
+	}
+	at := first
+	for _, tn := range list {
+		if at != tn && sr.gCnt[int(sr.tgt[tn])*len(f.Nodes)+int(at)] == 0 {
+			return bad("flow %d: no route from %s to %s", id, f.Nodes[at].Name, f.Nodes[tn].Name)
+		}
+		at = tn
+	}
+	sr.flow[fi] = int32(len(sr.sids)) + 1
+	sr.sids = append(sr.sids, int32(len(list)))
+	sr.sids = append(sr.sids, list...)
+	return nil
+}
+
+// RepinSRv6 changes the uSID list of flow ID flow while the run goes on
+// (a path controller's reroute, e.g. from Config.OnSample): its next data
+// packets take the new container; packets already sent keep theirs. The
+// flow must have been pinned in Config.SRv6. The list is checked as in New.
+func (s *Sim) RepinSRv6(flow int, name string, sids []uint16, strict bool) error {
+	for i, fl := range s.cfg.Matrix.Flows {
+		if fl.ID == flow {
+			if !s.sr.on || s.sr.flow[i] == 0 {
+				return fmt.Errorf("sim: SRv6 path %s: flow %d is not pinned", name, flow)
+			}
+			return s.srPin(int32(i), name, sids, strict)
+		}
+	}
+	return fmt.Errorf("sim: SRv6 path %s: flow %d is not in the traffic matrix", name, flow)
+}
+
 // srEncap encapsulates a pinned flow's new data packet at the sender.
 func (s *Sim) srEncap(fi int32, pkt *packet) {
-	if s.sr.flow[fi] != 0 {
+	if c := s.sr.flow[fi]; c != 0 {
 		pkt.flags |= pfSRv6
-		pkt.hop = 0
+		pkt.path, pkt.hop = c, 0 // the container, as of sending
 		pkt.size += SRv6Encap
 	}
 }
@@ -274,7 +303,7 @@ func (s *Sim) srEncap(fi int32, pkt *packet) {
 // uDX it decapsulates and returns srDecap (route normally to the host).
 func (s *Sim) srRoute(node int32, pkt *packet) int32 {
 	sr := &s.sr
-	off := sr.flow[pkt.flow]
+	off := pkt.path
 	n := sr.sids[off-1]
 	list := sr.sids[off : off+n]
 	c := int32(pkt.hop)
@@ -288,7 +317,7 @@ func (s *Sim) srRoute(node int32, pkt *packet) int32 {
 		if pkt.flags&pfTrimmed == 0 {
 			pkt.size -= SRv6Encap
 		}
-		pkt.hop = 0
+		pkt.path, pkt.hop = 0, 0
 		return srDecap
 	}
 	g := int(sr.tgt[list[c]])*len(s.f.Nodes) + int(node)
