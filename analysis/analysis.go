@@ -26,6 +26,10 @@ const (
 	KindCoreDownlinks  = "core-downlinks"
 	KindRail           = "rail"
 	KindPlane          = "plane"
+	// KindPlanes compares the planes of a multi-plane fabric, KindRails
+	// its rails (groups.go: planeGroups).
+	KindPlanes = "planes"
+	KindRails  = "rails"
 )
 
 // Fabric-wide metrics in Output.Metrics.
@@ -42,6 +46,11 @@ const (
 	MetricImbalancedGroups  = "imbalanced_groups"
 	MetricMinGroupJain      = "min_group_jain"
 	MetricUnmatchedFaults   = "unmatched_faults"
+	// Multi-plane fabrics only: the least-loaded plane's share of the host
+	// NIC bytes times the number of planes (1: an equal share), and the
+	// planes' coefficient of variation (plane symmetry).
+	MetricPlaneShareMin = "plane_share_min"
+	MetricPlaneCV       = "plane_cv"
 )
 
 // NoData marks a missing value in GroupStat.Means and in the Gbps arrays of
@@ -325,6 +334,13 @@ func Analyze(in Input) (*Output, error) {
 	out.Plots.TimeSeries = a.faultSeries(groups, data, symAnoms)
 
 	m := out.Metrics
+	for gi, gr := range groups {
+		if gr.kind == KindPlanes {
+			if share, cv, ok := planeShare(out.Groups[gi]); ok {
+				m[MetricPlaneShareMin], m[MetricPlaneCV] = share, cv
+			}
+		}
+	}
 	m[MetricSymmetryAnomalies] = float64(at.symmetry)
 	m[MetricStragglers] = float64(at.stragglers)
 	m[MetricAnomalies] = float64(len(at.anomalies))

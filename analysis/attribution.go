@@ -596,7 +596,7 @@ func (a *analyzer) siblings(c *culprit, groups []group) []int {
 		return out
 	}
 	for _, gr := range groups {
-		if gr.kind == KindPlane || gr.kind == KindRail {
+		if gr.kind == KindPlane || gr.kind == KindRail || gr.kind == KindPlanes || gr.kind == KindRails {
 			continue
 		}
 		has := false
@@ -631,7 +631,7 @@ func (a *analyzer) imbalances(groups []group, stats []GroupStat, anoms []results
 	for gi, gr := range groups {
 		st := stats[gi]
 		switch gr.kind {
-		case KindLeafUplinks, KindSpineUplinks, KindPlane:
+		case KindLeafUplinks, KindSpineUplinks, KindPlane, KindPlanes, KindRails:
 		default:
 			continue // downlinks and rails follow the traffic matrix
 		}

@@ -259,7 +259,7 @@ func (a *analyzer) findCulprits(groups []group, data []groupData) []*culprit {
 	}
 	groupOf := map[int]string{} // port -> symmetry group name
 	for _, gr := range groups {
-		if gr.kind == KindPlane {
+		if gr.kind == KindPlane || gr.kind == KindPlanes || gr.kind == KindRails {
 			continue
 		}
 		for _, m := range gr.members {

@@ -40,7 +40,16 @@
 //	                         the tier-1 switches of a pod (2 tiers: all spines,
 //	                         "fabric"); members are switch names, value: the sum
 //	                         of the switch's downlink out-octets rates, i.e. each
-//	                         spine's (plane's) share of the load
+//	                         spine's (plane's) share of the load; in a
+//	                         multi-plane fabric one per plane, plane:<plane>
+//	planes:fabric            (multi-plane fabrics, inventory.Fabric.Planes) one
+//	                         member per plane: the host NIC ports on it and the
+//	                         leaf ports facing them (both directions), i.e. the
+//	                         plane's share of the hosts' traffic
+//	rails:fabric             (fabrics with rails, inventory.Fabric.Rails: a
+//	                         generated multi-plane fabric's leaf positions or an
+//	                         inventory's declared rails) one member per rail,
+//	                         likewise
 //
 // A group's line rate is the mean of its members' line rates (the sum of
 // the downlink rates for a plane member). Its active window is the set of
@@ -101,7 +110,8 @@
 //
 // # Imbalance
 //
-// Load-balanced groups (leaf-uplinks, spine-uplinks, planes) that no
+// Load-balanced groups (leaf-uplinks, spine-uplinks, plane, planes,
+// rails) that no
 // anomaly touches and whose member means have a coefficient of variation
 // of at least ImbalanceCV (0.15) are reported once, with CV, max/min and
 // Jain's index (ECMP hash collisions are real imbalance, not culprits).
@@ -177,5 +187,8 @@
 // (fraction of switch ports with samples), and drops, trims and ecn_marked:
 // the summed increases, over all switch targets, of the interface
 // out-discards counters and of the queue trim-pkts and ecn-marked-pkts
-// counters.
+// counters. A multi-plane fabric adds plane_share_min (the least-loaded
+// plane's share of the planes group's load times the number of planes: 1
+// when the planes share equally) and plane_cv (the planes' CV, plane
+// symmetry).
 package analysis

@@ -69,15 +69,23 @@ func (a *analyzer) buildGroups() []group {
 		case 1:
 			if len(down) > 0 {
 				spineDown = append(spineDown, mk(KindSpineDownlinks, down))
-				pg, ok := planes[n.Pod]
+				key := n.Plane<<24 | (n.Pod + 1)
+				pg, ok := planes[key]
 				if !ok {
 					name := KindPlane + ":fabric"
 					if f.Tiers > 2 && n.Pod >= 0 {
 						name = KindPlane + ":pod" + strconv.Itoa(n.Pod)
 					}
+					if len(f.Planes) > 1 {
+						// A multi-plane fabric: the spines of each plane.
+						name = KindPlane + ":" + f.Planes[n.Plane]
+						if f.Tiers > 2 && n.Pod >= 0 {
+							name += "-pod" + strconv.Itoa(n.Pod)
+						}
+					}
 					pg = &group{name: name, kind: KindPlane}
-					planes[n.Pod] = pg
-					planeOrder = append(planeOrder, n.Pod)
+					planes[key] = pg
+					planeOrder = append(planeOrder, key)
 				}
 				m := member{label: n.Name, ports: down}
 				for _, p := range down {
@@ -101,10 +109,65 @@ func (a *analyzer) buildGroups() []group {
 	out = append(out, coreDown...)
 	out = append(out, rails...)
 	sort.Ints(planeOrder)
-	for _, pod := range planeOrder {
-		out = append(out, *planes[pod])
+	for _, key := range planeOrder {
+		out = append(out, *planes[key])
 	}
+	return append(out, a.planeGroups()...)
+}
+
+// planeGroups are the groups of a multi-plane fabric and of a fabric with
+// rails: planes:fabric, one member per plane, and rails:fabric, one per
+// rail; a member's ports are the host NIC ports on it and the leaf ports
+// facing them (both directions of the host links), so its value is the
+// plane's (rail's) share of the hosts' traffic.
+func (a *analyzer) planeGroups() []group {
+	f := a.f
+	var out []group
+	collect := func(kind string, names []string, of func(p int) int) {
+		if len(names) < 2 {
+			return
+		}
+		g := group{name: kind + ":fabric", kind: kind, members: make([]member, len(names))}
+		for i, n := range names {
+			g.members[i].label = n
+		}
+		for _, h := range f.Hosts {
+			for _, p := range f.Nodes[h].Ports {
+				i := of(p)
+				if i < 0 || i >= len(names) {
+					continue
+				}
+				m := &g.members[i]
+				m.ports = append(m.ports, p, f.Ports[p].Peer)
+				m.rate += float64(f.PortRate(p))
+			}
+		}
+		out = append(out, g)
+	}
+	collect(KindPlanes, f.Planes, func(p int) int { return f.Ports[p].Plane })
+	collect(KindRails, f.Rails, func(p int) int { return f.Ports[p].Rail })
 	return out
+}
+
+// planeShare is the least-loaded plane's share of the planes group's
+// load times the number of planes, and the group's CV.
+func planeShare(st GroupStat) (share, cv float64, ok bool) {
+	var sum, lo float64
+	n := 0
+	for _, m := range st.Means {
+		if m < 0 {
+			return 0, 0, false
+		}
+		if n == 0 || m < lo {
+			lo = m
+		}
+		sum += m
+		n++
+	}
+	if n < 2 || sum <= 0 {
+		return 0, 0, false
+	}
+	return round(lo/sum*float64(n), 6), st.CV, true
 }
 
 // rail is the group of the host NICs attached to leaf n (through the leaf

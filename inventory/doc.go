@@ -92,6 +92,15 @@
 //	latency          latency of every link (default 1us)
 //	switch_latency   forwarding latency of every switch (default 0)
 //
+// planes (fattree and leafspine): planes=N (1..8, inventory.MaxPlanes)
+// builds N parallel copies of the fabric's switches and links (planes
+// "plane0".., switch names prefixed "p<plane>-": p0-leaf0), every host
+// with one NIC port per plane, port i (eth<i>) on plane i, as Spectrum-X's
+// multi-plane hosts (Node.Plane, Port.Plane). Rails are the leaf
+// positions: rail r ("rail<r>", Port.Rail) holds the host NIC ports under
+// leaf r of every plane. planes=1 is the single-plane fabric with
+// prefixed names, planes and rails set.
+//
 // dragonfly: a Dragonfly (Kim et al., ISCA 2008).
 //
 //	dragonfly:p=P,a=A,h=H[,gbps=100][,latency=1us][,local_gbps=G][,local_latency=D]

@@ -44,6 +44,10 @@ type Node struct {
 	LatencyPs int64
 	// Ports are indices into Fabric.Ports, in port-number order.
 	Ports []int
+	// Plane is the plane a switch belongs to (an index into Fabric.Planes;
+	// 0 in a single-plane fabric, and for hosts, which belong to every
+	// plane they have a port in).
+	Plane int
 }
 
 // IsSwitch reports whether the node forwards traffic.
@@ -59,6 +63,13 @@ type Port struct {
 	Peer  int // the port at the other end of the link
 	// Uplink is true when the peer sits on a higher tier (host->leaf, leaf->spine, spine->core).
 	Uplink bool
+	// Plane is the plane of the port: its switch's, or for a host NIC
+	// port the plane of the switch it attaches to (0 in a single-plane
+	// fabric).
+	Plane int
+	// Rail is the rail of a host NIC port, an index into Fabric.Rails; -1
+	// on switch ports and when the fabric declares no rails.
+	Rail int
 }
 
 // Link is a full-duplex point-to-point link; both directions have the same
@@ -86,6 +97,30 @@ type Fabric struct {
 	Tiers int
 	// HostsPerPod is the number of hosts in a pod (0 if not pod-structured).
 	HostsPerPod int
+	// Planes names the fabric's planes: parallel, disjoint switch fabrics,
+	// every host having a NIC port in each (Node.Plane, Port.Plane index
+	// it). Nil in a single-plane fabric.
+	Planes []string
+	// Rails names the fabric's rails (Port.Rail indexes it): the host NIC
+	// ports served by one set of leaves. Nil when the fabric has none.
+	Rails []string
+}
+
+// MaxPlanes is the most planes a fabric may have.
+const MaxPlanes = 8
+
+// NumPlanes returns the number of planes (1 for a single-plane fabric).
+func (f *Fabric) NumPlanes() int { return max(1, len(f.Planes)) }
+
+// HostPlanePort returns the port of host h on plane pl: its first NIC port
+// attached to a switch of that plane, or -1.
+func (f *Fabric) HostPlanePort(h, pl int) int {
+	for _, p := range f.Host(h).Ports {
+		if f.Ports[p].Plane == pl {
+			return p
+		}
+	}
+	return -1
 }
 
 // NumHosts returns the number of hosts.
@@ -146,8 +181,8 @@ func (b *Builder) Connect(lo, hi int, rateBps, latencyPs int64) int {
 	lid := len(f.Links)
 	pa, pb := len(f.Ports), len(f.Ports)+1
 	f.Ports = append(f.Ports,
-		Port{ID: pa, Node: lo, Index: len(f.Nodes[lo].Ports), Link: lid, Peer: pb, Uplink: true},
-		Port{ID: pb, Node: hi, Index: len(f.Nodes[hi].Ports), Link: lid, Peer: pa})
+		Port{ID: pa, Node: lo, Index: len(f.Nodes[lo].Ports), Link: lid, Peer: pb, Uplink: true, Rail: -1},
+		Port{ID: pb, Node: hi, Index: len(f.Nodes[hi].Ports), Link: lid, Peer: pa, Rail: -1})
 	f.Nodes[lo].Ports = append(f.Nodes[lo].Ports, pa)
 	f.Nodes[hi].Ports = append(f.Nodes[hi].Ports, pb)
 	f.Links = append(f.Links, Link{ID: lid, A: pa, B: pb, RateBps: rateBps, LatencyPs: latencyPs})
@@ -166,6 +201,7 @@ func (b *Builder) Fabric(tiers, hostsPerPod int) (*Fabric, error) {
 			p.Name = fmt.Sprintf("Ethernet%d", p.Index)
 		}
 	}
+	f.setPortPlanes()
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -188,6 +224,9 @@ func (f *Fabric) Validate() error {
 		if n.Role == RoleHost && len(n.Ports) == 0 {
 			return fmt.Errorf("fabric %q: host %s has no link", f.Name, n.Name)
 		}
+	}
+	if err := f.validatePlanes(); err != nil {
+		return err
 	}
 	for _, l := range f.Links {
 		if l.RateBps <= 0 {

@@ -1562,7 +1562,65 @@ func (h *Hardware) Fabric() (*Fabric, error) {
 			f.Ports[pid].Index = idx
 		}
 	}
+	h.carryRailsPlanes(f, byName)
 	return f, nil
+}
+
+// carryRailsPlanes puts the inventory's rails on the fabric (Fabric.Rails
+// "rail<index>", Port.Rail of every host NIC on a declared rail) and its
+// planes when they are real planes: every switch in one, no link between
+// two, every host with a NIC in each (a multi-plane fabric). Planes that
+// only group spines stay the inventory's (Hardware.Planes).
+func (h *Hardware) carryRailsPlanes(f *Fabric, byName map[string]*Device) {
+	if len(h.Rails) > 0 {
+		idx := map[int]int{}
+		for i, r := range h.Rails {
+			idx[r.Index] = i
+			f.Rails = append(f.Rails, "rail"+strconv.Itoa(r.Index))
+		}
+		for _, hn := range f.Hosts {
+			d := byName[f.Nodes[hn].Name]
+			for _, p := range f.Nodes[hn].Ports {
+				for _, nic := range d.NICs {
+					if nic.Name == f.Ports[p].Name && nic.Rail >= 0 {
+						if i, ok := idx[nic.Rail]; ok {
+							f.Ports[p].Rail = i
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(h.Planes) < 2 || len(h.Planes) > MaxPlanes {
+		return
+	}
+	plane := map[string]int{}
+	for i, pl := range h.Planes {
+		for _, sw := range pl.Switches {
+			plane[sw] = i
+		}
+	}
+	g := *f
+	g.Nodes = append([]Node(nil), f.Nodes...)
+	g.Ports = append([]Port(nil), f.Ports...)
+	g.Planes = make([]string, len(h.Planes))
+	for i, pl := range h.Planes {
+		g.Planes[i] = pl.Name
+	}
+	for i := range g.Nodes {
+		if g.Nodes[i].IsSwitch() {
+			pl, ok := plane[g.Nodes[i].Name]
+			if !ok {
+				return
+			}
+			g.Nodes[i].Plane = pl
+		}
+	}
+	g.setPortPlanes()
+	if g.validatePlanes() != nil {
+		return
+	}
+	*f = g
 }
 
 // naturalLess orders strings with digit runs compared as numbers: host2

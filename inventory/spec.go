@@ -12,8 +12,8 @@ import (
 )
 
 // specForms is appended to errors that cannot tell what the user meant.
-const specForms = "want an htsim .topo file, fattree:hosts=N[,tiers=2|3][,gbps=G][,oversub=O][,oversub1=O][,latency=D][,switch_latency=D][,podsize=P][,radix=K] " +
-	"or leafspine:leaves=L,spines=S,hosts_per_leaf=H[,gbps=G][,uplink_gbps=G][,links_per_spine=B][,latency=D][,switch_latency=D] " +
+const specForms = "want an htsim .topo file, fattree:hosts=N[,tiers=2|3][,gbps=G][,oversub=O][,oversub1=O][,latency=D][,switch_latency=D][,podsize=P][,radix=K][,planes=N] " +
+	"or leafspine:leaves=L,spines=S,hosts_per_leaf=H[,gbps=G][,uplink_gbps=G][,links_per_spine=B][,latency=D][,switch_latency=D][,planes=N] " +
 	"or dragonfly:p=P,a=A,h=H[,global_gbps=G][,global_latency=D]... or slimfly:q=Q,p=P[,...] " +
 	"(see go doc github.com/fabricbench/fabricbench/inventory)"
 
@@ -44,14 +44,45 @@ func Load(specOrPath string) (*Fabric, error) {
 // defaults and constructions are described in the package documentation.
 // The fabric is named after the spec.
 func ParseSpec(spec string) (*Fabric, error) {
-	if p, err := parseSpecParams(spec); err == nil && isLowDiameter(p.kind) {
+	p, err := parseSpecParams(spec)
+	if err == nil && isLowDiameter(p.kind) {
 		return buildLowDiameter(p)
 	}
-	s, err := planSpec(spec)
+	planes, base, err := splitPlanes(spec)
 	if err != nil {
 		return nil, err
 	}
-	return buildTree(strings.TrimSpace(spec), s)
+	s, err := planSpec(base)
+	if err != nil {
+		return nil, err
+	}
+	f, err := buildTree(strings.TrimSpace(spec), s)
+	if err != nil || planes == 0 {
+		return f, err
+	}
+	return replicatePlanes(f, planes)
+}
+
+// splitPlanes takes the planes key out of a fattree or leafspine spec: the
+// number of planes (0 when the key is absent) and the spec without it.
+func splitPlanes(spec string) (int, string, error) {
+	p, err := parseSpecParams(spec)
+	if err != nil || !p.has("planes") {
+		return 0, spec, nil
+	}
+	n, err := p.integer("planes", 1, MaxPlanes, 1, false)
+	if err != nil {
+		return 0, "", err
+	}
+	kind, rest, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	var keep []string
+	for _, part := range strings.Split(rest, ",") {
+		k, _, _ := strings.Cut(part, "=")
+		if strings.ToLower(strings.TrimSpace(k)) != "planes" {
+			keep = append(keep, part)
+		}
+	}
+	return int(n), kind + ":" + strings.Join(keep, ","), nil
 }
 
 // planSpec resolves a spec to the tree it describes, without building it.
