@@ -76,11 +76,15 @@ func (s *Sim) deliver(h int32, pi int32) {
 			return
 		}
 		// Turn the packet into its ACK in place.
+		port := s.ackPort(h, pkt)
 		pkt.setAck(&ack, fi, st.srcNode, int32(s.tp.AckBytes))
-		s.enqueue(s.hosts[h].port, pi)
+		s.enqueue(port, pi)
 		return
 	}
 	a := pkt.ackHeader()
+	if s.mp.on {
+		a.Plane = s.ackPlane(pkt)
+	}
 	s.pk.release(pi)
 	if st.fct >= 0 {
 		return

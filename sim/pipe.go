@@ -104,4 +104,7 @@ func (s *Sim) linkEvent(le *LinkEvent) {
 	if s.ar.w != nil && s.cfg.Reconverge == 0 {
 		s.arWeights() // no control plane delay modelled: weights at once
 	}
+	if s.mp.on {
+		s.mpLink(le)
+	}
 }

@@ -223,6 +223,7 @@ type Sim struct {
 	rt     routing
 	ar     adaptive
 	ld     lowDiam
+	mp     planeState
 	pfc    pfcState
 	sr     srv6State
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
@@ -332,6 +333,9 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	if err := s.buildPFC(); err != nil {
+		return nil, err
+	}
+	if err := s.buildPlanes(); err != nil {
 		return nil, err
 	}
 	if err := s.buildFlows(); err != nil {
@@ -680,6 +684,10 @@ func (s *Sim) pathRTO(rtt, rate int64, hops int) int64 {
 
 // activate puts a flow on its host's NIC list and kicks the NIC.
 func (s *Sim) activate(fi int32) {
+	if s.mp.on {
+		s.mpActivate(fi)
+		return
+	}
 	st := &s.flows[fi]
 	if !st.active {
 		st.active = true

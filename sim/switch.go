@@ -153,13 +153,13 @@ func (s *Sim) startTx(pid int32) {
 	case p.dataB > 0 && (!s.pfc.on || s.pfcSendable(pid)):
 		pi = s.dequeueData(pid, p, s.schedule(pid, p))
 	case p.host >= 0:
-		pi = s.pull(p.host)
+		pi = s.pullNIC(pid, p.host)
 	}
 	if pi < 0 {
 		return
 	}
 	s.transmit(pid, p, pi)
-	if p.ctrl.size > 0 || p.dataB > 0 || (p.host >= 0 && len(s.hosts[p.host].active) > 0) {
+	if p.ctrl.size > 0 || p.dataB > 0 || (p.host >= 0 && s.nicBacklog(pid, p.host)) {
 		p.pending = true
 		s.q.push(p.freeAt, evTxDone, pid, 0)
 	}

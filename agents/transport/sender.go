@@ -58,6 +58,13 @@ type Params struct {
 	// AckDelay, when > 0, bounds how long a coalescing receiver holds an
 	// ACK: it is sent AckDelay after the first arrival it covers.
 	AckDelay Time `json:"ack_delay_ps"`
+
+	// Planes is the number of planes a sender spreads each flow over (its
+	// NIC's ports, one per plane; plane.go); 0 or 1: a single plane. At
+	// most MaxPlanes.
+	Planes int `json:"planes"`
+	// PlaneMode is how (plb, global or entropy; PLB by default).
+	PlaneMode PlaneMode `json:"plane_mode"`
 }
 
 // Coalescing reports whether receivers coalesce ACKs.
@@ -92,6 +99,10 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("ack every %d bytes out of range [0, %d]", p.AckEveryBytes, 1<<26)
 	case p.AckDelay < 0 || p.AckDelay > Second:
 		return fmt.Errorf("ack delay %d ps out of range [0, 1s]", p.AckDelay)
+	case p.Planes < 0 || p.Planes > MaxPlanes:
+		return fmt.Errorf("planes %d out of range [0, %d]", p.Planes, MaxPlanes)
+	case p.PlaneMode > PlaneEntropy:
+		return fmt.Errorf("unknown plane mode %d", p.PlaneMode)
 	}
 	return nil
 }
@@ -159,6 +170,7 @@ type slot struct {
 	sentAt Time   // latest transmission
 	ent    uint16 // its entropy
 	st     uint8  // stSent, stAcked, stOut, stRtxQ
+	plane  uint8  // plane it was sent on (multi-plane senders)
 }
 
 // entry state bits.
@@ -200,6 +212,7 @@ type Sender struct {
 	lb       balancer
 	rng      rng
 	est      *RTTEstimator // nil unless Params.MeasureRTO
+	pl       *planes       // nil unless Params.Planes > 1 (plane.go)
 
 	Stats SenderStats
 }
@@ -242,7 +255,16 @@ func NewSender(p *Params, f Flow) *Sender {
 	s.ring, s.mask = make([]slot, c), c-1
 	s.rng = newRNG(p.Seed, uint64(f.ID)+1)
 	s.lb = newBalancer(p.LB, p.Entropies, p.REPSBuffer, &s.rng)
-	s.cc = newController(p, f.Path, s.wire)
+	if p.Planes > 1 {
+		// Per plane the path is the flow's path (Path.RateBps: one NIC
+		// port's rate); a shared window spans all planes.
+		s.pl = newPlanes(p, f.Path, s.wire)
+		all := f.Path
+		all.RateBps *= int64(p.Planes)
+		s.cc = newController(p, all, s.wire)
+	} else {
+		s.cc = newController(p, f.Path, s.wire)
+	}
 	s.rto = p.RTO
 	if s.rto <= 0 {
 		s.rto = f.Path.RTO
@@ -278,7 +300,16 @@ func (s *Sender) Packets() uint32 { return s.npkts }
 func (s *Sender) Done() bool { return s.acked == s.npkts }
 
 // Cwnd returns the congestion window in bytes.
-func (s *Sender) Cwnd() float64 { return s.cc.window() }
+func (s *Sender) Cwnd() float64 {
+	if s.pl != nil && s.pl.mode == PlanePLB {
+		w := 0.0
+		for i := 0; i < s.pl.n; i++ {
+			w += s.pl.cc[i].window()
+		}
+		return w
+	}
+	return s.cc.window()
+}
 
 // Inflight returns the wire bytes in flight.
 func (s *Sender) Inflight() int64 { return s.inflight }
@@ -305,6 +336,9 @@ func (s *Sender) pktWire(psn uint32) int64 {
 
 // CanSend reports whether a packet may be sent at now (window and pacing).
 func (s *Sender) CanSend(now Time) bool {
+	if s.pl != nil {
+		return s.canSendAny(now)
+	}
 	if s.paceBps > 0 && now < s.nextSend {
 		return false
 	}
@@ -331,9 +365,18 @@ func (s *Sender) NextSendTime() Time { return s.nextSend }
 // NextPacket fills d with the next packet to transmit at now and returns its
 // wire size, or returns 0 when the window (or pacing) allows nothing.
 func (s *Sender) NextPacket(now Time, d *Data) int64 {
+	if s.pl != nil {
+		return s.NextPacketOn(now, -1, d)
+	}
 	if !s.CanSend(now) {
 		return 0
 	}
+	return s.emit(now, d, s.lb.next(), 0)
+}
+
+// emit sends the next packet (a retransmission first) with entropy e on
+// plane p.
+func (s *Sender) emit(now Time, d *Data, e uint16, p int) int64 {
 	var psn uint32
 	retx := false
 	if s.rtxHead < len(s.rtxq) {
@@ -355,12 +398,15 @@ func (s *Sender) NextPacket(now Time, d *Data) int64 {
 		s.Stats.Sent++
 	}
 	size := s.pktWire(psn)
-	e := s.lb.next()
 	sl := s.slot(psn)
 	sl.st |= stSent | stOut
 	sl.sentAt = now
 	sl.ent = e
+	sl.plane = uint8(p)
 	s.inflight += size
+	if s.pl != nil {
+		s.planeSent(p, size)
+	}
 	// Drop stale entries first, so the FIFO stays bounded by what is
 	// outstanding even for a driver that never asks for timeouts.
 	s.cleanOrder()
@@ -376,7 +422,7 @@ func (s *Sender) NextPacket(now Time, d *Data) int64 {
 	// soon: the last packet, a retransmission, or a full window (htsim's
 	// AR rule).
 	ackReq := retx || psn == s.npkts-1 || float64(s.inflight+size) >= s.cc.window()
-	*d = Data{Flow: s.f.ID, PSN: psn, Payload: payload, Entropy: e, SentAt: now, Retx: retx, AckReq: ackReq}
+	*d = Data{Flow: s.f.ID, PSN: psn, Payload: payload, Entropy: e, SentAt: now, Retx: retx, AckReq: ackReq, Plane: uint8(p)}
 	return size
 }
 
@@ -426,13 +472,21 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 		s.Stats.ECNAcks++
 	}
 	s.lb.onAck(a.Entropy, a.ECN)
+	if s.pl != nil {
+		s.planeAcked(a.Plane)
+	}
 	if newly > 0 {
 		// Only an ACK for the latest transmission gives a valid RTT sample.
 		rtt := Time(-1)
 		if fresh && a.EchoTS == sentAt {
 			rtt = now - a.EchoTS
 		}
-		s.cc.onAck(now, rtt, a.ECN, newly, s.inflight, &s.lb, a.Entropy)
+		if s.pl != nil && s.pl.mode == PlanePLB {
+			// Per-plane CC: the ACK's plane's controller sees it.
+			s.planeCC(a.Plane).onAck(now, rtt, a.ECN, newly, s.pl.inflight[a.Plane], &s.lb, a.Entropy)
+		} else {
+			s.cc.onAck(now, rtt, a.ECN, newly, s.inflight, &s.lb, a.Entropy)
+		}
 	}
 	if s.acked == s.npkts && s.Stats.Completed == 0 {
 		s.Stats.Completed = now
@@ -444,6 +498,9 @@ func (s *Sender) markAcked(psn uint32) {
 	st := sl.st
 	if st&stOut != 0 {
 		s.inflight -= s.pktWire(psn)
+		if s.pl != nil {
+			s.planeLeft(sl.plane, s.pktWire(psn))
+		}
 	}
 	sl.st = (st | stAcked) &^ (stOut | stRtxQ)
 	s.acked++
@@ -477,7 +534,11 @@ func (s *Sender) onNack(now Time, a *Ack) {
 	size := s.pktWire(psn)
 	s.queueRetx(psn)
 	s.lb.onLoss(a.Entropy)
-	s.cc.onNack(now, size, s.inflight)
+	if s.pl != nil && s.pl.mode == PlanePLB {
+		s.planeCC(sl.plane).onNack(now, size, s.pl.inflight[sl.plane])
+	} else {
+		s.cc.onNack(now, size, s.inflight)
+	}
 }
 
 func (s *Sender) queueRetx(psn uint32) {
@@ -485,6 +546,9 @@ func (s *Sender) queueRetx(psn uint32) {
 	st := sl.st
 	if st&stOut != 0 {
 		s.inflight -= s.pktWire(psn)
+		if s.pl != nil {
+			s.planeLeft(sl.plane, s.pktWire(psn))
+		}
 	}
 	if st&stRtxQ == 0 {
 		s.rtxq = append(s.rtxq, psn)
@@ -536,11 +600,20 @@ func (s *Sender) OnTimeout(now Time) int {
 		s.orderHead++
 		s.queueRetx(e.psn)
 		s.lb.onLoss(s.slot(e.psn).ent)
+		if s.pl != nil {
+			pl := s.slot(e.psn).plane
+			if s.pl.mode == PlanePLB && s.pl.timeouts[pl] == 0 {
+				s.pl.cc[pl].onTimeout(now, s.pl.inflight[pl])
+			}
+			s.planeTimedOut(now, pl)
+		}
 		n++
 	}
 	if n > 0 {
 		s.Stats.Timeouts += uint64(n)
-		s.cc.onTimeout(now, s.inflight)
+		if s.pl == nil || s.pl.mode != PlanePLB {
+			s.cc.onTimeout(now, s.inflight)
+		}
 		s.onRTOExpired()
 	}
 	return n

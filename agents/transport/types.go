@@ -122,6 +122,9 @@ type Data struct {
 	// on every retransmission and on a packet that fills its window.
 	// Receivers that acknowledge every packet ignore it.
 	AckReq bool
+	// Plane is the plane the packet is sent on (multi-plane senders,
+	// plane.go; 0 otherwise). The driver sends it on that NIC port.
+	Plane uint8
 }
 
 // Ack is an acknowledgement, or a NACK for a trimmed packet.
@@ -142,6 +145,9 @@ type Ack struct {
 	ECN      bool   // the data packet arrived ECN-marked
 	Nack     bool   // the data packet arrived trimmed: retransmit it
 	EchoTS   Time   // echoed SentAt
+	// Plane is the plane the ACK came back on: the driver sets it from
+	// the NIC port it arrived at (multi-plane senders; 0 otherwise).
+	Plane uint8
 }
 
 // SackBits is the span of an ACK's selective bitmap: a coalescing receiver
