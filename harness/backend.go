@@ -106,6 +106,7 @@ type Preparer interface {
 // Transport configures the endpoint agents.
 type Transport struct {
 	CC, LB       string
+	Planes       string // plane load balancing of multi-plane hosts: plb, global, entropy ("": plb)
 	MTU          int
 	QuickAdapt   *bool
 	FastIncrease *bool
@@ -122,6 +123,11 @@ func (t Transport) Params() (transport.Params, error) {
 	}
 	if p.LB, err = transport.ParseLB(t.LB); err != nil {
 		return p, err
+	}
+	if t.Planes != "" {
+		if p.PlaneMode, err = transport.ParsePlaneMode(t.Planes); err != nil {
+			return p, err
+		}
 	}
 	if t.MTU > 0 {
 		p.MTU = t.MTU
@@ -201,6 +207,9 @@ const (
 	FeatVRF      Feature = "vrf"      // VRFs: features.vrfs
 	FeatQueue    Feature = "queue"    // per-run data queue sizes: features.queue other than bdp
 	FeatAdaptive Feature = "adaptive" // switch adaptive routing: features.ecmp.mode adaptive
+	// FeatPlanes: multi-plane hosts (a fabric with more than one plane,
+	// e.g. a generator spec with planes=N): fabric.spec or fabric.file.
+	FeatPlanes Feature = "planes"
 	// FeatSRv6Control: features.srv6.placement (a path controller) and
 	// per-job or strict features.srv6.paths.
 	FeatSRv6Control Feature = "srv6-control"

@@ -204,7 +204,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 		p.Features.SimEnd = 1e12 // 1 s of simulated time at most
 	}
 	t := s.Transport
-	p.Transport = Transport{CC: t.CC, LB: t.LB, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, Seed: s.Seed}
+	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, Seed: s.Seed}
 	iv, err := workloads.ParseDuration(s.Telemetry.Interval)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry.interval: %w", err)
@@ -401,7 +401,7 @@ func fmtPs(ps int64) string {
 var featureNames = map[Feature]string{
 	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
 	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
-	FeatAdaptive: "adaptive routing", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
+	FeatAdaptive: "adaptive routing", FeatPlanes: "multi-plane hosts", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
 }
 
 // check returns the suite check of the named backend's capabilities: one
@@ -449,6 +449,15 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if ft.Queue != "" && ft.Queue != "bdp" {
 			feature(FeatQueue, "features.queue", "leave it out or set bdp")
+		}
+		if _, ok := c.Unsupported[FeatPlanes]; ok {
+			if f, err := s.LoadFabric(); err == nil && f.NumPlanes() > 1 {
+				path := "fabric.spec"
+				if s.Fabric.Spec == "" {
+					path = "fabric.file"
+				}
+				feature(FeatPlanes, path, fmt.Sprintf("use a single-plane fabric (this one has %d planes)", f.NumPlanes()))
+			}
 		}
 		for _, need := range c.ECMPHashNeeds {
 			if !slices.Contains(ft.ECMP.Hash, need) {

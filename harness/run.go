@@ -790,6 +790,10 @@ func pointConfig(p *Point) map[string]string {
 	if p.NoTelemetry {
 		c["telemetry_interval"] = "off"
 	}
+	if p.Fabric != nil && p.Fabric.NumPlanes() > 1 {
+		c["planes"] = strconv.Itoa(p.Fabric.NumPlanes())
+		c["plane_lb"] = p.Transport.Planes
+	}
 	if p.Features.ECN {
 		c["ecn_kmin"] = strconv.FormatFloat(p.Features.KMin, 'g', -1, 64)
 		c["ecn_kmax"] = strconv.FormatFloat(p.Features.KMax, 'g', -1, 64)

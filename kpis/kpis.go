@@ -97,6 +97,8 @@ var metrics = []metric{
 	{MetricInfo: MetricInfo{analysis.MetricImbalancedGroups, ScopeFabric, "count", "load-balanced groups whose member loads spread beyond analysis.symmetry.imbalance_cv (e.g. ECMP hashing)"}, src: fromSymmetry},
 	{MetricInfo: MetricInfo{analysis.MetricMaxGroupCV, ScopeFabric, "ratio", "largest coefficient of variation of an active symmetry group (3+ members)"}, src: fromSymmetry},
 	{MetricInfo: MetricInfo{analysis.MetricMinGroupJain, ScopeFabric, "ratio", "smallest Jain fairness index of an active symmetry group (3+ members)"}, src: fromSymmetry},
+	{MetricInfo: MetricInfo{analysis.MetricPlaneShareMin, ScopeFabric, "ratio", "multi-plane fabrics: the least-loaded plane's share of the hosts' traffic times the number of planes (1: equal shares)"}, src: fromAnalysis},
+	{MetricInfo: MetricInfo{analysis.MetricPlaneCV, ScopeFabric, "ratio", "multi-plane fabrics: coefficient of variation of the planes' loads (plane symmetry)"}, src: fromAnalysis},
 	{MetricInfo: MetricInfo{analysis.MetricCoverage, ScopeFabric, "fraction", "share of switch ports with telemetry samples"}, src: fromCoverage},
 	{MetricInfo: MetricInfo{analysis.MetricDrops, ScopeFabric, "packets", "packets discarded by switch ports (out-discards)"}, src: fromAnalysis},
 	{MetricInfo: MetricInfo{analysis.MetricTrims, ScopeFabric, "packets", "packets trimmed by switch queues"}, src: fromAnalysis},

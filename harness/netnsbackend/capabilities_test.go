@@ -53,6 +53,20 @@ jobs:
 	if took > time.Second {
 		t.Errorf("planning took %v, want well under a second", took)
 	}
+	// A multi-plane fabric is refused at fabric.spec.
+	planes := filepath.Join(dir, "planes.yaml")
+	if err := os.WriteFile(planes, []byte(`fabric: {spec: "leafspine:leaves=2,spines=1,hosts_per_leaf=2,gbps=0.2,planes=2"}
+features: {ecn: {enabled: false}, trimming: {enabled: false}}
+telemetry: {interval: 1ms}
+jobs:
+  - {name: p, workload: permutation, size: 64KiB}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = harness.PlanBackend(context.Background(), planes, Name)
+	if want := "planes.yaml:1:16: fabric.spec: the netns backend cannot do multi-plane hosts: " + capabilities.Unsupported[harness.FeatPlanes] + "; use a single-plane fabric (this one has 2 planes)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("planes: %v, want %q", err, want)
+	}
 	for _, s := range []string{"lab-smoke.yaml", "lab-degraded.yaml", "lab-srv6.yaml"} {
 		if _, _, err := harness.PlanBackend(context.Background(), filepath.Join("..", "..", "examples", "suites", s), Name); err != nil {
 			t.Errorf("%s: %v", s, err)

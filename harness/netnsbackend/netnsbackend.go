@@ -251,6 +251,7 @@ var capabilities = harness.Capabilities{
 		harness.FeatVRF:         "suite VRFs are not mapped onto the lab (FRR netns VRFs are available through the frr driver and fabricbench lab)",
 		harness.FeatQueue:       "lab links are tbf-shaped with a 5 ms queue",
 		harness.FeatAdaptive:    "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no per-packet adaptive routing",
+		harness.FeatPlanes:      "lab hosts have one NIC into one fabric; multi-plane hosts and plane load balancing are simulator only",
 		harness.FeatSRv6Control: "the lab pins host pairs (both directions, by firewall mark) with loose paths; a path controller, per-job and strict paths are simulator only",
 	},
 	MaxMTU:            MaxMTU,

@@ -486,7 +486,7 @@ func TestBadSuites(t *testing.T) {
 		{"analysis culprit min_intervals", base + "analysis:\n  culprit: {min_intervals: 0}\n", `8:28: analysis.culprit.min_intervals: 0 is out of range`},
 		{"sim end", base + "sim:\n  end: soon\n", `8:8: sim.end: "soon" is not a duration`},
 		{"matrix key that does not exist", base + "matrix:\n  transport.speed: [1, 2]\n",
-			`8:3: matrix["transport.speed"]: transport has no field "speed" (want cc, lb, mtu, quick_adapt or fast_increase)`},
+			`8:3: matrix["transport.speed"]: transport has no field "speed" (want cc, lb, mtu, quick_adapt, fast_increase or planes)`},
 		{"matrix key with a bad selector", base + "matrix:\n  jobs[name=big].size: [1MiB]\n", `8:3: matrix["jobs[name=big].size"]: no entry of jobs is named "big"`},
 		{"matrix key out of range", base + "matrix:\n  jobs[2].size: [1MiB]\n", `8:3: matrix["jobs[2].size"]: jobs[2] does not exist (jobs has 1 entry)`},
 		{"matrix key on the matrix", base + "matrix:\n  matrix: [1]\n", `8:3: matrix["matrix"]: the matrix cannot sweep itself`},

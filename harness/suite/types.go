@@ -165,6 +165,12 @@ type Transport struct {
 	MTU          int    `yaml:"mtu"` // payload bytes per packet, 256..9216 (default 4096)
 	QuickAdapt   *bool  `yaml:"quick_adapt"`
 	FastIncrease *bool  `yaml:"fast_increase"`
+	// Planes is how multi-plane hosts (a fabric with planes=N) spread each
+	// flow over their planes: plb (per-plane congestion control, the
+	// default), global (one window over all planes) or entropy (entropy-
+	// based source routing: the entropy picks the plane, one window).
+	// Single-plane fabrics ignore it.
+	Planes string `yaml:"planes"`
 }
 
 // Telemetry configures collection.

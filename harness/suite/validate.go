@@ -28,6 +28,7 @@ const (
 	DefaultSeed               = 1
 	DefaultCC                 = "nscc"
 	DefaultLB                 = "reps"
+	DefaultPlanes             = "plb"
 	DefaultMTU                = 4096
 	DefaultInterval           = "100us"
 	DefaultQueue              = "bdp"
@@ -281,6 +282,9 @@ func (c *checker) defaults() {
 	}
 	if t.LB == "" {
 		t.LB = DefaultLB
+	}
+	if t.Planes == "" {
+		t.Planes = DefaultPlanes
 	}
 	if !d.has("transport.mtu") {
 		t.MTU = DefaultMTU
@@ -631,6 +635,11 @@ func (c *checker) transport() {
 		c.errf("transport.lb", "unknown load balancer %q (want ecmp, ops or reps)", t.LB)
 	} else {
 		t.LB = lb.String()
+	}
+	if pm, err := transport.ParsePlaneMode(t.Planes); err != nil {
+		c.errf("transport.planes", "unknown plane load balancing %q (want plb, global or entropy)", t.Planes)
+	} else {
+		t.Planes = pm.String()
 	}
 	if t.MTU < minMTU || t.MTU > maxMTU {
 		c.errf("transport.mtu", "%d is out of range (want %d..%d)", t.MTU, minMTU, maxMTU)
