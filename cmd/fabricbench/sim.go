@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,6 +45,8 @@ type simOpts struct {
 	arStaleness   string
 	arQuantum     string
 	arWeighted    bool
+	cpuProfile    string
+	memProfile    string
 	// changed reports whether a flag was given (the preset fills the rest).
 	changed func(name string) bool
 }
@@ -107,6 +111,8 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.BoolVar(&o.arWeighted, "ar-weighted", false, "with --routing adaptive: weigh ports by the capacity left downstream (weighted AR after link failures)")
 	fl.StringVar(&o.preset, "preset", "", "named setting: smartt (the SMaRTT paper's 800G fabric and transport; flags and spec keys given win)")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress line")
+	fl.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run (setup included) to this file (go tool pprof)")
+	fl.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile taken at the end of the run to this file (go tool pprof)")
 	fl.DurationVar(&o.progressAfter, "progress-after", 3*time.Second, "print a progress line on stderr once a run takes longer than this")
 	_ = c.MarkFlagRequired("topo")
 	_ = c.MarkFlagRequired("tm")
@@ -160,6 +166,17 @@ func applyPreset(o *simOpts) (*preset.Preset, error) {
 }
 
 func runSim(stdout, stderr io.Writer, o *simOpts) error {
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return badInput(fmt.Errorf("--cpuprofile: %w", err))
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return badInput(fmt.Errorf("--cpuprofile: %w", err))
+		}
+		defer pprof.StopCPUProfile()
+	}
 	pre, err := applyPreset(o)
 	if err != nil {
 		return badInput(err)
@@ -270,6 +287,11 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		return badInput(err)
 	}
 	res := s.Run()
+	if o.memProfile != "" {
+		if err := writeHeapProfile(o.memProfile); err != nil {
+			return badInput(fmt.Errorf("--memprofile: %w", err))
+		}
+	}
 	if cfg.Progress != nil && res.Wall >= o.progressAfter {
 		fmt.Fprintln(stderr)
 	}
@@ -286,6 +308,20 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		}
 	}
 	return nil
+}
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func writeJSONFile(path string, rep *sim.Report) error {
