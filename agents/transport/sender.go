@@ -578,7 +578,11 @@ func (s *Sender) cleanOrder() {
 	}
 	if s.orderHead == len(s.order) {
 		s.order, s.orderHead = s.order[:0], 0
-	} else if s.orderHead > 1024 && s.orderHead > len(s.order)/2 {
+	} else if s.orderHead >= 32 && s.orderHead >= len(s.order)-s.orderHead {
+		// Slide the live entries to the front once the dead prefix is as
+		// long as they are (each dead entry pays for one copy), so the FIFO
+		// stays within a few times what is outstanding: a flow of 512
+		// packets no longer keeps an entry per packet it ever sent.
 		n := copy(s.order, s.order[s.orderHead:])
 		s.order, s.orderHead = s.order[:n], 0
 	}
