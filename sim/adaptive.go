@@ -223,7 +223,7 @@ func (s *Sim) arWeights() {
 			return 0
 		}
 		g := r.group(m, h)
-		if r.grp[int(r.sw[m])*nDst+c] == direct {
+		if r.entry(int(r.sw[m]), c) == direct {
 			return 1 // the last hop: the host's own link
 		}
 		var up, nom int64

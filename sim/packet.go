@@ -26,7 +26,7 @@ const (
 // The struct is 64 bytes, one cache line.
 type packet struct {
 	ts      int64 // data: sender timestamp; ack: echoed timestamp
-	arr     int64 // arrival time at the far end of the link it is on
+	_       int64 // free (the arrival time moved to the link's wireRing)
 	flow    int32
 	dst     int32 // destination node
 	size    int32 // bytes on the wire
@@ -133,6 +133,45 @@ func (r *ring) first() int32 { return r.buf[r.head] }
 
 func (r *ring) pop() int32 {
 	v := r.buf[r.head]
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.size--
+	return v
+}
+
+// wireEnt is a packet on a link and the time it reaches the far end.
+type wireEnt struct {
+	at int64
+	pi int32
+}
+
+// wireRing is the FIFO of packets on a link. It keeps each packet's arrival
+// time beside its index, so scheduling the next arrival does not touch the
+// next packet (a cache miss at scale).
+type wireRing struct {
+	buf        []wireEnt
+	head, size int
+}
+
+func (r *wireRing) push(at int64, pi int32) {
+	if r.size == len(r.buf) {
+		n := len(r.buf) * 2
+		if n == 0 {
+			n = 8
+		}
+		nb := make([]wireEnt, n)
+		for i := 0; i < r.size; i++ {
+			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.size)&(len(r.buf)-1)] = wireEnt{at: at, pi: pi}
+	r.size++
+}
+
+func (r *wireRing) first() *wireEnt { return &r.buf[r.head] }
+
+func (r *wireRing) pop() int32 {
+	v := r.buf[r.head].pi
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.size--
 	return v

@@ -18,13 +18,13 @@ func (s *Sim) transmit(pid int32, p *port, pi int32) {
 	p.freeAt = s.now + transport.TxTime(size, p.rate)
 	if p.up {
 		pkt.epoch, pkt.port = p.epoch, pid
-		pkt.arr = p.freeAt + p.lat
+		arr := p.freeAt + p.lat
 		// Arrivals on one link are in transmission order (constant latency),
 		// so only the head of the wire needs a scheduled event.
 		if p.wire.size == 0 {
-			s.q.push(pkt.arr, evArrive, pid, pi)
+			s.q.push(arr, evArrive, pid, pi)
 		}
-		p.wire.push(pi)
+		p.wire.push(arr, pi)
 	} else {
 		p.Stats.Drops++
 		s.pk.release(pi)
@@ -37,7 +37,7 @@ func (s *Sim) arrive(pid int32) {
 	via := &s.ports[pid]
 	pi := via.wire.pop()
 	if via.wire.size > 0 {
-		s.q.push(s.pk.p[via.wire.first()].arr, evArrive, pid, 0)
+		s.q.push(via.wire.first().at, evArrive, pid, 0)
 	}
 	node := via.peerNode
 	pkt := &s.pk.p[pi]
@@ -47,9 +47,10 @@ func (s *Sim) arrive(pid int32) {
 		s.pk.release(pi)
 		return
 	}
-	in := &s.ports[via.peerPort].Stats
-	in.InOctets += uint64(pkt.size)
-	in.InPkts++
+	// The far end's "in" counters are kept here, on the port already in
+	// cache, not on the peer port (PortStats reads them from here).
+	via.arrOctets += uint64(pkt.size)
+	via.arrPkts++
 	if h := s.hostOf[node]; h >= 0 {
 		s.deliver(h, pi)
 		return

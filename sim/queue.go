@@ -24,14 +24,18 @@ type port struct {
 	epoch    uint32
 	q0       classQueue
 	ctrl     ring
-	wire     ring  // packets on the link, in arrival order; only the head has an event
-	dataB    int64 // bytes in all data queues
-	occSince int64 // when dataB last became non-zero (valid while dataB > 0)
-	ctrlB    int64
-	capB     int64 // static capacity of each data queue (and half the control queue's)
-	kmin     int64
-	kmax     int64
-	Stats    PortStats
+	wire     wireRing // packets on the link, in arrival order; only the head has an event
+	// arrOctets and arrPkts count what arrived at the far end of this
+	// port's link: the peer port's PortStats.InOctets and InPkts.
+	arrOctets uint64
+	arrPkts   uint64
+	dataB     int64 // bytes in all data queues
+	occSince  int64 // when dataB last became non-zero (valid while dataB > 0)
+	ctrlB     int64
+	capB      int64 // static capacity of each data queue (and half the control queue's)
+	kmin      int64
+	kmax      int64
+	Stats     PortStats
 }
 
 // PortStats are per-port counters, as exported by telemetry. "out" counts

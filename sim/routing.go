@@ -16,10 +16,14 @@ import (
 // the group. Groups are interned, so a fat tree needs only a handful of
 // distinct groups per switch.
 type routing struct {
-	nDst   int      // destination classes
-	sw     []int32  // node -> switch index, -1 for hosts
-	dst    []int32  // host -> destination class
-	grp    []int32  // [switch*nDst + class] -> group, direct: the host's own
+	nDst int     // destination classes
+	sw   []int32 // node -> switch index, -1 for hosts
+	dst  []int32 // host -> destination class
+	grp  []int32 // [switch*nDst + class] -> group, direct: the host's own
+	// grp16 replaces grp when every group number fits in 16 bits (always
+	// in fat trees up to hundreds of thousands of hosts): half the table,
+	// which is read once per hop at a random place. grp16Direct is direct.
+	grp16  []uint16
 	attOff []int32  // host -> its pairs in att are att[attOff[h]:attOff[h+1]]
 	att    []int32  // (switch node, group) pairs: the host's direct ports there
 	off    []int32  // group -> offset into ports
@@ -167,11 +171,38 @@ func (r *routing) build(f *inventory.Fabric, down []bool, seed uint64) {
 			r.grp[int(si)*r.nDst+c] = group()
 		}
 	}
+	r.grp16 = nil
+	if len(r.off) < grp16Direct {
+		r.grp16 = make([]uint16, len(r.grp))
+		for i, g := range r.grp {
+			if g == direct {
+				r.grp16[i] = grp16Direct
+			} else {
+				r.grp16[i] = uint16(g)
+			}
+		}
+		r.grp = nil
+	}
+}
+
+const grp16Direct = 0xFFFF
+
+// entry returns the table entry of switch index si for destination class c:
+// a group, or direct.
+func (r *routing) entry(si, c int) int32 {
+	i := si*r.nDst + c
+	if r.grp16 != nil {
+		if g := r.grp16[i]; g != grp16Direct {
+			return int32(g)
+		}
+		return direct
+	}
+	return r.grp[i]
 }
 
 // group returns the group at switch node towards host dst.
 func (r *routing) group(node int32, dst int32) int32 {
-	g := r.grp[int(r.sw[node])*r.nDst+int(r.dst[dst])]
+	g := r.entry(int(r.sw[node]), int(r.dst[dst]))
 	if g == direct {
 		a := r.att[r.attOff[dst]:r.attOff[dst+1]]
 		for i := 0; i < len(a); i += 2 {

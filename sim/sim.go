@@ -618,6 +618,8 @@ func (s *Sim) finish(wall time.Duration) *Result {
 // PortStats returns the counters of port p (an inventory port ID).
 func (s *Sim) PortStats(p int) PortStats {
 	st := s.ports[p].Stats
+	peer := &s.ports[s.ports[p].peerPort]
+	st.InOctets, st.InPkts = peer.arrOctets, peer.arrPkts
 	return st
 }
 
