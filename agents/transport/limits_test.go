@@ -164,6 +164,11 @@ func TestHugeFlowStateIsBounded(t *testing.T) {
 	if span > uint32(4*window) {
 		t.Errorf("span %d packets for a window of %d", span, window)
 	}
+	// The send-order FIFO stays within a few windows too (it held an entry
+	// per packet sent until 1024 were dead: 8 KB for each flow of 512 packets).
+	if c := cap(s.order); c > 4*window+64 {
+		t.Errorf("send-order FIFO capacity %d entries for a window of %d packets", c, window)
+	}
 }
 
 // Even when the lowest packet is lost again and again while everything
