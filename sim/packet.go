@@ -26,7 +26,6 @@ const (
 // The struct is 64 bytes, one cache line.
 type packet struct {
 	ts      int64 // data: sender timestamp; ack: echoed timestamp
-	_       int64 // free (the arrival time moved to the link's wireRing)
 	flow    int32
 	dst     int32 // destination node
 	size    int32 // bytes on the wire
@@ -110,22 +109,22 @@ func (p *packet) ackHeader() transport.Ack {
 // ring is a growable FIFO of packet indices.
 type ring struct {
 	buf        []int32
-	head, size int
+	head, size int32
 }
 
 func (r *ring) push(v int32) {
-	if r.size == len(r.buf) {
+	if int(r.size) == len(r.buf) {
 		n := len(r.buf) * 2
 		if n == 0 {
 			n = 16
 		}
 		nb := make([]int32, n)
-		for i := 0; i < r.size; i++ {
-			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		for i := int32(0); i < r.size; i++ {
+			nb[i] = r.buf[(r.head+i)&int32(len(r.buf)-1)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.size)&(len(r.buf)-1)] = v
+	r.buf[(r.head+r.size)&int32(len(r.buf)-1)] = v
 	r.size++
 }
 
@@ -133,7 +132,7 @@ func (r *ring) first() int32 { return r.buf[r.head] }
 
 func (r *ring) pop() int32 {
 	v := r.buf[r.head]
-	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.head = (r.head + 1) & int32(len(r.buf)-1)
 	r.size--
 	return v
 }
@@ -149,22 +148,22 @@ type wireEnt struct {
 // next packet (a cache miss at scale).
 type wireRing struct {
 	buf        []wireEnt
-	head, size int
+	head, size int32
 }
 
 func (r *wireRing) push(at int64, pi int32) {
-	if r.size == len(r.buf) {
+	if int(r.size) == len(r.buf) {
 		n := len(r.buf) * 2
 		if n == 0 {
 			n = 8
 		}
 		nb := make([]wireEnt, n)
-		for i := 0; i < r.size; i++ {
-			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		for i := int32(0); i < r.size; i++ {
+			nb[i] = r.buf[(r.head+i)&int32(len(r.buf)-1)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.size)&(len(r.buf)-1)] = wireEnt{at: at, pi: pi}
+	r.buf[(r.head+r.size)&int32(len(r.buf)-1)] = wireEnt{at: at, pi: pi}
 	r.size++
 }
 
@@ -172,7 +171,7 @@ func (r *wireRing) first() *wireEnt { return &r.buf[r.head] }
 
 func (r *wireRing) pop() int32 {
 	v := r.buf[r.head].pi
-	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.head = (r.head + 1) & int32(len(r.buf)-1)
 	r.size--
 	return v
 }
