@@ -37,6 +37,10 @@ type Preset struct {
 	AckEvery, AckEveryBytes int
 	AckDelay                transport.Time
 	Entropies               uint32
+	// OPSCycle makes OPS walk a cycle of its entropies, REPSWarmup makes
+	// REPS send its first window on successive entropies
+	// (transport.Params.OPSCycle, REPSWarmup).
+	OPSCycle, REPSWarmup bool
 }
 
 // Transport sets the preset's transport settings in tp.
@@ -48,6 +52,7 @@ func (p *Preset) Transport(tp *transport.Params) {
 	if p.Entropies > 0 {
 		tp.Entropies = p.Entropies
 	}
+	tp.OPSCycle, tp.REPSWarmup = p.OPSCycle, p.REPSWarmup
 }
 
 // KV is one generator-spec parameter.
@@ -81,14 +86,17 @@ var SMaRTT = Preset{
 // (../shared/reference/htsim/README.md, htsim_uec with its defaults): 100
 // Gb/s links, 1 us per link, no switch latency, 4150 B data packets (4086 B
 // payload + 64 B header), RED/ECN between 20% and 80% of a one-BDP queue,
-// trimming, and the three htsim_uec defaults that differ from
-// fabricbench's: its sink ACKs every 16384 wire bytes (4 packets; at once on
-// ECN, on the sender's ACK request, on the first packet), with no timer; it
-// sprays over 256 entropies; NSCC targets 6 us of queueing, 1.428 base RTTs
-// of the reference tree (14.02 us).
+// trimming, and the htsim_uec defaults that differ from fabricbench's: its
+// sink ACKs every 16384 wire bytes (4 packets; at once on ECN, on the
+// sender's ACK request, on the first packet), with no timer; its load
+// balancers spray over 64 entropies (main_uec's path_entropy_size when
+// -paths is not given); its oblivious spraying (OPS) walks every entropy
+// once per cycle in a per-cycle order (OPSCycle) and its REPS sends the
+// first window on successive entropies (REPSWarmup); NSCC targets 6 us of
+// queueing, 1.428 base RTTs of the reference tree (14.02 us).
 var HTSim = Preset{
 	Name:   "htsim",
-	Source: "htsim_uec defaults of the htsim reference figures: 100 Gb/s, 1 us links, 4150 B packets, RED 20%/80% of a 1-BDP queue, ACK every 16384 B, 256 entropies, target 6 us queueing (1.428x base RTT)",
+	Source: "htsim_uec defaults of the htsim reference figures: 100 Gb/s, 1 us links, 4150 B packets, RED 20%/80% of a 1-BDP queue, ACK every 16384 B, 64 entropies (OPS walks them in cycles, REPS's first window in turn), target 6 us queueing (1.428x base RTT)",
 	Spec: []KV{
 		{"gbps", "100"},
 		{"latency", "1us"},
@@ -102,7 +110,9 @@ var HTSim = Preset{
 	TargetRTT:     1.428,
 	MaxWindow:     1.5,
 	AckEveryBytes: 16384,
-	Entropies:     256,
+	Entropies:     64,
+	OPSCycle:      true,
+	REPSWarmup:    true,
 }
 
 var all = map[string]*Preset{SMaRTT.Name: &SMaRTT}

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -320,5 +321,84 @@ func TestLoadBalancers(t *testing.T) {
 	}
 	if x := rp.next(); x != 102 {
 		t.Fatalf("REPS after overflow reused %d, want 102 (the oldest of the newest 4)", x)
+	}
+}
+
+// OPS in cycle mode (Params.OPSCycle, htsim_uec's oblivious load
+// balancer) uses every entropy exactly once per cycle, in an order that
+// changes from cycle to cycle; with a space that is not a power of two it
+// still covers exactly that space. The default OPS draws independently
+// and repeats entropies within 256 packets.
+func TestOPSCycle(t *testing.T) {
+	for _, n := range []uint32{256, 200, 1, 1 << 16} {
+		r := newRNG(7, 3)
+		o := newBalancer(OPS, n, 8, &r)
+		o.setCycle()
+		var orders [][]uint16
+		for c := 0; c < 3; c++ {
+			seen := make(map[uint16]bool, n)
+			var order []uint16
+			for i := uint32(0); i < n; i++ {
+				e := o.next()
+				if uint32(e) >= n || seen[e] {
+					t.Fatalf("n=%d cycle %d packet %d: entropy %d repeated or outside [0, %d)", n, c, i, e, n)
+				}
+				seen[e] = true
+				if i < 8 {
+					order = append(order, e)
+				}
+			}
+			orders = append(orders, order)
+		}
+		if n >= 200 && reflect.DeepEqual(orders[0], orders[1]) && reflect.DeepEqual(orders[1], orders[2]) {
+			t.Errorf("n=%d: three cycles in the same order %v; want a new order per cycle", n, orders[0])
+		}
+	}
+	r := newRNG(7, 3)
+	o := newBalancer(OPS, 256, 8, &r)
+	seen := map[uint16]bool{}
+	for i := 0; i < 256; i++ {
+		seen[o.next()] = true
+	}
+	if len(seen) == 256 {
+		t.Error("default OPS used all 256 entropies in 256 packets: it should draw independently")
+	}
+	// Only OPS walks cycles.
+	r = newRNG(7, 3)
+	e := newBalancer(ECMP, 256, 8, &r)
+	e.setCycle()
+	if a, b := e.next(), e.next(); a != b {
+		t.Errorf("ECMP with setCycle changed entropy: %d then %d", a, b)
+	}
+}
+
+// REPS with Params.REPSWarmup sends its first window on entropies 1, 2,
+// 3, ... in turn (htsim_uec's REPS), at most Entropies of them, then
+// recycles as usual; without it, the first packets draw at random.
+func TestREPSWarmup(t *testing.T) {
+	p := DefaultParams()
+	p.Entropies, p.REPSWarmup = 16, true
+	s := NewSender(&p, Flow{ID: 1, Size: 1 << 30, Path: refPath})
+	if s.lb.warm != 16 {
+		t.Fatalf("warm-up of %d packets, want min(initial window %.0f packets, 16 entropies) = 16", s.lb.warm, s.Cwnd()/float64(s.wire))
+	}
+	for i := uint32(1); i <= 16; i++ {
+		if e := s.lb.next(); uint32(e) != i%16 {
+			t.Fatalf("warm-up packet %d took entropy %d, want %d", i, e, i%16)
+		}
+	}
+	s.lb.onAck(5, false)
+	if e := s.lb.next(); e != 5 {
+		t.Errorf("after the warm-up REPS took %d, want the recycled 5", e)
+	}
+	p.Entropies = 1 << 16
+	s = NewSender(&p, Flow{ID: 1, Size: 1 << 30, Path: refPath})
+	if w := uint32(s.Cwnd() / float64(s.wire)); s.lb.warm != w || w == 0 {
+		t.Errorf("warm-up of %d packets, want the initial window, %d", s.lb.warm, w)
+	}
+	p.REPSWarmup = false
+	s = NewSender(&p, Flow{ID: 1, Size: 1 << 30, Path: refPath})
+	if s.lb.warm != 0 {
+		t.Errorf("warm-up of %d packets without REPSWarmup", s.lb.warm)
 	}
 }

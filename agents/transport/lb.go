@@ -1,5 +1,7 @@
 package transport
 
+import "math/bits"
+
 // balancer chooses the entropy value of every data packet and learns from
 // the feedback that comes back on ACKs, NACKs and timeouts.
 type balancer struct {
@@ -7,6 +9,17 @@ type balancer struct {
 	entropies uint32 // size of the entropy space
 	fixed     uint16 // ECMP: the flow's single entropy
 	rng       *rng
+
+	// OPS cycle (Params.OPSCycle): the next index of the walk over
+	// [0, cmask], XORed with cxor, a random mask drawn anew for every cycle.
+	cycle bool
+	cidx  uint32
+	cxor  uint32
+	cmask uint32
+
+	// REPS warm-up (Params.REPSWarmup): the first warm packets take
+	// entropies 1, 2, ... in turn (sent counts them, crt is the last).
+	warm, sent, crt uint32
 
 	// REPS: circular buffer of entropies that came back unmarked.
 	ring []uint16
@@ -32,12 +45,56 @@ func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng) balancer {
 	return b
 }
 
+// setCycle makes OPS walk cycles over its entropies (Params.OPSCycle), as
+// htsim_uec's oblivious load balancer does: within a cycle the entropies
+// are i XOR x for i = 0, 1, 2, ... over the smallest power of two that
+// holds them (values outside the space are skipped), so every entropy is
+// used once per cycle, and x is drawn again at the start of every cycle.
+// A flow's packets thus spread over its paths in fixed shares per cycle
+// (the switches' hash maps each entropy to one port), where independent
+// draws balance them only on average.
+func (b *balancer) setCycle() {
+	if b.kind != OPS {
+		return
+	}
+	b.cycle = true
+	b.cmask = 1<<bits.Len32(b.entropies-1) - 1
+	b.cxor = b.rng.intn(b.cmask + 1)
+}
+
+// nextInCycle returns the next entropy of the OPS cycle.
+func (b *balancer) nextInCycle() uint16 {
+	for {
+		v := (b.cidx ^ b.cxor) & b.cmask
+		if b.cidx == b.cmask {
+			b.cidx = 0
+			b.cxor = b.rng.intn(b.cmask + 1)
+		} else {
+			b.cidx++
+		}
+		if v < b.entropies {
+			return uint16(v)
+		}
+	}
+}
+
 // next returns the entropy for the next packet sent.
 func (b *balancer) next() uint16 {
 	switch b.kind {
 	case ECMP:
 		return b.fixed
+	case OPS:
+		if b.cycle {
+			return b.nextInCycle()
+		}
 	case REPS:
+		if b.sent < b.warm {
+			b.sent++
+			if b.crt++; b.crt == b.entropies {
+				b.crt = 0
+			}
+			return uint16(b.crt)
+		}
 		if b.n > 0 {
 			e := b.ring[b.head]
 			b.head = (b.head + 1) % len(b.ring)

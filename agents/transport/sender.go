@@ -41,6 +41,17 @@ type Params struct {
 	MaxRTO Time `json:"max_rto_ps"`
 	// Entropies is the size of the entropy space (at most 65536).
 	Entropies uint32 `json:"entropies"`
+	// OPSCycle makes OPS walk every entropy once per cycle, in an order
+	// shuffled anew each cycle (htsim_uec's "oblivious" load balancer),
+	// instead of drawing each packet's entropy independently at random (the
+	// default, the textbook oblivious packet spraying). Other load
+	// balancers ignore it.
+	OPSCycle bool `json:"ops_cycle"`
+	// REPSWarmup makes REPS send its first window (the initial window's
+	// packets, at most Entropies of them) on entropies 1, 2, 3, ... in turn,
+	// as htsim_uec's REPS does, before it recycles entropies or draws fresh
+	// ones at random (the default draws at random from the first packet).
+	REPSWarmup bool `json:"reps_warmup"`
 	// REPSBuffer is the number of recycled entropies REPS keeps.
 	REPSBuffer int    `json:"reps_buffer"`
 	Seed       uint64 `json:"seed"`
@@ -255,6 +266,9 @@ func NewSender(p *Params, f Flow) *Sender {
 	s.ring, s.mask = make([]slot, c), c-1
 	s.rng = newRNG(p.Seed, uint64(f.ID)+1)
 	s.lb = newBalancer(p.LB, p.Entropies, p.REPSBuffer, &s.rng)
+	if p.OPSCycle {
+		s.lb.setCycle()
+	}
 	if p.Planes > 1 {
 		// Per plane the path is the flow's path (Path.RateBps: one NIC
 		// port's rate); a shared window spans all planes.
@@ -264,6 +278,13 @@ func NewSender(p *Params, f Flow) *Sender {
 		s.cc = newController(p, all, s.wire)
 	} else {
 		s.cc = newController(p, f.Path, s.wire)
+	}
+	if p.REPSWarmup && p.LB == REPS {
+		w := s.cc.window() / float64(s.wire)
+		s.lb.warm = s.lb.entropies
+		if w < float64(s.lb.entropies) {
+			s.lb.warm = uint32(w)
+		}
 	}
 	s.rto = p.RTO
 	if s.rto <= 0 {
