@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
@@ -94,7 +97,8 @@ func TestFidelityIncast(t *testing.T) {
 }
 
 // htsimCompat are the transport settings of the htsim-compatible setting
-// (preset.HTSim: ACK every 16384 wire bytes, 256 entropies, target 6 us of
+// (preset.HTSim: ACK every 16384 wire bytes, 64 entropies, OPS walking them
+// in cycles, REPS's first window on successive entropies, target 6 us of
 // queueing) on htsimParams' packet sizes.
 func htsimCompat(lb transport.LBKind) transport.Params {
 	p := htsimParams(lb)
@@ -103,17 +107,20 @@ func htsimCompat(lb transport.LBKind) transport.Params {
 	return p
 }
 
+// compatSeeds are the seeds the htsim-compatible comparison runs: a single
+// run's max FCT moves by up to +-8% from seed to seed (which flows collide
+// where), so the max is compared as the median over these seeds; htsim's
+// figure is one run of its own.
+var compatSeeds = []uint64{1, 2, 3, 4, 5}
+
 // TestFidelityHTSimCompatible runs every scenario of the htsim reference
 // README in the htsim-compatible setting and compares p50 and max FCT with
-// htsim's. With htsim's own input files every figure but one is within 5%:
-// OPS permutation max is about 10% below htsim's, whose "oblivious"
-// spraying sweeps a shuffled cycle of its 256 entropies where fabricbench's
-// OPS draws each at random (a load balancer difference, not an ACK one). The
-// repo's fixtures are other matrices of the same shapes: their figures are
-// logged and only the one-flow FCT is compared.
+// htsim's: every seed's p50, and the median over compatSeeds of the max,
+// within 5%. The repo's fixtures are other matrices of the same shapes:
+// their figures are logged and only the one-flow FCT is compared.
 func TestFidelityHTSimCompatible(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: five runs of about 0.1 s")
+		t.Skip("-short: 25 runs of about 0.1-0.5 s")
 	}
 	_, err := os.Stat(filepath.Join(refDir, "perm_128n_128c_2MB.cm"))
 	haveRef := err == nil
@@ -122,30 +129,55 @@ func TestFidelityHTSimCompatible(t *testing.T) {
 		name, cm string
 		lb       transport.LBKind
 		p50, max float64 // htsim
-		maxTol   float64
 	}{
-		{"one flow", "one128.cm", transport.REPS, 176.2, 176.2, 0.05},
-		{"permutation REPS", "perm_128n_128c_2MB.cm", transport.REPS, 198.9, 211.4, 0.05},
-		{"permutation OPS", "perm_128n_128c_2MB.cm", transport.OPS, 203.9, 232.0, 0.15},
-		{"incast 32:1 REPS", "incast32.cm", transport.REPS, 4969.6, 5229.3, 0.05},
-		{"incast 32:1 OPS", "incast32.cm", transport.OPS, 4767.9, 5256.3, 0.05},
+		{"one flow", "one128.cm", transport.REPS, 176.2, 176.2},
+		{"permutation REPS", "perm_128n_128c_2MB.cm", transport.REPS, 198.9, 211.4},
+		{"permutation OPS", "perm_128n_128c_2MB.cm", transport.OPS, 203.9, 232.0},
+		{"incast 32:1 REPS", "incast32.cm", transport.REPS, 4969.6, 5229.3},
+		{"incast 32:1 OPS", "incast32.cm", transport.OPS, 4767.9, 5256.3},
 	} {
 		m := refMatrix(t, c.cm)
-		pp := run(t, Config{Fabric: f, Matrix: m, Transport: htsimParams(c.lb), Seed: 1})
-		co := run(t, Config{Fabric: f, Matrix: m, Transport: htsimCompat(c.lb), Seed: 1})
-		ps, cs := fcts(t, pp), fcts(t, co)
-		t.Logf("%-17s p50 / max us: htsim %.1f / %.1f; per-packet ACKs %.1f / %.1f (%+.1f%% / %+.1f%%); htsim-compatible %.1f / %.1f (%+.1f%% / %+.1f%%), retx %d",
-			c.name, c.p50, c.max, ps.p50, ps.max, pct(ps.p50, c.p50), pct(ps.max, c.max), cs.p50, cs.max, pct(cs.p50, c.p50), pct(cs.max, c.max), co.Packets.Retransmitted)
+		pp := fcts(t, run(t, Config{Fabric: f, Matrix: m, Transport: htsimParams(c.lb), Seed: 1}))
+		var p50s, maxs []float64
+		var retx []uint64
+		for _, seed := range compatSeeds {
+			co := run(t, Config{Fabric: f, Matrix: m, Transport: htsimCompat(c.lb), Seed: seed})
+			cs := fcts(t, co)
+			p50s, maxs, retx = append(p50s, cs.p50), append(maxs, cs.max), append(retx, co.Packets.Retransmitted)
+		}
+		p50, mx := median(p50s), median(maxs)
+		t.Logf("%-17s p50 / max us: htsim %.1f / %.1f; per-packet ACKs (seed 1) %.1f / %.1f (%+.1f%% / %+.1f%%); htsim-compatible, median of seeds %v: %.1f / %.1f (%+.1f%% / %+.1f%%); per seed p50 %s, max %s, retx %v",
+			c.name, c.p50, c.max, pp.p50, pp.max, pct(pp.p50, c.p50), pct(pp.max, c.max), compatSeeds, p50, mx, pct(p50, c.p50), pct(mx, c.max), fmtList(p50s), fmtList(maxs), retx)
 		if !haveRef && c.cm != "one128.cm" {
 			continue
 		}
-		if !within(cs.p50, c.p50, 0.05) {
-			t.Errorf("%s: p50 %.1f us not within 5%% of htsim's %.1f", c.name, cs.p50, c.p50)
+		for i, v := range p50s {
+			if !within(v, c.p50, 0.05) {
+				t.Errorf("%s, seed %d: p50 %.1f us not within 5%% of htsim's %.1f", c.name, compatSeeds[i], v, c.p50)
+			}
 		}
-		if !within(cs.max, c.max, c.maxTol) {
-			t.Errorf("%s: max %.1f us not within %.0f%% of htsim's %.1f", c.name, cs.max, 100*c.maxTol, c.max)
+		if !within(mx, c.max, 0.05) {
+			t.Errorf("%s: median max %.1f us (seeds %v: %s) not within 5%% of htsim's %.1f", c.name, mx, compatSeeds, fmtList(maxs), c.max)
 		}
 	}
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func fmtList(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.1f", x)
+	}
+	return strings.Join(s, " ")
 }
 
 func pct(got, want float64) float64 { return 100 * (got - want) / want }

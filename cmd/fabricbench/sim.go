@@ -45,6 +45,8 @@ type simOpts struct {
 	arStaleness   string
 	arQuantum     string
 	arWeighted    bool
+	opsCycle      bool
+	repsWarmup    bool
 	cpuProfile    string
 	memProfile    string
 	// changed reports whether a flag was given (the preset fills the rest).
@@ -104,7 +106,9 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.IntVar(&o.ackEvery, "ack-every", 0, "receivers coalesce ACKs: one per this many data packets (at most 64; 0 or 1: an ACK per packet, the default)")
 	fl.StringVar(&o.ackEveryBytes, "ack-every-bytes", "0", "receivers coalesce ACKs: one per this many wire bytes (htsim: 16384); 0: no byte threshold")
 	fl.StringVar(&o.ackDelay, "ack-delay", "0", "a coalescing receiver sends a held ACK at most this long after the first packet it covers (e.g. 2us); 0: no timer")
-	fl.Uint32Var(&o.entropies, "entropies", 0, "size of the load balancer's entropy space, at most 65536 (htsim: 256); 0: 65536")
+	fl.Uint32Var(&o.entropies, "entropies", 0, "size of the load balancer's entropy space, at most 65536 (htsim_uec: 64); 0: 65536")
+	fl.BoolVar(&o.opsCycle, "ops-cycle", false, "--lb ops walks every entropy once per cycle, in a new order each cycle (htsim_uec's oblivious spraying); default: an independent random entropy per packet")
+	fl.BoolVar(&o.repsWarmup, "reps-warmup", false, "--lb reps sends its first window on entropies 1, 2, 3, ... in turn (htsim_uec's REPS); default: random from the first packet")
 	fl.StringVar(&o.routing, "routing", "hash", "switch routing among equal-cost ports: hash (ECMP on flow and entropy) or adaptive (per-packet join-shortest-queue; ignores the entropy, so pair it with --lb ecmp); on dragonfly/slimfly fabrics also minimal (on global then local hops), valiant, ugal-l or ugal-g")
 	fl.StringVar(&o.arStaleness, "ar-staleness", "0", "with --routing adaptive: age of the queue depths the switches decide on (e.g. 100ns, 1us); 0: live")
 	fl.StringVar(&o.arQuantum, "ar-quantum", "0", "with --routing adaptive: queue-depth step, bytes (e.g. 4160, 128KiB); 0: one full packet")
@@ -245,6 +249,7 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if o.entropies > 0 {
 		tp.Entropies = o.entropies
 	}
+	tp.OPSCycle, tp.REPSWarmup = o.opsCycle, o.repsWarmup
 	if err := tp.Validate(); err != nil {
 		return badInput(fmt.Errorf("transport: %w", err))
 	}
