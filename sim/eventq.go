@@ -43,119 +43,127 @@ const (
 // and pops, which is itself a pure function of the inputs and seed, so runs
 // are deterministic. Nothing here allocates once the pool has grown.
 type eventQueue struct {
-	last   int64
-	n      int
-	b      [65]evBucket
-	chunks []evChunk
-	free   []int32 // chunks not in a bucket
+	last int64
+	n    int
+	b    [65]evBucket
+	free *evChunk // chunks not in a bucket, linked by next
+	made int      // chunks allocated
 }
 
 // chunkLen is the number of events per chunk (3 KiB).
 const chunkLen = 128
 
+// evChunk is a run of events of one bucket. Chunks are allocated one by one
+// (only while the pool is empty), so pointers to them stay valid.
 type evChunk struct {
 	ev         [chunkLen]event
-	n          int32 // events in ev[:n]
-	prev, next int32 // neighbours in the bucket's chain, -1 at its ends
+	n          uint32 // events in ev[:n]
+	prev, next *evChunk
 }
 
-// evBucket is a chain of chunks, oldest first; -1: empty.
-type evBucket struct{ head, tail int32 }
+// evBucket is a chain of chunks, oldest first; the zero value is empty.
+type evBucket struct{ head, tail *evChunk }
 
 func (q *eventQueue) len() int { return q.n }
 
-// chunk takes a chunk from the pool, growing it when empty.
-func (q *eventQueue) chunk() int32 {
-	if n := len(q.free); n > 0 {
-		c := q.free[n-1]
-		q.free = q.free[:n-1]
-		return c
-	}
-	q.chunks = append(q.chunks, evChunk{})
-	return int32(len(q.chunks) - 1)
-}
-
-// add appends e to bucket i.
-func (q *eventQueue) add(i int, e event) {
-	if len(q.chunks) == 0 {
-		q.init() // first use of a zero eventQueue
-	}
-	b := &q.b[i]
-	t := b.tail
-	if t < 0 || q.chunks[t].n == chunkLen {
-		c := q.chunk()
-		ch := &q.chunks[c]
-		ch.n, ch.prev, ch.next = 0, t, -1
-		if t < 0 {
-			b.head = c
-		} else {
-			q.chunks[t].next = c
-		}
-		b.tail, t = c, c
-	}
-	ch := &q.chunks[t]
-	ch.ev[ch.n] = e
-	ch.n++
-}
-
-// init marks every bucket empty (the zero value is a queue not yet used).
-func (q *eventQueue) init() {
-	for i := range q.b {
-		q.b[i] = evBucket{-1, -1}
-	}
-}
-
+// push schedules an event. The common case, room in the bucket's last
+// chunk, is inlined at the call sites.
 func (q *eventQueue) push(at int64, kind evKind, a, b int32) {
 	if at < q.last {
 		at = q.last // never schedule into the past
 	}
-	q.add(bits.Len64(uint64(at^q.last)), event{at: at, kind: kind, a: a, b: b})
 	q.n++
+	i := bits.Len64(uint64(at ^ q.last))
+	if t := q.b[i].tail; t != nil && t.n < chunkLen {
+		t.ev[t.n%chunkLen] = event{at: at, kind: kind, a: a, b: b}
+		t.n++
+		return
+	}
+	q.grow(i, event{at: at, kind: kind, a: a, b: b})
+}
+
+// grow chains a new chunk to bucket i, from the pool (allocated when the
+// pool is empty), and puts e in it. Kept out of line, so that push and put
+// inline.
+//
+//go:noinline
+func (q *eventQueue) grow(i int, e event) {
+	ch := q.free
+	if ch != nil {
+		q.free = ch.next
+	} else {
+		ch = new(evChunk)
+		q.made++
+	}
+	b := &q.b[i]
+	ch.ev[0], ch.n, ch.prev, ch.next = e, 1, b.tail, nil
+	if b.tail == nil {
+		b.head = ch
+	} else {
+		b.tail.next = ch
+	}
+	b.tail = ch
+}
+
+// release returns a chunk to the pool.
+func (q *eventQueue) release(ch *evChunk) {
+	ch.prev, ch.next = nil, q.free
+	q.free = ch
 }
 
 // pop removes and returns the earliest event. The queue must not be empty.
 func (q *eventQueue) pop() event {
-	if q.b[0].tail < 0 {
-		i := 1
-		for q.b[i].head < 0 {
-			i++
-		}
-		bk := q.b[i]
-		q.b[i] = evBucket{-1, -1}
-		min := q.chunks[bk.head].ev[0].at
-		for c := bk.head; c >= 0; c = q.chunks[c].next {
-			ch := &q.chunks[c]
-			for j := int32(0); j < ch.n; j++ {
-				if ch.ev[j].at < min {
-					min = ch.ev[j].at
-				}
-			}
-		}
-		q.last = min
-		for c := bk.head; c >= 0; {
-			// add may grow q.chunks: index, do not hold pointers across it.
-			for j := int32(0); j < q.chunks[c].n; j++ {
-				e := q.chunks[c].ev[j]
-				q.add(bits.Len64(uint64(e.at^min)), e)
-			}
-			next := q.chunks[c].next
-			q.free = append(q.free, c)
-			c = next
-		}
+	if q.b[0].tail == nil {
+		q.refill()
 	}
 	b := &q.b[0]
-	ch := &q.chunks[b.tail]
+	ch := b.tail
 	ch.n--
-	e := ch.ev[ch.n]
+	e := ch.ev[ch.n%chunkLen]
 	if ch.n == 0 {
-		q.free = append(q.free, b.tail)
 		b.tail = ch.prev
-		if b.tail < 0 {
-			b.head = -1
+		if b.tail == nil {
+			b.head = nil
 		} else {
-			q.chunks[b.tail].next = -1
+			b.tail.next = nil
 		}
+		q.release(ch)
 	}
 	q.n--
 	return e
+}
+
+// refill empties the lowest non-empty bucket into lower ones (bucket 0
+// gets the events at its minimum time), keeping their order.
+func (q *eventQueue) refill() {
+	i := 1
+	for q.b[i].head == nil {
+		i++
+	}
+	bk := q.b[i]
+	q.b[i] = evBucket{}
+	min := bk.head.ev[0].at
+	for ch := bk.head; ch != nil; ch = ch.next {
+		for _, e := range ch.ev[:ch.n] {
+			if e.at < min {
+				min = e.at
+			}
+		}
+	}
+	q.last = min
+	for ch := bk.head; ch != nil; {
+		for _, e := range ch.ev[:ch.n] {
+			// put, inlined by hand (the hot loop of the queue)
+			k := bits.Len64(uint64(e.at ^ min))
+			if t := q.b[k].tail; t != nil && t.n < chunkLen {
+				t.ev[t.n%chunkLen] = e
+				t.n++
+			} else {
+				q.grow(k, e)
+			}
+		}
+		next := ch.next
+		q.release(ch)
+		ch = next
+	}
 }

@@ -22,7 +22,8 @@ type routing struct {
 	grp  []int32 // [switch*nDst + class] -> group, direct: the host's own
 	// grp16 replaces grp when every group number fits in 16 bits (always
 	// in fat trees up to hundreds of thousands of hosts): half the table,
-	// which is read once per hop at a random place. grp16Direct is direct.
+	// which is read once per hop at a random place. It holds group + 1, so
+	// direct is 0.
 	grp16  []uint16
 	attOff []int32  // host -> its pairs in att are att[attOff[h]:attOff[h+1]]
 	att    []int32  // (switch node, group) pairs: the host's direct ports there
@@ -172,30 +173,21 @@ func (r *routing) build(f *inventory.Fabric, down []bool, seed uint64) {
 		}
 	}
 	r.grp16 = nil
-	if len(r.off) < grp16Direct {
+	if len(r.off) < 0xFFFF {
 		r.grp16 = make([]uint16, len(r.grp))
 		for i, g := range r.grp {
-			if g == direct {
-				r.grp16[i] = grp16Direct
-			} else {
-				r.grp16[i] = uint16(g)
-			}
+			r.grp16[i] = uint16(g + 1) // direct (-1) becomes 0
 		}
 		r.grp = nil
 	}
 }
-
-const grp16Direct = 0xFFFF
 
 // entry returns the table entry of switch index si for destination class c:
 // a group, or direct.
 func (r *routing) entry(si, c int) int32 {
 	i := si*r.nDst + c
 	if r.grp16 != nil {
-		if g := r.grp16[i]; g != grp16Direct {
-			return int32(g)
-		}
-		return direct
+		return int32(r.grp16[i]) - 1
 	}
 	return r.grp[i]
 }
