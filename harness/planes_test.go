@@ -10,12 +10,12 @@ import (
 	"github.com/fabricbench/fabricbench/results"
 )
 
-// The analysis names a degraded plane of a multi-plane fabric (4 planes x
-// (3 leaves, 2 spines), 4 hosts per leaf, PLB, an all-to-all): with every
-// host's plane-2 NIC port at a quarter of its rate the planes group's
-// least-loaded member is plane2. (A degraded rail, the links of leaf 1's
-// hosts in every plane at half rate, is not named yet: the all-to-all
-// slows every rail alike, and the rails group shows no imbalance.)
+// The analysis names a degraded plane and a degraded rail of a multi-plane
+// fabric (4 planes x (3 leaves, 2 spines), 4 hosts per leaf, PLB, an
+// all-to-all): with every host's plane-2 NIC port at a quarter of its rate
+// the planes group's least-loaded member is plane2; with the links of
+// leaf 1's hosts (rail1: the NIC ports under leaf 1 of every plane) at half
+// rate in both directions, the rails group's is rail1.
 func TestDegradedPlaneAndRailNamed(t *testing.T) {
 	var plane strings.Builder
 	for h := 0; h < 12; h++ {
@@ -28,10 +28,25 @@ jobs:
   - {name: a2a, workload: all-to-all, size: 1MiB}
 faults:
 `
-	for _, c := range []struct{ name, faults, group, member string }{
-		{"plane", plane.String(), "planes:fabric", "plane2"},
+	var rail strings.Builder
+	for h := 4; h < 8; h++ {
+		for pl := 0; pl < 4; pl++ {
+			// Both directions of the host link.
+			fmt.Fprintf(&rail, "  - {kind: degrade, port: host%d:eth%d, fraction: 0.5, at: 0us}\n", h, pl)
+			fmt.Fprintf(&rail, "  - {kind: degrade, port: p%d-leaf1:Ethernet%d, fraction: 0.5, at: 0us}\n", pl, h-4)
+		}
+	}
+	for _, c := range []struct{ name, head, faults, group, member string }{
+		{"plane", head, plane.String(), "planes:fabric", "plane2"},
+		// Steady state: the run stops at 400 us, before the flows finish
+		// (otherwise every rail moves the same bytes of the all-to-all).
+		{"rail", strings.Replace(head, "size: 1MiB", "size: 64MiB", 1), rail.String(), "rails:fabric", "rail1"},
 	} {
-		file := writeSuite(t, "name: "+c.name+head+c.faults)
+		body := "name: " + c.name + c.head + c.faults
+		if c.name == "rail" {
+			body += "sim: {end: 400us}\n"
+		}
+		file := writeSuite(t, body)
 		res, err := harness.Run(context.Background(), harness.Options{SuiteFile: file, Out: t.TempDir(), Parallel: 1})
 		if err != nil {
 			t.Fatal(err)
