@@ -228,3 +228,78 @@ func TestPlaneDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// remoteFailure runs one flow host0 -> host1 over 4 planes and takes
+// plane 1 away from 20 us to 400 us: with port "receiver" the receiver's
+// plane-1 NIC link, with "spines" every leaf0 uplink of plane 1 (a plane
+// failure the sender's NIC cannot see). It returns what host1 receives per
+// 5 us.
+func remoteFailure(t *testing.T, what string) (*planeRate, FlowResult) {
+	t.Helper()
+	f := planeFabric(t, "leafspine:leaves=2,spines=2,hosts_per_leaf=1,gbps=100,latency=500ns,planes=4")
+	p := transport.DefaultParams()
+	m := &workloads.Matrix{Name: "pair", Hosts: 2, Flows: []workloads.Flow{{ID: 0, Src: 0, Dst: 1, Size: 24 << 20, After: -1}}}
+	var links []int
+	switch what {
+	case "receiver":
+		links = append(links, f.Ports[f.HostPlanePort(1, 1)].Link)
+	case "spines":
+		n, _ := f.NodeByName("p1-leaf0")
+		for _, pt := range f.Nodes[n].Ports {
+			if f.Ports[pt].Uplink {
+				links = append(links, f.Ports[pt].Link)
+			}
+		}
+	}
+	var ev []LinkEvent
+	for _, l := range links {
+		ev = append(ev, LinkEvent{At: 20 * usec, Link: l}, LinkEvent{At: 400 * usec, Link: l, Up: true})
+	}
+	r := &planeRate{ports: f.Host(1).Ports, step: 5 * usec}
+	s, err := New(Config{Fabric: f, Matrix: m, Transport: p, Seed: 1, Links: ev, SampleEvery: r.step, OnSample: r.sample})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.Run()
+	return r, res.Flows[0]
+}
+
+// TestRemotePlaneFailure: a plane fails where the sender's NIC cannot see
+// it (the receiver's port, or the plane's leaf uplinks). PLB excludes the
+// plane after two timeouts on it and goes on at 3/4 of line rate; its
+// recovery probes bring the plane back after the failure ends.
+func TestRemotePlaneFailure(t *testing.T) {
+	line := 4 * 100e9
+	for _, what := range []string{"receiver", "spines"} {
+		r, fr := remoteFailure(t, what)
+		back, full := -1, -1
+		for i := 4; i < len(r.rates); i++ {
+			if back < 0 && r.rates[i] >= 0.7*line {
+				back = i
+			}
+			if i >= 80 && r.rates[i] >= 0.95*line {
+				full = i
+				break
+			}
+		}
+		// Mean over 200..400 us: three planes.
+		var mid float64
+		for i := 40; i < 80; i++ {
+			mid += r.rates[i] / 40
+		}
+		t.Logf("%s: %.0f Gb/s before; >= 0.7 line rate again from %d us; %.0f Gb/s between 200 and 400 us; >= 0.95 line rate again from %d us (plane back at 400 us); FCT %.1f us",
+			what, r.rates[2]/1e9, 5*back, mid/1e9, 5*full, float64(fr.FCT)/1e6)
+		if fr.FCT < 0 {
+			t.Fatalf("%s: flow did not finish", what)
+		}
+		if back < 0 || back*5 > 200 {
+			t.Errorf("%s: not back to 0.7 x line rate within 180 us of the failure", what)
+		}
+		if mid < 0.7*line || mid > 0.8*line {
+			t.Errorf("%s: %.0f Gb/s on three planes, want 0.7..0.8 x line", what, mid/1e9)
+		}
+		if full < 0 || full*5 > 600 {
+			t.Errorf("%s: the plane was not re-admitted within 200 us of its return", what)
+		}
+	}
+}

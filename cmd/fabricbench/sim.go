@@ -21,6 +21,7 @@ import (
 type simOpts struct {
 	topo, tm      string
 	cc, lb        string
+	planes        string
 	trim, ecn     bool
 	seed          uint64
 	end           string
@@ -87,6 +88,7 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.StringVar(&o.tm, "tm", "", "traffic: htsim .cm file or generator spec (required)")
 	fl.StringVar(&o.cc, "cc", "nscc", "congestion control: nscc or dctcp")
 	fl.StringVar(&o.lb, "lb", "reps", "load balancing: reps, ops or ecmp")
+	fl.StringVar(&o.planes, "planes", "plb", "multi-plane hosts (a --topo with planes=N): plb (per-plane congestion control), global (one window over all planes) or entropy (entropy source routing)")
 	fl.BoolVar(&o.trim, "trim", true, "switches trim packets when the data queue is full (false: drop, recover by timeout)")
 	fl.BoolVar(&o.ecn, "ecn", true, "RED ECN marking at dequeue")
 	fl.Uint64Var(&o.seed, "seed", 1, "random seed (same inputs and seed give identical results)")
@@ -225,6 +227,9 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	}
 	tp := transport.DefaultParams()
 	tp.CC, tp.LB, tp.Trimming = cc, lb, o.trim
+	if tp.PlaneMode, err = transport.ParsePlaneMode(o.planes); err != nil {
+		return badInput(fmt.Errorf("--planes: %w", err))
+	}
 	tp.MTU, tp.HeaderBytes, tp.AckBytes = o.mtu, o.header, o.header
 	tp.QuickAdapt, tp.FastIncrease = o.quickAdapt, o.fastIncrease
 	tp.TargetRTT, tp.MaxWindow = o.targetRTT, o.maxWindow
