@@ -34,7 +34,8 @@ type planeState struct {
 	nicOf []int32    // port -> index into nics, -1 for switch ports
 	nics  []planeNIC // host*n + plane
 	// onList[flow] has bit p set while the flow is on plane p's list.
-	onList []uint8
+	onList  []uint8
+	started []bool // per flow: told about its host's ports that were down
 	// rot[host] is the plane the host offers a flow to first: it turns
 	// on every offer, so idle planes tie round robin (all local queues
 	// empty), not always towards plane 0.
@@ -74,6 +75,7 @@ func (s *Sim) buildPlanes() error {
 		}
 	}
 	mp.onList = make([]uint8, len(s.cfg.Matrix.Flows))
+	mp.started = make([]bool, len(s.cfg.Matrix.Flows))
 	mp.rot = make([]uint8, len(s.f.Hosts))
 	return nil
 }
@@ -166,6 +168,16 @@ func (s *Sim) mpOffer(fi int32, pl int) {
 func (s *Sim) mpActivate(fi int32) {
 	st := &s.flows[fi]
 	n := s.mp.n
+	if !s.mp.started[fi] {
+		// A flow starting while one of its host's ports is down learns it
+		// at once, as the flows running then did.
+		s.mp.started[fi] = true
+		for pl := 0; pl < n; pl++ {
+			if !s.ports[s.mp.nics[int(st.src)*n+pl].port].up {
+				st.snd.PlaneDown(s.now, pl)
+			}
+		}
+	}
 	r := int(s.mp.rot[st.src])
 	s.mp.rot[st.src] = uint8((r + 1) % n)
 	for k := 0; k < n; k++ {

@@ -328,3 +328,26 @@ func TestPlaneHotPathAllocations(t *testing.T) {
 		}
 	}
 }
+
+// A flow that starts while one of its host's ports is down avoids that
+// plane from its first packet, in every mode (entropy routing would
+// otherwise wait on the dead port).
+func TestPlaneDownBeforeStart(t *testing.T) {
+	f := planeFabric(t, "leafspine:leaves=2,spines=1,hosts_per_leaf=1,gbps=100,latency=500ns,planes=4")
+	down := f.Ports[f.HostPlanePort(0, 2)].Link
+	for _, mode := range []transport.PlaneMode{transport.PlanePLB, transport.PlaneGlobal, transport.PlaneEntropy} {
+		p := transport.DefaultParams()
+		p.PlaneMode = mode
+		m := &workloads.Matrix{Name: "late", Hosts: 2, Flows: []workloads.Flow{{ID: 0, Src: 0, Dst: 1, Size: 4 << 20, Start: 10 * usec, After: -1}}}
+		s, err := New(Config{Fabric: f, Matrix: m, Transport: p, Seed: 1, Links: []LinkEvent{{At: 0, Link: down}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr := s.Run().Flows[0]
+		ideal := float64(4<<20) * 8e12 / 300e9
+		t.Logf("%v: FCT %.1f us (3 planes' serialisation %.1f us), %d timeouts", mode, float64(fr.FCT)/1e6, ideal/1e6, fr.Timeouts)
+		if fr.FCT < 0 || fr.Timeouts > 0 || float64(fr.FCT) > 1.3*ideal {
+			t.Errorf("%v: FCT %d ps, %d timeouts: want near %.0f ps without timeouts", mode, fr.FCT, fr.Timeouts, ideal)
+		}
+	}
+}
