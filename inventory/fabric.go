@@ -311,6 +311,9 @@ func (f *Fabric) Summary() string {
 		parts = append(parts, p)
 	}
 	parts = append(parts, count(len(f.Links), "link", "links"))
+	if len(f.Planes) > 1 {
+		parts = append(parts, count(len(f.Planes), "plane", "planes"))
+	}
 	return strings.Join(parts, ", ")
 }
 

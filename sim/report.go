@@ -31,6 +31,9 @@ type ReportConfig struct {
 	QueueBytes int64   `json:"queue_bytes"`
 	BaseRTTus  float64 `json:"base_rtt_us"`
 	EndUs      float64 `json:"end_us,omitempty"`
+	// Planes is the plane load balancing (plb, global, entropy) of a
+	// multi-plane fabric; empty otherwise.
+	Planes string `json:"planes,omitempty"`
 }
 
 // ReportFlow is one flow; FCT is null when the flow did not finish.

@@ -305,8 +305,12 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if cfg.Progress != nil && res.Wall >= o.progressAfter {
 		fmt.Fprintln(stderr)
 	}
-	rep := sim.BuildReport(sim.ReportConfig{Topo: o.topo, TM: o.tm, CC: cc.String(), LB: lb.String(), Trim: o.trim, ECN: o.ecn,
-		Seed: o.seed, MTU: o.mtu, Header: o.header, EndUs: float64(end) / 1e6}, res)
+	rc := sim.ReportConfig{Topo: o.topo, TM: o.tm, CC: cc.String(), LB: lb.String(), Trim: o.trim, ECN: o.ecn,
+		Seed: o.seed, MTU: o.mtu, Header: o.header, EndUs: float64(end) / 1e6}
+	if fab.NumPlanes() > 1 {
+		rc.Planes = tp.PlaneMode.String()
+	}
+	rep := sim.BuildReport(rc, res)
 	if pre != nil {
 		fmt.Fprintf(stdout, "preset   %s: --topo %s --mtu %d --queue %s --kmin %g --kmax %g --ecn=%v --trim=%v --target-rtt %g --max-window %g\n",
 			pre.Name, o.topo, o.mtu, o.queue, o.kmin, o.kmax, o.ecn, o.trim, o.targetRTT, o.maxWindow)
@@ -368,7 +372,11 @@ func printSummary(w io.Writer, fab *inventory.Fabric, r *sim.Report) {
 	s := &r.Summary
 	c := &r.Config
 	fmt.Fprintf(w, "fabric   %s; queue %d B, longest base RTT %.2f µs\n", fab.Summary(), c.QueueBytes, c.BaseRTTus)
-	fmt.Fprintf(w, "run      cc=%s lb=%s trim=%v ecn=%v seed=%d mtu=%d\n", c.CC, c.LB, c.Trim, c.ECN, c.Seed, c.MTU)
+	fmt.Fprintf(w, "run      cc=%s lb=%s trim=%v ecn=%v seed=%d mtu=%d", c.CC, c.LB, c.Trim, c.ECN, c.Seed, c.MTU)
+	if c.Planes != "" {
+		fmt.Fprintf(w, " planes=%s", c.Planes)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "flows    %d/%d completed", s.Completed, s.Flows)
 	if s.Incomplete > 0 {
 		fmt.Fprintf(w, " (%d unfinished at the end of the run)", s.Incomplete)
