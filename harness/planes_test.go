@@ -3,6 +3,8 @@ package harness_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,5 +105,14 @@ func TestSpectrumXExample(t *testing.T) {
 	}
 	if imb["mode=hash,planes=plb"] == 0 || imb["mode=adaptive,planes=plb"] != 0 {
 		t.Errorf("leaf-uplink imbalances %v: want some with hashing, none with adaptive routing", imb)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{"planes:fabric", "rails:fabric", "plane:plane2", "rail:p3-leaf1", "plane_share_min"} {
+		if !strings.Contains(string(page), g) {
+			t.Errorf("report.html does not show %s", g)
+		}
 	}
 }

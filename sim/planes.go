@@ -46,6 +46,7 @@ type planeState struct {
 func (s *Sim) buildPlanes() error {
 	n := s.f.NumPlanes()
 	if n <= 1 {
+		s.tp.Planes = 0 // the fabric decides: one plane, one port
 		return nil
 	}
 	switch {
