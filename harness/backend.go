@@ -69,7 +69,10 @@ type Features struct {
 	// Adaptive: switch adaptive routing (features.ecmp.mode: adaptive)
 	// with its staleness (ps), depth quantum (bytes, 0: one packet) and
 	// capacity weighting.
-	Adaptive    bool
+	Adaptive bool
+	// LowDiameter is a dragonfly/slimfly routing mode (features.ecmp.mode
+	// minimal, valiant, ugal-l, ugal-g or source-guided), "" for none.
+	LowDiameter string
 	ARStaleness int64
 	ARQuantum   int64
 	ARWeighted  bool
@@ -210,6 +213,9 @@ const (
 	// FeatPlanes: multi-plane hosts (a fabric with more than one plane,
 	// e.g. a generator spec with planes=N): fabric.spec or fabric.file.
 	FeatPlanes Feature = "planes"
+	// FeatLowDiameter: dragonfly/slimfly routing modes (features.ecmp.mode
+	// minimal, valiant, ugal-l, ugal-g, source-guided).
+	FeatLowDiameter Feature = "low-diameter"
 	// FeatSRv6Control: features.srv6.placement (a path controller) and
 	// per-job or strict features.srv6.paths.
 	FeatSRv6Control Feature = "srv6-control"

@@ -149,6 +149,9 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil, VRFs: len(ft.VRFs),
 		Adaptive: ft.ECMP.Mode == suite.ECMPModeAdaptive, ARWeighted: ft.ECMP.Weighted,
 	}
+	if m := ft.ECMP.Mode; m != suite.ECMPModeHash && m != suite.ECMPModeAdaptive {
+		p.Features.LowDiameter = m
+	}
 	if p.Features.Adaptive {
 		// Validated by the suite checker.
 		if ft.ECMP.Staleness != "" {
@@ -401,7 +404,7 @@ func fmtPs(ps int64) string {
 var featureNames = map[Feature]string{
 	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
 	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
-	FeatAdaptive: "adaptive routing", FeatPlanes: "multi-plane hosts", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
+	FeatAdaptive: "adaptive routing", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
 }
 
 // check returns the suite check of the named backend's capabilities: one
@@ -446,6 +449,8 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if ft.ECMP.Mode == suite.ECMPModeAdaptive {
 			feature(FeatAdaptive, "features.ecmp.mode", "use mode: hash")
+		} else if ft.ECMP.Mode != suite.ECMPModeHash {
+			feature(FeatLowDiameter, "features.ecmp.mode", "use mode: hash")
 		}
 		if ft.Queue != "" && ft.Queue != "bdp" {
 			feature(FeatQueue, "features.queue", "leave it out or set bdp")

@@ -35,6 +35,10 @@ const (
 	// UGALG chooses between them by the queued bytes along each whole path
 	// (global knowledge).
 	UGALG
+	// SourceGuided lets the sender choose the path (sourceguided.go):
+	// the first switch takes its next hop from EV1, the entropy's high
+	// byte, the second from EV2, the low byte; minimal routing after.
+	SourceGuided
 )
 
 func (m LowDiameter) String() string {
@@ -49,11 +53,14 @@ func (m LowDiameter) String() string {
 		return "ugal-l"
 	case UGALG:
 		return "ugal-g"
+	case SourceGuided:
+		return "source-guided"
 	}
 	return fmt.Sprintf("LowDiameter(%d)", uint8(m))
 }
 
-// ParseLowDiameter parses minimal, valiant, ugal-l and ugal-g; ok is false
+// ParseLowDiameter parses minimal, valiant, ugal-l, ugal-g and
+// source-guided; ok is false
 // for anything else.
 func ParseLowDiameter(s string) (m LowDiameter, ok bool) {
 	switch s {
@@ -65,6 +72,8 @@ func ParseLowDiameter(s string) (m LowDiameter, ok bool) {
 		return UGALL, true
 	case "ugal-g":
 		return UGALG, true
+	case "source-guided", "source", "spritz":
+		return SourceGuided, true
 	}
 	return LowDiameterOff, false
 }
@@ -110,7 +119,7 @@ func (s *Sim) buildLowDiameter() error {
 	if m == LowDiameterOff {
 		return nil
 	}
-	if m > UGALG {
+	if m > SourceGuided {
 		return fmt.Errorf("sim: unknown low-diameter routing %d", m)
 	}
 	if s.cfg.Routing != RoutingHash {
@@ -232,6 +241,9 @@ func (s *Sim) buildLowDiameter() error {
 	} else {
 		ld.tCost, ld.tOff, ld.tCnt = ld.dCost, ld.dOff, ld.dCnt
 	}
+	if m == SourceGuided {
+		s.buildSourceGuided()
+	}
 	return nil
 }
 
@@ -264,6 +276,11 @@ func (s *Sim) ldRoute(node int32, pkt *packet) int32 {
 	i, d := s.rt.sw[node], ld.hostSw[dh]
 	if i == d {
 		return s.rt.pick(node, dh, uint32(pkt.flow), pkt.entropy, pkt.kind, s.ports)
+	}
+	if ld.mode == SourceGuided && pkt.kind == pkData {
+		if out, ok := s.sgRoute(node, i, pkt); ok {
+			return out
+		}
 	}
 	if pkt.via == 0 {
 		pkt.via = 1

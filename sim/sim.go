@@ -224,6 +224,7 @@ type Sim struct {
 	ar     adaptive
 	ld     lowDiam
 	mp     planeState
+	sg     sgState // source-guided routing (sourceguided.go)
 	pfc    pfcState
 	sr     srv6State
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
@@ -665,8 +666,12 @@ func (s *Sim) startFlow(fi int32) {
 	st := &s.flows[fi]
 	mf := &s.cfg.Matrix.Flows[fi]
 	rtt, rate, hops := s.pathInfo(mf.Src, mf.Dst)
+	paths := s.SourceGuidedPaths(mf.Src, mf.Dst)
+	if len(paths) > 0 {
+		rtt, hops = s.sgLongest(rtt, hops, mf.Src, mf.Dst, paths)
+	}
 	path := transport.Path{BaseRTT: rtt, RateBps: rate, RTO: s.pathRTO(rtt, rate, hops)}
-	st.snd = transport.NewSender(&s.tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path})
+	st.snd = transport.NewSender(&s.tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path, Paths: paths})
 	st.rcv = transport.NewReceiverFor(&s.tp, uint32(fi), st.snd.Packets())
 	st.start = s.now
 	s.activate(fi)

@@ -16,7 +16,7 @@ func newTestNSCC(trim bool) (*nscc, *balancer) {
 	p.Trimming = trim
 	n := newNSCC(&p, refPath, wire)
 	r := newRNG(1, 1)
-	lb := newBalancer(REPS, 1<<16, 8, &r)
+	lb := newBalancer(REPS, 1<<16, 8, &r, nil, nil)
 	return n, &lb
 }
 
@@ -265,7 +265,7 @@ func TestDCTCP(t *testing.T) {
 	p.QuickAdapt, p.FastIncrease = false, false
 	d := newDCTCP(&p, refPath, wire)
 	r := newRNG(1, 1)
-	lb := newBalancer(ECMP, 1<<16, 8, &r)
+	lb := newBalancer(ECMP, 1<<16, 8, &r, nil, nil)
 	d.cwnd = 100000
 	// Additive increase: 1 MTU per window of ACKs.
 	before := d.cwnd
@@ -289,37 +289,37 @@ func TestDCTCP(t *testing.T) {
 
 func TestLoadBalancers(t *testing.T) {
 	r := newRNG(1, 1)
-	e := newBalancer(ECMP, 1<<16, 8, &r)
-	first := e.next()
+	e := newBalancer(ECMP, 1<<16, 8, &r, nil, nil)
+	first := e.next(0)
 	for i := 0; i < 100; i++ {
-		if e.next() != first {
+		if e.next(0) != first {
 			t.Fatal("ECMP changed entropy within a flow")
 		}
 	}
-	o := newBalancer(OPS, 1<<16, 8, &r)
+	o := newBalancer(OPS, 1<<16, 8, &r, nil, nil)
 	seen := map[uint16]bool{}
 	for i := 0; i < 100; i++ {
-		seen[o.next()] = true
+		seen[o.next(0)] = true
 	}
 	if len(seen) < 90 {
 		t.Fatalf("OPS used only %d distinct entropies in 100 packets", len(seen))
 	}
-	rp := newBalancer(REPS, 1<<16, 4, &r)
+	rp := newBalancer(REPS, 1<<16, 4, &r, nil, nil)
 	rp.onAck(11, false)
 	rp.onAck(12, true) // marked: not recycled
 	rp.onAck(13, false)
-	if a, b := rp.next(), rp.next(); a != 11 || b != 13 {
+	if a, b := rp.next(0), rp.next(0); a != 11 || b != 13 {
 		t.Fatalf("REPS reused %d,%d, want 11,13 (unmarked, in order)", a, b)
 	}
 	// Buffer empty: fresh random entropy.
-	if x := rp.next(); x == 11 || x == 13 {
+	if x := rp.next(0); x == 11 || x == 13 {
 		t.Logf("random entropy happened to equal a recycled one: %d", x)
 	}
 	// Overflow keeps the newest.
 	for i := uint16(0); i < 6; i++ {
 		rp.onAck(100+i, false)
 	}
-	if x := rp.next(); x != 102 {
+	if x := rp.next(0); x != 102 {
 		t.Fatalf("REPS after overflow reused %d, want 102 (the oldest of the newest 4)", x)
 	}
 }

@@ -26,9 +26,13 @@ type balancer struct {
 	head int // next slot to read
 	tail int // next slot to write
 	n    int // entries held; with none, REPS sprays fresh random entropies
+
+	// sp is the path list of a source-guided fabric (spritz.go), nil
+	// without one.
+	sp *spritzState
 }
 
-func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng) balancer {
+func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng, p *Params, paths []PathEV) balancer {
 	b := balancer{kind: kind, entropies: entropies, rng: r}
 	if b.entropies == 0 || b.entropies > 1<<16 {
 		b.entropies = 1 << 16
@@ -42,6 +46,7 @@ func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng) balancer {
 		}
 		b.ring = make([]uint16, bufSize)
 	}
+	b.initPaths(p, paths)
 	return b
 }
 
@@ -78,8 +83,16 @@ func (b *balancer) nextInCycle() uint16 {
 	}
 }
 
-// next returns the entropy for the next packet sent.
-func (b *balancer) next() uint16 {
+// next returns the entropy for the next packet sent at now.
+func (b *balancer) next(now Time) uint16 {
+	if b.sp != nil {
+		if b.kind.isPathAware() {
+			return b.nextPathAware(now)
+		}
+		if b.kind == OPS || (b.kind == REPS && b.n == 0) {
+			return b.sp.paths[b.rng.intn(uint32(len(b.sp.paths)))].EV
+		}
+	}
 	switch b.kind {
 	case ECMP:
 		return b.fixed
@@ -107,6 +120,10 @@ func (b *balancer) next() uint16 {
 
 // onAck learns from an ACK that carried entropy e.
 func (b *balancer) onAck(e uint16, ecn bool) {
+	if b.sp != nil && b.kind.isPathAware() {
+		b.ackPathAware(e, ecn)
+		return
+	}
 	if b.kind != REPS || ecn {
 		return
 	}
@@ -127,6 +144,12 @@ func (b *balancer) onAck(e uint16, ecn bool) {
 // OPS sprays anyway.
 func (b *balancer) pathChange(e uint16) {}
 
-// onLoss learns from a NACK or timeout on entropy e. REPS simply does not
-// recycle it: the next packet takes a recycled good entropy or a fresh one.
-func (b *balancer) onLoss(e uint16) {}
+// onLoss learns from a NACK (timeout false) or a timeout at now on entropy
+// e. REPS simply does not recycle it: the next packet takes a recycled good
+// entropy or a fresh one. The path-aware balancers drop the path from their
+// buffer and, on a timeout, block it for a while (spritz.go).
+func (b *balancer) onLoss(now Time, e uint16, timeout bool) {
+	if b.sp != nil && b.kind.isPathAware() {
+		b.lossPathAware(now, e, timeout)
+	}
+}

@@ -152,9 +152,11 @@ func (s *Sender) NextPlane() int {
 	if !pl.haveNext {
 		// Draw until the entropy lands on a usable plane (bounded: a plane
 		// set with none usable takes what it drew).
-		e := s.lb.next()
+		// (No time here: a path-aware balancer's timed-out paths are
+		// unblocked by the next send at a known time.)
+		e := s.lb.next(0)
 		for k := 0; k < 4*pl.n && !pl.usable(pl.planeOf(e)); k++ {
-			e = s.lb.next()
+			e = s.lb.next(0)
 		}
 		pl.nextEnt, pl.haveNext = e, true
 	}
@@ -246,7 +248,7 @@ func (s *Sender) NextPacketOn(now Time, p int, d *Data) int64 {
 	if pl.mode == PlaneEntropy && pl.haveNext {
 		e, pl.haveNext = pl.nextEnt, false
 	} else {
-		e = s.lb.next()
+		e = s.lb.next(now)
 	}
 	return s.emit(now, d, e, p)
 }

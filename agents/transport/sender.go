@@ -53,8 +53,15 @@ type Params struct {
 	// ones at random (the default draws at random from the first packet).
 	REPSWarmup bool `json:"reps_warmup"`
 	// REPSBuffer is the number of recycled entropies REPS keeps.
-	REPSBuffer int    `json:"reps_buffer"`
-	Seed       uint64 `json:"seed"`
+	REPSBuffer int `json:"reps_buffer"`
+	// Path-aware load balancing (spritz.go); 0 takes the paper's default.
+	SpritzBuffer       int     `json:"spritz_buffer"`        // cached good paths (8)
+	SpritzExplore      int     `json:"spritz_explore"`       // packets between forced explorations (44)
+	SpritzECNThreshold int     `json:"spritz_ecn_threshold"` // ECN marks before Scout drops a path (8)
+	SpritzWeightScale  float64 `json:"spritz_weight_scale"`  // w_scale on the shorter paths' weights (3)
+	SpritzBlock        Time    `json:"spritz_block_ps"`      // a path that timed out is not sampled for this long (500 us)
+	FlicrCell          int     `json:"flicr_cell"`           // Flicr flowcell, packets (16)
+	Seed               uint64  `json:"seed"`
 
 	// ACK coalescing (Receiver). With AckEvery and AckEveryBytes both 0 the
 	// receiver acknowledges every data packet (the default). Otherwise it
@@ -114,6 +121,18 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("planes %d out of range [0, %d]", p.Planes, MaxPlanes)
 	case p.PlaneMode > PlaneEntropy:
 		return fmt.Errorf("unknown plane mode %d", p.PlaneMode)
+	case p.SpritzBuffer < 0 || p.SpritzBuffer > 1024:
+		return fmt.Errorf("spritz buffer %d paths out of range [0, 1024]", p.SpritzBuffer)
+	case p.SpritzExplore < 0 || p.SpritzExplore > 1<<20:
+		return fmt.Errorf("spritz explore threshold %d packets out of range [0, %d]", p.SpritzExplore, 1<<20)
+	case p.SpritzECNThreshold < 0 || p.SpritzECNThreshold > 254:
+		return fmt.Errorf("spritz ecn threshold %d packets out of range [0, 254]", p.SpritzECNThreshold)
+	case p.SpritzWeightScale < 0 || p.SpritzWeightScale > 1000 || p.SpritzWeightScale != p.SpritzWeightScale:
+		return fmt.Errorf("spritz weight scale %g out of range [0, 1000]", p.SpritzWeightScale)
+	case p.SpritzBlock < 0 || p.SpritzBlock > Second:
+		return fmt.Errorf("spritz block %d ps out of range [0, 1s]", p.SpritzBlock)
+	case p.FlicrCell < 0 || p.FlicrCell > 1<<20:
+		return fmt.Errorf("flicr cell %d packets out of range [0, %d]", p.FlicrCell, 1<<20)
 	}
 	return nil
 }
@@ -150,6 +169,10 @@ type Flow struct {
 	ID   uint32
 	Size int64 // payload bytes
 	Path Path
+	// Paths, on a source-guided fabric, are the paths towards the
+	// destination's switch, sorted by EV (spritz.go); shared read-only
+	// between flows. Nil elsewhere.
+	Paths []PathEV
 }
 
 // Packets returns the number of data packets a flow of size bytes needs at
@@ -265,7 +288,7 @@ func NewSender(p *Params, f Flow) *Sender {
 	}
 	s.ring, s.mask = make([]slot, c), c-1
 	s.rng = newRNG(p.Seed, uint64(f.ID)+1)
-	s.lb = newBalancer(p.LB, p.Entropies, p.REPSBuffer, &s.rng)
+	s.lb = newBalancer(p.LB, p.Entropies, p.REPSBuffer, &s.rng, p, f.Paths)
 	if p.OPSCycle {
 		s.lb.setCycle()
 	}
@@ -392,7 +415,7 @@ func (s *Sender) NextPacket(now Time, d *Data) int64 {
 	if !s.CanSend(now) {
 		return 0
 	}
-	return s.emit(now, d, s.lb.next(), 0)
+	return s.emit(now, d, s.lb.next(now), 0)
 }
 
 // emit sends the next packet (a retransmission first) with entropy e on
@@ -554,7 +577,7 @@ func (s *Sender) onNack(now Time, a *Ack) {
 	s.Stats.Nacks++
 	size := s.pktWire(psn)
 	s.queueRetx(psn)
-	s.lb.onLoss(a.Entropy)
+	s.lb.onLoss(now, a.Entropy, false)
 	if s.pl != nil && s.pl.mode == PlanePLB {
 		s.planeCC(sl.plane).onNack(now, size, s.pl.inflight[sl.plane])
 	} else {
@@ -624,7 +647,7 @@ func (s *Sender) OnTimeout(now Time) int {
 		}
 		s.orderHead++
 		s.queueRetx(e.psn)
-		s.lb.onLoss(s.slot(e.psn).ent)
+		s.lb.onLoss(now, s.slot(e.psn).ent, true)
 		if s.pl != nil {
 			pl := s.slot(e.psn).plane
 			if s.pl.mode == PlanePLB && s.pl.timeouts[pl] == 0 {

@@ -73,7 +73,16 @@ const (
 	ECMP LBKind = iota // one entropy per flow
 	OPS                // oblivious packet spraying: random entropy per packet
 	REPS               // recycled entropy packet spraying
+	// The path-aware balancers (spritz.go) choose among the paths of a
+	// source-guided fabric (Flow.Paths), weighted by latency.
+	OPSWeighted // weighted OPS: a path per packet, by weight
+	Scout       // Spritz-Scout: reuse good paths until negative feedback
+	Spray       // Spritz-Spray: recycle each good path once per good ACK
+	Flicr       // Flicr: a path per flowcell, changed after congestion
 )
+
+// LBNames lists the load balancers' names, for help texts and errors.
+const LBNames = "ecmp, ops, reps, ops-w, spritz-scout, spritz-spray or flicr"
 
 func (l LBKind) String() string {
 	switch l {
@@ -83,11 +92,19 @@ func (l LBKind) String() string {
 		return "ops"
 	case REPS:
 		return "reps"
+	case OPSWeighted:
+		return "ops-w"
+	case Scout:
+		return "spritz-scout"
+	case Spray:
+		return "spritz-spray"
+	case Flicr:
+		return "flicr"
 	}
 	return fmt.Sprintf("lb(%d)", uint8(l))
 }
 
-// ParseLB parses "ecmp", "ops" or "reps".
+// ParseLB parses a load balancer's name (LBNames).
 func ParseLB(s string) (LBKind, error) {
 	switch strings.ToLower(s) {
 	case "ecmp":
@@ -96,8 +113,16 @@ func ParseLB(s string) (LBKind, error) {
 		return OPS, nil
 	case "reps":
 		return REPS, nil
+	case "ops-w", "weighted-ops", "ops-weighted":
+		return OPSWeighted, nil
+	case "spritz-scout", "scout":
+		return Scout, nil
+	case "spritz-spray", "spritz":
+		return Spray, nil
+	case "flicr":
+		return Flicr, nil
 	}
-	return 0, fmt.Errorf("unknown load balancer %q (want ecmp, ops or reps)", s)
+	return 0, fmt.Errorf("unknown load balancer %q (want %s)", s, LBNames)
 }
 
 // MarshalText writes l's name (JSON: "reps").

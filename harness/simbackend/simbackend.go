@@ -166,6 +166,13 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		}
 		cfg.SRv6 = sr
 	}
+	if b.feat.LowDiameter != "" {
+		m, ok := sim.ParseLowDiameter(b.feat.LowDiameter)
+		if !ok {
+			return nil, fmt.Errorf("unknown low-diameter routing %q", b.feat.LowDiameter)
+		}
+		cfg.LowDiameter = m
+	}
 	if b.feat.Adaptive {
 		cfg.Routing = sim.RoutingAdaptive
 		cfg.ARStaleness, cfg.ARQuantum, cfg.ARWeighted = b.feat.ARStaleness, b.feat.ARQuantum, b.feat.ARWeighted

@@ -80,7 +80,11 @@ type ECMP struct {
 	Hash []string `yaml:"hash"`
 	// Mode is hash (ECMP: the hash picks one port per flow; the default)
 	// or adaptive (switch adaptive routing: per packet, the equal-cost
-	// port with the shortest queue; simulator only).
+	// port with the shortest queue; simulator only), or on dragonfly and
+	// slimfly fabrics (simulator only) the low-diameter routing minimal,
+	// valiant, ugal-l, ugal-g or source-guided (the sender's entropy picks
+	// the first two hops; pair it with transport.lb spritz-spray,
+	// spritz-scout, ops-w or flicr).
 	Mode string `yaml:"mode"`
 	// Adaptive routing's knobs (mode adaptive only). Staleness: how old
 	// the queue depths it decides on are (default 100ns; 0 live; at most

@@ -49,8 +49,11 @@ const (
 	DefaultCulpritMinInterval = 4
 	// features.ecmp: modes, adaptive routing's default staleness and the
 	// limits of its knobs.
-	ECMPModeHash           = "hash"
-	ECMPModeAdaptive       = "adaptive"
+	ECMPModeHash     = "hash"
+	ECMPModeAdaptive = "adaptive"
+	// Low-diameter routing on dragonfly and slimfly fabrics (simulator
+	// only): minimal, valiant, ugal-l, ugal-g, source-guided.
+	ECMPModeSourceGuided   = "source-guided"
 	DefaultARStaleness     = "100ns"
 	MaxARStalenessPs       = 1_000_000_000 // 1 ms
 	MaxARQuantum           = 16 << 20
@@ -503,8 +506,14 @@ func (c *checker) features() {
 				c.errf("features.ecmp.quantum", "%s is out of range (want 1B..16MiB)", f.ECMP.Quantum)
 			}
 		}
+	case "minimal", "valiant", "ugal-l", "ugal-g", ECMPModeSourceGuided:
+		for _, k := range []string{"staleness", "quantum", "weighted"} {
+			if d.has("features.ecmp." + k) {
+				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
+			}
+		}
 	default:
-		c.errf("features.ecmp.mode", "unknown mode %q (want hash or adaptive)", f.ECMP.Mode)
+		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, or on dragonfly and slimfly fabrics minimal, valiant, ugal-l, ugal-g or source-guided)", f.ECMP.Mode)
 	}
 	kmin, kmax := f.ECN.KMin, f.ECN.KMax
 	okMin := kmin >= 0 && kmin < 1
@@ -632,9 +641,12 @@ func (c *checker) transport() {
 		t.CC = cc.String()
 	}
 	if lb, err := transport.ParseLB(t.LB); err != nil {
-		c.errf("transport.lb", "unknown load balancer %q (want ecmp, ops or reps)", t.LB)
+		c.errf("transport.lb", "unknown load balancer %q (want %s)", t.LB, transport.LBNames)
 	} else {
 		t.LB = lb.String()
+		if lb.PathAware() && c.s.Features.ECMP.Mode != ECMPModeSourceGuided {
+			c.errf("transport.lb", "%s chooses among a source-guided fabric's paths: it needs features.ecmp.mode: source-guided (a dragonfly or slimfly fabric)", lb)
+		}
 	}
 	if pm, err := transport.ParsePlaneMode(t.Planes); err != nil {
 		c.errf("transport.planes", "unknown plane load balancing %q (want plb, global or entropy)", t.Planes)
