@@ -65,13 +65,15 @@
 // fabrics), low-diameter routing replaces the hash step. Minimal routes on
 // (global hops, local hops), not hop count: between Dragonfly groups that is
 // local-global-local, where hop-count ECMP also takes the equally short
-// global-global paths through a third group. Valiant sends each data packet
-// minimally to a random intermediate group (a switch on fabrics without
-// global links, Slim Fly) and then minimally on; UGAL-L chooses per packet
-// at the source switch between the minimal path and one Valiant candidate
-// by first-queue depth x hops, UGAL-G by the bytes queued along each whole
-// path. The choice rides in the packet's via field (2 bytes of padding);
-// ACKs route minimally.
+// global-global paths through a third group. Valiant sends each packet
+// (ACKs too) minimally to a random intermediate group (a switch on fabrics
+// without global links, Slim Fly) and then minimally on; UGAL-L chooses per
+// data packet at the source switch between the minimal path and one
+// Valiant candidate by first-queue depth x hops, UGAL-G by the bytes queued
+// along each whole path; their ACKs route minimally. The choice rides in
+// the packet's via field (2 bytes of padding). Source-guided routing
+// (sourceguided.go) steers the first two hops of data packets and of ACKs
+// (which echo the data packet's entropy) by EV1 and EV2.
 //
 // Deadlock: the simulator's data class is lossy (full queues trim or drop),
 // so no routing here needs virtual channels. Under PFC (lossless) a cyclic

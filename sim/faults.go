@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -84,4 +85,46 @@ func ParseFault(f *inventory.Fabric, s string, parseDur func(string) (int64, err
 	}
 	ev.Link = links[nth]
 	return ev, nil
+}
+
+// MaxFailFraction bounds RandomLinkFailures' fraction.
+const MaxFailFraction = 0.5
+
+// RandomLinkFailures takes down round(frac x the switch-to-switch links)
+// links, chosen by a generator seeded with seed, at time at: the "2% of
+// links fail" experiments of Spritz Sec. V-D. Host links are never chosen
+// (a host would be cut off). frac is in [0, MaxFailFraction]. The events
+// are in link order.
+func RandomLinkFailures(f *inventory.Fabric, frac float64, seed uint64, at int64) ([]LinkEvent, error) {
+	if !(frac >= 0 && frac <= MaxFailFraction) {
+		return nil, fmt.Errorf("link failure fraction %g out of range [0, %g]", frac, MaxFailFraction)
+	}
+	var cand []int
+	for _, l := range f.Links {
+		a, b := f.Ports[l.A].Node, f.Ports[l.B].Node
+		if f.Nodes[a].Role != inventory.RoleHost && f.Nodes[b].Role != inventory.RoleHost {
+			cand = append(cand, l.ID)
+		}
+	}
+	n := int(frac*float64(len(cand)) + 0.5)
+	// Partial Fisher-Yates with a SplitMix64 stream.
+	x := seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D
+	next := func() uint64 {
+		x += 0x9E3779B97F4A7C15
+		z := x
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+		return z ^ (z >> 31)
+	}
+	for i := 0; i < n; i++ {
+		j := i + int((next()>>32)*uint64(len(cand)-i)>>32)
+		cand[i], cand[j] = cand[j], cand[i]
+	}
+	chosen := append([]int(nil), cand[:n]...)
+	sort.Ints(chosen)
+	evs := make([]LinkEvent, n)
+	for i, l := range chosen {
+		evs[i] = LinkEvent{At: at, Link: l}
+	}
+	return evs, nil
 }

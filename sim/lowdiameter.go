@@ -277,14 +277,16 @@ func (s *Sim) ldRoute(node int32, pkt *packet) int32 {
 	if i == d {
 		return s.rt.pick(node, dh, uint32(pkt.flow), pkt.entropy, pkt.kind, s.ports)
 	}
-	if ld.mode == SourceGuided && pkt.kind == pkData {
+	if ld.mode == SourceGuided {
+		// ACKs keep the data packet's EV (Spritz Sec. IV: the receiver
+		// echoes it), steering the reverse path's first two hops.
 		if out, ok := s.sgRoute(node, i, pkt); ok {
 			return out
 		}
 	}
 	if pkt.via == 0 {
 		pkt.via = 1
-		if pkt.kind == pkData && ld.mode != Minimal {
+		if ld.mode != Minimal && ld.mode != SourceGuided && (pkt.kind == pkData || ld.mode == Valiant) {
 			s.ldDecide(node, i, d, pkt)
 		}
 	}

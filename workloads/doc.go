@@ -39,6 +39,19 @@
 //	    K = 0 (the default) starts every flow at once. Specs are limited to
 //	    2^25 flows (about 5,800 hosts).
 //
+//	groupshift:size=SIZE[,shift=S][,start=DURATION]
+//	    The adversarial pattern of low-diameter fabrics: the k-th host of
+//	    group g (the pod of its switch; a Dragonfly group) sends to the k-th
+//	    host of group g+S (default 1), modulo the number of groups.
+//
+//	unf|adv1|adv2:size=SIZE[,flows=N][,src_group=G][,dst_group=G][,start=DURATION]
+//	    The non-shortest-path paper's pairings, N random pairs each: UNF
+//	    (default N hosts) any source, a destination outside its group;
+//	    ADV1 (default N per-group hosts squared) sources in one group,
+//	    destinations in another (src_group, dst_group, random unless
+//	    given); ADV2 (default N (groups-1) x per-group squared) sources
+//	    anywhere outside dst_group, destinations in it.
+//
 // The seed passed along with the spec makes the random choices
 // reproducible: the same spec, fabric and seed always give the same matrix.
 //

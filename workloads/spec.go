@@ -24,6 +24,10 @@ var specKinds = []specKind{
 	{name: "permutation", keys: []string{"size", "start"}, required: []string{"size"}},
 	{name: "incast", keys: []string{"senders", "size", "dst", "start"}, required: []string{"senders", "size"}},
 	{name: "alltoall", keys: []string{"size", "k", "start"}, required: []string{"size"}},
+	{name: "groupshift", keys: []string{"size", "shift", "start"}, required: []string{"size"}},
+	{name: "unf", keys: []string{"size", "flows", "start"}, required: []string{"size"}},
+	{name: "adv1", keys: []string{"size", "flows", "src_group", "dst_group", "start"}, required: []string{"size"}},
+	{name: "adv2", keys: []string{"size", "flows", "dst_group", "start"}, required: []string{"size"}},
 }
 
 func specKindNames() string {
@@ -175,6 +179,35 @@ func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
 			return nil, fail("an all-to-all on %d hosts has %d flows, more than the limit of %d", hosts, flows, maxSpecFlows)
 		}
 		m = AllToAll(f, size, k, seed)
+	case "groupshift":
+		shift, err := intKey("shift", 1, -hosts, hosts)
+		if err != nil {
+			return nil, err
+		}
+		if m, err = GroupShift(f, size, shift); err != nil {
+			return nil, fail("%v", err)
+		}
+	case "unf", "adv1", "adv2":
+		p := map[string]Pairing{"unf": UNF, "adv1": ADV1, "adv2": ADV2}[kind.name]
+		def := p.Pairs(f)
+		if p == UNF {
+			def = hosts
+		}
+		flows, err := intKey("flows", def, 1, maxSpecFlows)
+		if err != nil {
+			return nil, err
+		}
+		src, err := intKey("src_group", -1, 0, hosts)
+		if err != nil {
+			return nil, err
+		}
+		dst, err := intKey("dst_group", -1, 0, hosts)
+		if err != nil {
+			return nil, err
+		}
+		if m, err = GroupPairs(f, p, size, flows, src, dst, seed); err != nil {
+			return nil, fail("%v", err)
+		}
 	}
 	if start != 0 {
 		for i := range m.Flows {

@@ -33,6 +33,7 @@ type simOpts struct {
 	fastIncrease  bool
 	quiet         bool
 	faults        []string
+	failLinks     float64
 	reconverge    string
 	progressAfter time.Duration
 	preset        string
@@ -101,6 +102,7 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.Float64Var(&o.kmax, "kmax", 0.8, "RED ECN Kmax as a fraction of the queue")
 	fl.BoolVar(&o.quickAdapt, "quickadapt", true, "dctcp: enable SMaRTT QuickAdapt")
 	fl.BoolVar(&o.fastIncrease, "fastincrease", true, "dctcp: enable SMaRTT FastIncrease")
+	fl.Float64Var(&o.failLinks, "fail-links", 0, "take down this fraction of the switch-to-switch links at time 0, chosen by --seed (e.g. 0.02; at most 0.5)")
 	fl.StringArrayVar(&o.faults, "fault", nil, "link fault, repeatable: down:A-B@TIME, up:A-B@TIME, degrade:A-B@TIME=FRAC (A-B/N for the Nth parallel link)")
 	fl.StringVar(&o.reconverge, "reconverge", "0", "after a link changes state, recompute ECMP groups after this long (e.g. 1ms); 0: never, only the adjacent switches fail over")
 	fl.Float64Var(&o.targetRTT, "target-rtt", 0, "target RTT in base RTTs, (1, 10]; 0: the default 1.5")
@@ -224,6 +226,13 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 			return badInput(fmt.Errorf("--fault: %w", err))
 		}
 		faults = append(faults, ev)
+	}
+	if o.failLinks != 0 {
+		evs, err := sim.RandomLinkFailures(fab, o.failLinks, o.seed, 0)
+		if err != nil {
+			return badInput(fmt.Errorf("--fail-links: %w", err))
+		}
+		faults = append(evs, faults...)
 	}
 	tp := transport.DefaultParams()
 	tp.CC, tp.LB, tp.Trimming = cc, lb, o.trim
