@@ -30,6 +30,11 @@ const (
 	// its rails (groups.go: planeGroups).
 	KindPlanes = "planes"
 	KindRails  = "rails"
+	// On low-diameter fabrics (Dragonfly, Slim Fly: flat routers) the
+	// local links of each router (local-links:ROUTER) and the global links
+	// of each Dragonfly group (global-links:groupG) (groups.go).
+	KindLocalLinks  = "local-links"
+	KindGlobalLinks = "global-links"
 )
 
 // Fabric-wide metrics in Output.Metrics.

@@ -50,6 +50,13 @@
 //	                         generated multi-plane fabric's leaf positions or an
 //	                         inventory's declared rails) one member per rail,
 //	                         likewise
+//	local-links:<router>     (Dragonfly, Slim Fly: flat routers without uplinks)
+//	                         a router's local (non-global) links to other routers,
+//	                         out-octets rate
+//	global-links:group<G>    (Dragonfly) every global link leaving group G (one
+//	                         member per port), out-octets rate; minimal routing
+//	                         leaves all but one idle under group-shift traffic,
+//	                         Valiant and UGAL spread it
 //
 // A group's line rate is the mean of its members' line rates (the sum of
 // the downlink rates for a plane member). Its active window is the set of

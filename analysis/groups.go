@@ -28,7 +28,9 @@ type group struct {
 // documentation), in a fixed order: by kind, then by switch.
 func (a *analyzer) buildGroups() []group {
 	f := a.f
-	var leafUp, spineDown, spineUp, coreDown, rails []group
+	var leafUp, spineDown, spineUp, coreDown, rails, locals []group
+	globals := map[int]*group{}
+	var globalOrder []int
 	planes := map[int]*group{}
 	var planeOrder []int
 	portMember := func(p int) member {
@@ -62,6 +64,27 @@ func (a *analyzer) buildGroups() []group {
 		case 0:
 			if len(up) > 0 {
 				leafUp = append(leafUp, mk(KindLeafUplinks, up))
+			}
+			if len(up) == 0 && len(down) > 0 {
+				// A flat router of a low-diameter fabric: its local links,
+				// and its global links into its group's.
+				var loc []int
+				for _, p := range down {
+					if !f.Links[f.Ports[p].Link].Global {
+						loc = append(loc, p)
+						continue
+					}
+					gg, ok := globals[n.Pod]
+					if !ok {
+						gg = &group{name: KindGlobalLinks + ":group" + strconv.Itoa(n.Pod), kind: KindGlobalLinks}
+						globals[n.Pod] = gg
+						globalOrder = append(globalOrder, n.Pod)
+					}
+					gg.members = append(gg.members, portMember(p))
+				}
+				if len(loc) > 0 {
+					locals = append(locals, mk(KindLocalLinks, loc))
+				}
 			}
 			if len(hostDown) > 0 {
 				rails = append(rails, a.rail(n, hostDown))
@@ -108,6 +131,11 @@ func (a *analyzer) buildGroups() []group {
 	out = append(out, spineUp...)
 	out = append(out, coreDown...)
 	out = append(out, rails...)
+	out = append(out, locals...)
+	sort.Ints(globalOrder)
+	for _, g := range globalOrder {
+		out = append(out, *globals[g])
+	}
 	sort.Ints(planeOrder)
 	for _, key := range planeOrder {
 		out = append(out, *planes[key])

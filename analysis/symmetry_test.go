@@ -613,3 +613,31 @@ func TestServiceRateBound(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsOfDragonfly: on a Dragonfly (flat routers, no uplinks) the
+// groups are each router's local links and each group's global links.
+func TestGroupsOfDragonfly(t *testing.T) {
+	f, err := inventory.ParseSpec("dragonfly:p=2,a=4,h=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := analyze(t, Input{Fabric: f, Samples: synth(f, 20, func(p, i int) float64 { return 80 }), EpochNs: testEpoch})
+	n := map[string]int{}
+	for _, g := range out.Groups {
+		kind, _, _ := strings.Cut(g.Name, ":")
+		n[kind]++
+		switch kind {
+		case KindLocalLinks:
+			if len(g.Members) != 3 {
+				t.Errorf("%s: %d members, want the router's 3 local links", g.Name, len(g.Members))
+			}
+		case KindGlobalLinks:
+			if len(g.Members) != 8 {
+				t.Errorf("%s: %d members, want the group's 8 global links", g.Name, len(g.Members))
+			}
+		}
+	}
+	if n[KindLocalLinks] != 36 || n[KindGlobalLinks] != 9 || n[KindLeafUplinks] != 0 {
+		t.Errorf("groups by kind %v, want 36 local-links, 9 global-links", n)
+	}
+}

@@ -14,6 +14,11 @@ const (
 	Incast      = "incast"
 	AllToAll    = "all-to-all"
 	AllReduce   = "all-reduce"
+	// GroupShift: every participant sends to the participant in the same
+	// position of the next group (pod; a Dragonfly group) that has
+	// participants: group i -> i+1, the adversarial pattern of
+	// low-diameter fabrics.
+	GroupShift = "group-shift"
 )
 
 // Job is one resolved job of a run.
@@ -149,6 +154,28 @@ func jobFlows(f *inventory.Fabric, j *Job, seed uint64) ([]workloads.Flow, error
 				cur[(i+1)%n] = add(h, j.Hosts[(i+1)%n], chunk, prev[i])
 			}
 			copy(prev, cur)
+		}
+	case GroupShift:
+		var groups [][]int
+		idx := map[int]int{}
+		for _, h := range j.Hosts {
+			pod := f.Nodes[f.HostLeaf(h)].Pod
+			g, ok := idx[pod]
+			if !ok {
+				g = len(groups)
+				idx[pod] = g
+				groups = append(groups, nil)
+			}
+			groups[g] = append(groups[g], h)
+		}
+		if len(groups) < 2 {
+			return nil, fmt.Errorf("%s needs participants in at least 2 groups (pods), got %d", j.Workload, len(groups))
+		}
+		for g, hs := range groups {
+			to := groups[(g+1)%len(groups)]
+			for k, h := range hs {
+				add(h, to[k%len(to)], j.Size, -1)
+			}
 		}
 	default:
 		return nil, fmt.Errorf("unknown workload %q", j.Workload)

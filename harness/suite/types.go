@@ -213,7 +213,9 @@ type Influx struct {
 type Job struct {
 	// Name is required, unique and matches [A-Za-z0-9_.-]+.
 	Name string `yaml:"name"`
-	// Workload is permutation, incast, all-to-all or all-reduce (ring).
+	// Workload is permutation, incast, all-to-all, all-reduce (ring) or
+	// group-shift (each participant to the one in the same position of the
+	// next group, the adversarial pattern of low-diameter fabrics).
 	Workload string `yaml:"workload"`
 	// Size is the message size per flow (permutation, incast, all-to-all)
 	// or the buffer size (all-reduce), e.g. 2MiB. Required, positive.

@@ -87,7 +87,7 @@ var DefaultPaths = []string{
 var DefaultHash = drivers.FiveTuple()
 
 // Workloads are the job workloads.
-var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce"}
+var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce", "group-shift"}
 
 // FaultKinds are the fault kinds.
 var FaultKinds = []string{"down", "up", "flap", "degrade"}
@@ -742,6 +742,8 @@ func jobFlows(workload string, n, senders int) int {
 		return n * (n - 1)
 	case "all-reduce":
 		return 2 * n * (n - 1)
+	case "group-shift":
+		return n
 	}
 	return 0
 }
