@@ -3,6 +3,8 @@ package sim
 import (
 	"container/heap"
 	"fmt"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
 )
 
 // This file is low-diameter routing, a routing step of the ingress stage
@@ -39,6 +41,10 @@ const (
 	// the first switch takes its next hop from EV1, the entropy's high
 	// byte, the second from EV2, the low byte; minimal routing after.
 	SourceGuided
+	// PortMSB routes by the entropy's MSB (owd.go): 0 minimal, 1 through
+	// the intermediate group the other 15 bits select; switches add their
+	// queuing delay to data packets and probes (one-way-delay probing).
+	PortMSB
 )
 
 func (m LowDiameter) String() string {
@@ -55,12 +61,14 @@ func (m LowDiameter) String() string {
 		return "ugal-g"
 	case SourceGuided:
 		return "source-guided"
+	case PortMSB:
+		return "port-msb"
 	}
 	return fmt.Sprintf("LowDiameter(%d)", uint8(m))
 }
 
-// ParseLowDiameter parses minimal, valiant, ugal-l, ugal-g and
-// source-guided; ok is false
+// ParseLowDiameter parses minimal, valiant, ugal-l, ugal-g, source-guided
+// and port-msb; ok is false
 // for anything else.
 func ParseLowDiameter(s string) (m LowDiameter, ok bool) {
 	switch s {
@@ -74,6 +82,8 @@ func ParseLowDiameter(s string) (m LowDiameter, ok bool) {
 		return UGALG, true
 	case "source-guided", "source", "spritz":
 		return SourceGuided, true
+	case "port-msb", "owd":
+		return PortMSB, true
 	}
 	return LowDiameterOff, false
 }
@@ -116,10 +126,13 @@ func (h *ldHeap) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-
 
 func (s *Sim) buildLowDiameter() error {
 	m := s.cfg.LowDiameter
+	if (s.tp.LB == transport.OWD) != (m == PortMSB) {
+		return fmt.Errorf("sim: the owd load balancer and port-msb routing go together (lb %s, routing %s)", s.tp.LB, m)
+	}
 	if m == LowDiameterOff {
 		return nil
 	}
-	if m > SourceGuided {
+	if m > PortMSB {
 		return fmt.Errorf("sim: unknown low-diameter routing %d", m)
 	}
 	if s.cfg.Routing != RoutingHash {
@@ -244,6 +257,17 @@ func (s *Sim) buildLowDiameter() error {
 	if m == SourceGuided {
 		s.buildSourceGuided()
 	}
+	if m == PortMSB {
+		if ld.nT < 3 || !global {
+			return fmt.Errorf("sim: port-msb routing needs a dragonfly (at least 3 groups joined by global links)")
+		}
+		if s.tp.Coalescing() {
+			return fmt.Errorf("sim: port-msb routing echoes each data packet's queuing delay in its ACK: it needs per-packet ACKs (no coalescing)")
+		}
+		if s.tp.OWDPaths == 0 {
+			s.tp.OWDPaths = max(ld.nT-1, 1) // the shortest path and every intermediate group
+		}
+	}
 	return nil
 }
 
@@ -286,7 +310,11 @@ func (s *Sim) ldRoute(node int32, pkt *packet) int32 {
 	}
 	if pkt.via == 0 {
 		pkt.via = 1
-		if ld.mode != Minimal && ld.mode != SourceGuided && (pkt.kind == pkData || ld.mode == Valiant) {
+		if ld.mode == PortMSB {
+			if pkt.kind == pkData && pkt.entropy&0x8000 != 0 {
+				s.ldMSB(i, d, pkt)
+			}
+		} else if ld.mode != Minimal && ld.mode != SourceGuided && (pkt.kind == pkData || ld.mode == Valiant) {
 			s.ldDecide(node, i, d, pkt)
 		}
 	}

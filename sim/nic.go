@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/fabricbench/fabricbench/agents/transport"
+import (
+	"math"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
+)
 
 // This file is the host NIC: it pulls data packets from the host's senders
 // round robin whenever its port is free (after its control queue of ACKs),
@@ -25,6 +29,13 @@ func (s *Sim) pull(hn int32) int32 {
 			}
 			h.rr++
 			continue
+		}
+		if s.ld.mode == PortMSB {
+			var pr transport.Probe
+			if st.snd.NextProbe(s.now, &pr) {
+				h.rr++
+				return s.owdProbe(fi, st, &pr)
+			}
 		}
 		size := st.snd.NextPacket(s.now, &d)
 		if size == 0 {
@@ -60,8 +71,15 @@ func (s *Sim) deliver(h int32, pi int32) {
 	pkt := &s.pk.p[pi]
 	fi := pkt.flow
 	st := &s.flows[fi]
+	if pkt.flags&pfProbe != 0 {
+		s.owdDeliver(h, pi)
+		return
+	}
 	if pkt.kind == pkData {
 		d := pkt.dataHeader()
+		if s.ld.mode == PortMSB {
+			d.QDelay, d.QDelayValid = transport.Time(pkt.cum)*transport.Nanosecond, true
+		}
 		// The flow completes at the sender, when the ACK for its last packet
 		// arrives (as in htsim), so the receiver's completion is not used.
 		var ack transport.Ack
@@ -78,10 +96,18 @@ func (s *Sim) deliver(h int32, pi int32) {
 		// Turn the packet into its ACK in place.
 		port := s.ackPort(h, pkt)
 		pkt.setAck(&ack, fi, st.srcNode, int32(s.tp.AckBytes))
+		if ack.QDelayValid {
+			pkt.sackHi = uint32(min(ack.QDelay/transport.Nanosecond, math.MaxUint32))
+		}
 		s.enqueue(port, pi)
 		return
 	}
 	a := pkt.ackHeader()
+	if s.ld.mode == PortMSB {
+		// sackHi carries the echoed queuing delay (no coalescing here).
+		a.Sack, a.SackBase = 0, 0
+		a.QDelay, a.QDelayValid = transport.Time(pkt.sackHi)*transport.Nanosecond, true
+	}
 	if s.mp.on {
 		a.Plane = s.ackPlane(pkt)
 	}

@@ -17,6 +17,9 @@ func (s *Sim) transmit(pid int32, p *port, pi int32) {
 	p.Stats.OutPkts++
 	p.freeAt = s.now + transport.TxTime(size, p.rate)
 	if p.up {
+		if s.ld.mode == PortMSB && p.host < 0 && pkt.kind == pkData {
+			s.owdQueued(pkt)
+		}
 		pkt.epoch, pkt.port = p.epoch, pid
 		arr := p.freeAt + p.lat
 		// Arrivals on one link are in transmission order (constant latency),
@@ -54,6 +57,11 @@ func (s *Sim) arrive(pid int32) {
 	if h := s.hostOf[node]; h >= 0 {
 		s.deliver(h, pi)
 		return
+	}
+	if s.ld.mode == PortMSB {
+		// The link is behind it: epoch keeps its arrival time (ns) until
+		// the switch sends it on (owd.go).
+		pkt.epoch = uint32(s.now / 1000)
 	}
 	s.ingress(node, via.peerPort, pi)
 }

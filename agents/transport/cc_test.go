@@ -332,14 +332,14 @@ func TestLoadBalancers(t *testing.T) {
 func TestOPSCycle(t *testing.T) {
 	for _, n := range []uint32{256, 200, 1, 1 << 16} {
 		r := newRNG(7, 3)
-		o := newBalancer(OPS, n, 8, &r)
+		o := newBalancer(OPS, n, 8, &r, nil, nil)
 		o.setCycle()
 		var orders [][]uint16
 		for c := 0; c < 3; c++ {
 			seen := make(map[uint16]bool, n)
 			var order []uint16
 			for i := uint32(0); i < n; i++ {
-				e := o.next()
+				e := o.next(0)
 				if uint32(e) >= n || seen[e] {
 					t.Fatalf("n=%d cycle %d packet %d: entropy %d repeated or outside [0, %d)", n, c, i, e, n)
 				}
@@ -355,19 +355,19 @@ func TestOPSCycle(t *testing.T) {
 		}
 	}
 	r := newRNG(7, 3)
-	o := newBalancer(OPS, 256, 8, &r)
+	o := newBalancer(OPS, 256, 8, &r, nil, nil)
 	seen := map[uint16]bool{}
 	for i := 0; i < 256; i++ {
-		seen[o.next()] = true
+		seen[o.next(0)] = true
 	}
 	if len(seen) == 256 {
 		t.Error("default OPS used all 256 entropies in 256 packets: it should draw independently")
 	}
 	// Only OPS walks cycles.
 	r = newRNG(7, 3)
-	e := newBalancer(ECMP, 256, 8, &r)
+	e := newBalancer(ECMP, 256, 8, &r, nil, nil)
 	e.setCycle()
-	if a, b := e.next(), e.next(); a != b {
+	if a, b := e.next(0), e.next(0); a != b {
 		t.Errorf("ECMP with setCycle changed entropy: %d then %d", a, b)
 	}
 }
@@ -383,12 +383,12 @@ func TestREPSWarmup(t *testing.T) {
 		t.Fatalf("warm-up of %d packets, want min(initial window %.0f packets, 16 entropies) = 16", s.lb.warm, s.Cwnd()/float64(s.wire))
 	}
 	for i := uint32(1); i <= 16; i++ {
-		if e := s.lb.next(); uint32(e) != i%16 {
+		if e := s.lb.next(0); uint32(e) != i%16 {
 			t.Fatalf("warm-up packet %d took entropy %d, want %d", i, e, i%16)
 		}
 	}
 	s.lb.onAck(5, false)
-	if e := s.lb.next(); e != 5 {
+	if e := s.lb.next(0); e != 5 {
 		t.Errorf("after the warm-up REPS took %d, want the recycled 5", e)
 	}
 	p.Entropies = 1 << 16

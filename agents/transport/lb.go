@@ -30,6 +30,8 @@ type balancer struct {
 	// sp is the path list of a source-guided fabric (spritz.go), nil
 	// without one.
 	sp *spritzState
+	// ow is the OWD balancer's state (owd.go), nil for the others.
+	ow *owdState
 }
 
 func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng, p *Params, paths []PathEV) balancer {
@@ -85,6 +87,9 @@ func (b *balancer) nextInCycle() uint16 {
 
 // next returns the entropy for the next packet sent at now.
 func (b *balancer) next(now Time) uint16 {
+	if b.ow != nil {
+		return b.ow.cands[b.ow.cur]
+	}
 	if b.sp != nil {
 		if b.kind.isPathAware() {
 			return b.nextPathAware(now)

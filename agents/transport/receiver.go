@@ -74,7 +74,7 @@ func (r *Receiver) Coalescing() bool { return r.every > 0 || r.everyB > 0 }
 // A packet MaxSpan or more above the cumulative point (which a Sender never
 // sends) is not recorded: it is NACKed so that it is sent again later.
 func (r *Receiver) OnData(d *Data, ecn, trimmed bool) (ack Ack, complete bool) {
-	ack = Ack{Flow: r.flow, PSN: d.PSN, Entropy: d.Entropy, ECN: ecn, EchoTS: d.SentAt}
+	ack = Ack{Flow: r.flow, PSN: d.PSN, Entropy: d.Entropy, ECN: ecn, EchoTS: d.SentAt, QDelay: d.QDelay, QDelayValid: d.QDelayValid}
 	if trimmed || r.tooFar(d.PSN) {
 		ack.Nack = true
 		ack.CumAck = r.cum
@@ -127,7 +127,7 @@ func (r *Receiver) Receive(now Time, d *Data, ecn, trimmed bool, ack *Ack) (send
 		return true, complete
 	}
 	psn := d.PSN
-	*ack = Ack{Flow: r.flow, PSN: psn, Entropy: d.Entropy, ECN: ecn, EchoTS: d.SentAt}
+	*ack = Ack{Flow: r.flow, PSN: psn, Entropy: d.Entropy, ECN: ecn, EchoTS: d.SentAt, QDelay: d.QDelay, QDelayValid: d.QDelayValid}
 	if trimmed || r.tooFar(psn) {
 		ack.Nack = true
 		ack.CumAck = r.cum

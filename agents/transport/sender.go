@@ -61,7 +61,12 @@ type Params struct {
 	SpritzWeightScale  float64 `json:"spritz_weight_scale"`  // w_scale on the shorter paths' weights (3)
 	SpritzBlock        Time    `json:"spritz_block_ps"`      // a path that timed out is not sampled for this long (500 us)
 	FlicrCell          int     `json:"flicr_cell"`           // Flicr flowcell, packets (16)
-	Seed               uint64  `json:"seed"`
+	// OWD path selection (owd.go); 0 takes the paper's default.
+	OWDPaths  int     `json:"owd_paths"`  // candidates: 1 shortest + OWDPaths-1 non-shortest (8)
+	OWDDelta1 float64 `json:"owd_delta1"` // switch when the delay is below the current x this (0.8)
+	OWDDelta2 float64 `json:"owd_delta2"` // and lower by more than this many MTU times (75)
+	OWDDelta3 int     `json:"owd_delta3"` // a probe every max(cwnd, this) data packets (100)
+	Seed      uint64  `json:"seed"`
 
 	// ACK coalescing (Receiver). With AckEvery and AckEveryBytes both 0 the
 	// receiver acknowledges every data packet (the default). Otherwise it
@@ -131,6 +136,14 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("spritz weight scale %g out of range [0, 1000]", p.SpritzWeightScale)
 	case p.SpritzBlock < 0 || p.SpritzBlock > Second:
 		return fmt.Errorf("spritz block %d ps out of range [0, 1s]", p.SpritzBlock)
+	case p.OWDPaths < 0 || p.OWDPaths > MaxOWDPaths:
+		return fmt.Errorf("owd paths %d out of range [0, %d]", p.OWDPaths, MaxOWDPaths)
+	case p.OWDDelta1 < 0 || p.OWDDelta1 > 1 || p.OWDDelta1 != p.OWDDelta1:
+		return fmt.Errorf("owd delta1 %g out of range [0, 1]", p.OWDDelta1)
+	case p.OWDDelta2 < 0 || p.OWDDelta2 > 1e6 || p.OWDDelta2 != p.OWDDelta2:
+		return fmt.Errorf("owd delta2 %g MTU times out of range [0, 1e6]", p.OWDDelta2)
+	case p.OWDDelta3 < 0 || p.OWDDelta3 > 1<<20:
+		return fmt.Errorf("owd delta3 %d packets out of range [0, %d]", p.OWDDelta3, 1<<20)
 	case p.FlicrCell < 0 || p.FlicrCell > 1<<20:
 		return fmt.Errorf("flicr cell %d packets out of range [0, %d]", p.FlicrCell, 1<<20)
 	}
@@ -265,6 +278,7 @@ type SenderStats struct {
 	ECNAcks   uint64
 	Completed Time   // time the last ACK arrived (0 while running)
 	Spurious  uint64 // retransmitted packets whose first ACK echoed an earlier transmission (rtt.go); at most Retx
+	Probes    uint64 // path test messages sent (OWD)
 }
 
 // NewSender creates the sender for f. Its memory does not depend on the
@@ -291,6 +305,9 @@ func NewSender(p *Params, f Flow) *Sender {
 	s.lb = newBalancer(p.LB, p.Entropies, p.REPSBuffer, &s.rng, p, f.Paths)
 	if p.OPSCycle {
 		s.lb.setCycle()
+	}
+	if p.LB == OWD {
+		s.lb.ow = newOWD(p, f, &s.rng)
 	}
 	if p.Planes > 1 {
 		// Per plane the path is the flow's path (Path.RateBps: one NIC
@@ -415,7 +432,11 @@ func (s *Sender) NextPacket(now Time, d *Data) int64 {
 	if !s.CanSend(now) {
 		return 0
 	}
-	return s.emit(now, d, s.lb.next(now), 0)
+	e := s.lb.next(now)
+	if s.lb.ow != nil {
+		s.lb.ow.sent(int(s.cc.window() / float64(s.wire)))
+	}
+	return s.emit(now, d, e, 0)
 }
 
 // emit sends the next packet (a retransmission first) with entropy e on
@@ -516,6 +537,12 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 		s.Stats.ECNAcks++
 	}
 	s.lb.onAck(a.Entropy, a.ECN)
+	if o := s.lb.ow; o != nil {
+		o.tick(now)
+		if a.QDelayValid {
+			o.ack(a.Entropy, a.QDelay)
+		}
+	}
 	if s.pl != nil {
 		s.planeAcked(a.Plane)
 	}

@@ -79,10 +79,14 @@ const (
 	Scout       // Spritz-Scout: reuse good paths until negative feedback
 	Spray       // Spritz-Spray: recycle each good path once per good ACK
 	Flicr       // Flicr: a path per flowcell, changed after congestion
+	// OWD keeps each flow on one path, chosen by one-way queuing delay
+	// probes (owd.go): the entropy's MSB selects shortest (0) or
+	// non-shortest (1) routing, the other 15 bits which path.
+	OWD
 )
 
 // LBNames lists the load balancers' names, for help texts and errors.
-const LBNames = "ecmp, ops, reps, ops-w, spritz-scout, spritz-spray or flicr"
+const LBNames = "ecmp, ops, reps, ops-w, spritz-scout, spritz-spray, flicr or owd"
 
 func (l LBKind) String() string {
 	switch l {
@@ -100,6 +104,8 @@ func (l LBKind) String() string {
 		return "spritz-spray"
 	case Flicr:
 		return "flicr"
+	case OWD:
+		return "owd"
 	}
 	return fmt.Sprintf("lb(%d)", uint8(l))
 }
@@ -121,6 +127,8 @@ func ParseLB(s string) (LBKind, error) {
 		return Spray, nil
 	case "flicr":
 		return Flicr, nil
+	case "owd", "telemetry":
+		return OWD, nil
 	}
 	return 0, fmt.Errorf("unknown load balancer %q (want %s)", s, LBNames)
 }
@@ -150,6 +158,11 @@ type Data struct {
 	// Plane is the plane the packet is sent on (multi-plane senders,
 	// plane.go; 0 otherwise). The driver sends it on that NIC port.
 	Plane uint8
+	// QDelay is the queuing delay the packet accumulated in the fabric's
+	// switches (the non-shortest-path paper's Accumulated Queuing Delay
+	// field), when QDelayValid; the receiver echoes it in the ACK.
+	QDelay      Time
+	QDelayValid bool
 }
 
 // Ack is an acknowledgement, or a NACK for a trimmed packet.
@@ -173,6 +186,9 @@ type Ack struct {
 	// Plane is the plane the ACK came back on: the driver sets it from
 	// the NIC port it arrived at (multi-plane senders; 0 otherwise).
 	Plane uint8
+	// QDelay echoes the data packet's accumulated queuing delay.
+	QDelay      Time
+	QDelayValid bool
 }
 
 // SackBits is the span of an ACK's selective bitmap: a coalescing receiver

@@ -88,7 +88,7 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.StringVar(&o.topo, "topo", "", "fabric: htsim .topo file or generator spec (required)")
 	fl.StringVar(&o.tm, "tm", "", "traffic: htsim .cm file or generator spec (required)")
 	fl.StringVar(&o.cc, "cc", "nscc", "congestion control: nscc or dctcp")
-	fl.StringVar(&o.lb, "lb", "reps", "load balancing: reps, ops or ecmp; with --routing source-guided also ops-w (weighted OPS), spritz-scout, spritz-spray or flicr, which choose among the fabric's listed paths by latency weight")
+	fl.StringVar(&o.lb, "lb", "reps", "load balancing: reps, ops or ecmp; with --routing source-guided also ops-w (weighted OPS), spritz-scout, spritz-spray or flicr, which choose among the fabric's listed paths by latency weight; with --routing port-msb also owd (one path per flow, chosen by one-way queuing-delay probes)")
 	fl.StringVar(&o.planes, "planes", "plb", "multi-plane hosts (a --topo with planes=N): plb (per-plane congestion control), global (one window over all planes) or entropy (entropy source routing)")
 	fl.BoolVar(&o.trim, "trim", true, "switches trim packets when the data queue is full (false: drop, recover by timeout)")
 	fl.BoolVar(&o.ecn, "ecn", true, "RED ECN marking at dequeue")
@@ -113,7 +113,7 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.Uint32Var(&o.entropies, "entropies", 0, "size of the load balancer's entropy space, at most 65536 (htsim_uec: 64); 0: 65536")
 	fl.BoolVar(&o.opsCycle, "ops-cycle", false, "--lb ops walks every entropy once per cycle, in a new order each cycle (htsim_uec's oblivious spraying); default: an independent random entropy per packet")
 	fl.BoolVar(&o.repsWarmup, "reps-warmup", false, "--lb reps sends its first window on entropies 1, 2, 3, ... in turn (htsim_uec's REPS); default: random from the first packet")
-	fl.StringVar(&o.routing, "routing", "hash", "switch routing among equal-cost ports: hash (ECMP on flow and entropy) or adaptive (per-packet join-shortest-queue; ignores the entropy, so pair it with --lb ecmp); on dragonfly/slimfly fabrics also minimal (on global then local hops), valiant, ugal-l, ugal-g or source-guided (the sender's entropy picks the first two hops: Spritz EV1/EV2)")
+	fl.StringVar(&o.routing, "routing", "hash", "switch routing among equal-cost ports: hash (ECMP on flow and entropy) or adaptive (per-packet join-shortest-queue; ignores the entropy, so pair it with --lb ecmp); on dragonfly/slimfly fabrics also minimal (on global then local hops), valiant, ugal-l, ugal-g, source-guided (the sender's entropy picks the first two hops: Spritz EV1/EV2) or port-msb (the entropy's MSB picks shortest or non-shortest, switches add queuing delays for --lb owd)")
 	fl.StringVar(&o.arStaleness, "ar-staleness", "0", "with --routing adaptive: age of the queue depths the switches decide on (e.g. 100ns, 1us); 0: live")
 	fl.StringVar(&o.arQuantum, "ar-quantum", "0", "with --routing adaptive: queue-depth step, bytes (e.g. 4160, 128KiB); 0: one full packet")
 	fl.BoolVar(&o.arWeighted, "ar-weighted", false, "with --routing adaptive: weigh ports by the capacity left downstream (weighted AR after link failures)")
@@ -279,7 +279,10 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		routing, err = sim.RoutingHash, nil
 	}
 	if err != nil {
-		return badInput(fmt.Errorf("--routing: %w (or, on dragonfly and slimfly fabrics, minimal, valiant, ugal-l, ugal-g or source-guided)", err))
+		return badInput(fmt.Errorf("--routing: %w (or, on dragonfly and slimfly fabrics, minimal, valiant, ugal-l, ugal-g, source-guided or port-msb)", err))
+	}
+	if lb == transport.OWD && lowDiam != sim.PortMSB {
+		return badInput(fmt.Errorf("--lb owd probes paths selected by the entropy's MSB: it needs --routing port-msb (on a dragonfly fabric)"))
 	}
 	if lb.PathAware() && lowDiam != sim.SourceGuided {
 		return badInput(fmt.Errorf("--lb %s chooses among a source-guided fabric's paths: it needs --routing source-guided (on a dragonfly or slimfly fabric)", lb))

@@ -54,6 +54,7 @@ const (
 	// Low-diameter routing on dragonfly and slimfly fabrics (simulator
 	// only): minimal, valiant, ugal-l, ugal-g, source-guided.
 	ECMPModeSourceGuided   = "source-guided"
+	ECMPModePortMSB        = "port-msb"
 	DefaultARStaleness     = "100ns"
 	MaxARStalenessPs       = 1_000_000_000 // 1 ms
 	MaxARQuantum           = 16 << 20
@@ -506,14 +507,14 @@ func (c *checker) features() {
 				c.errf("features.ecmp.quantum", "%s is out of range (want 1B..16MiB)", f.ECMP.Quantum)
 			}
 		}
-	case "minimal", "valiant", "ugal-l", "ugal-g", ECMPModeSourceGuided:
+	case "minimal", "valiant", "ugal-l", "ugal-g", ECMPModeSourceGuided, ECMPModePortMSB:
 		for _, k := range []string{"staleness", "quantum", "weighted"} {
 			if d.has("features.ecmp." + k) {
 				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
 			}
 		}
 	default:
-		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, or on dragonfly and slimfly fabrics minimal, valiant, ugal-l, ugal-g or source-guided)", f.ECMP.Mode)
+		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, or on dragonfly and slimfly fabrics minimal, valiant, ugal-l, ugal-g, source-guided or port-msb)", f.ECMP.Mode)
 	}
 	kmin, kmax := f.ECN.KMin, f.ECN.KMax
 	okMin := kmin >= 0 && kmin < 1
@@ -644,6 +645,9 @@ func (c *checker) transport() {
 		c.errf("transport.lb", "unknown load balancer %q (want %s)", t.LB, transport.LBNames)
 	} else {
 		t.LB = lb.String()
+		if lb == transport.OWD && c.s.Features.ECMP.Mode != ECMPModePortMSB {
+			c.errf("transport.lb", "owd probes paths selected by the entropy's MSB: it needs features.ecmp.mode: port-msb (a dragonfly fabric)")
+		}
 		if lb.PathAware() && c.s.Features.ECMP.Mode != ECMPModeSourceGuided {
 			c.errf("transport.lb", "%s chooses among a source-guided fabric's paths: it needs features.ecmp.mode: source-guided (a dragonfly or slimfly fabric)", lb)
 		}
