@@ -8,20 +8,6 @@ import (
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
-// aggGbps is the payload delivered over the makespan, Gb/s.
-func aggGbps(t *testing.T, r *Result) float64 {
-	t.Helper()
-	var bytes, end int64
-	for _, fr := range r.Flows {
-		if fr.FCT < 0 {
-			t.Fatalf("flow %d did not finish", fr.ID)
-		}
-		bytes += fr.Size
-		end = max(end, fr.Start+fr.FCT)
-	}
-	return float64(bytes*8) / float64(end) * 1e3
-}
-
 // TestOWDADV1 is the non-shortest-path paper's Fig. 5b on D1 (9 groups of
 // 4 switches, 2 hosts and 2 global links per switch, 72 hosts, 100 Gb/s):
 // ADV1, 64 flows of 8 MiB from group 0 to group 5, throughput while every
