@@ -64,3 +64,43 @@ func TestOWDProbesAndSwitches(t *testing.T) {
 		t.Errorf("%d switches, want 1", s.OWDSwitches())
 	}
 }
+
+// TestGoBackN: the receiver accepts only the next PSN and answers a gap
+// with one go-back NACK; the sender then resends everything outstanding
+// from the gap on.
+func TestGoBackN(t *testing.T) {
+	p := DefaultParams()
+	p.GoBackN = true
+	s := NewSender(&p, Flow{ID: 1, Size: 10 * int64(p.MTU), Path: Path{BaseRTT: 10 * Microsecond, RateBps: 100e9}})
+	r := NewReceiverFor(&p, 1, s.Packets())
+	var ds [6]Data
+	for i := range ds {
+		if s.NextPacket(Time(i+1), &ds[i]) == 0 {
+			t.Fatal("window")
+		}
+	}
+	var a Ack
+	// 0 arrives, 1 is lost, 2..5 arrive: one NACK (at 2), silence for 3..5.
+	if send, _ := r.Receive(10, &ds[0], false, false, &a); !send || a.Nack {
+		t.Fatalf("psn 0: send %v ack %+v", send, a)
+	}
+	s.OnAck(11, &a)
+	var nacks []Ack
+	for i := 2; i < 6; i++ {
+		if send, _ := r.Receive(12, &ds[i], false, false, &a); send {
+			nacks = append(nacks, a)
+		}
+	}
+	if len(nacks) != 1 || !nacks[0].GoBack || nacks[0].CumAck != 1 {
+		t.Fatalf("answers to 2..5: %+v, want one go-back NACK with CumAck 1", nacks)
+	}
+	s.OnAck(13, &nacks[0])
+	var d Data
+	var resent []uint32
+	for s.NextPacket(14, &d) > 0 && d.Retx {
+		resent = append(resent, d.PSN)
+	}
+	if len(resent) != 5 || resent[0] != 1 || resent[4] != 5 {
+		t.Fatalf("resent %v, want 1..5", resent)
+	}
+}

@@ -40,6 +40,12 @@ type Receiver struct {
 	lastTS  Time
 	started bool // a data packet arrived
 	ackReq  bool // an AckReq arrived with gaps below it: answer again when they fill
+
+	// Go-back-N (Params.GoBackN): only the expected PSN is accepted; the
+	// first packet past a gap draws one go-back NACK (nak set until the
+	// gap fills), the rest are discarded silently.
+	gbn bool
+	nak bool
 }
 
 // NewReceiver makes the receiver for a flow of npkts packets. It
@@ -52,6 +58,7 @@ func NewReceiver(flow uint32, npkts uint32) *Receiver {
 // acknowledges as p says (Params.AckEvery, AckEveryBytes, AckDelay).
 func NewReceiverFor(p *Params, flow uint32, npkts uint32) *Receiver {
 	r := NewReceiver(flow, npkts)
+	r.gbn = p.GoBackN
 	if p.Coalescing() {
 		if p.AckEvery > 1 {
 			r.every = int32(p.AckEvery)
@@ -122,6 +129,9 @@ func (r *Receiver) record(d *Data) bool {
 // that packet alone). When it holds an ACK and has a timer, AckDue says when
 // Flush must send it.
 func (r *Receiver) Receive(now Time, d *Data, ecn, trimmed bool, ack *Ack) (send, complete bool) {
+	if r.gbn {
+		return r.receiveGBN(d, ecn, trimmed, ack)
+	}
 	if !r.Coalescing() {
 		*ack, complete = r.OnData(d, ecn, trimmed)
 		return true, complete
@@ -267,4 +277,28 @@ func (b *ringBits) grow(need, cum uint32) {
 		}
 	}
 	*b = nb
+}
+
+// receiveGBN is a go-back-N receiver (RoCE without selective repeat): it
+// accepts the expected PSN only. A packet past a gap, or the expected one
+// trimmed, draws one NACK with GoBack set (the sender resends everything
+// from CumAck); later ones are discarded without an answer until the gap
+// fills.
+func (r *Receiver) receiveGBN(d *Data, ecn, trimmed bool, ack *Ack) (send, complete bool) {
+	*ack = Ack{Flow: r.flow, PSN: d.PSN, Entropy: d.Entropy, ECN: ecn, EchoTS: d.SentAt, QDelay: d.QDelay, QDelayValid: d.QDelayValid}
+	switch {
+	case !trimmed && d.PSN == r.cum && d.PSN < r.npkts:
+		complete = r.record(d)
+		r.nak = false
+	case d.PSN < r.cum || d.PSN >= r.npkts:
+		// a duplicate: acknowledged again
+	default:
+		if r.nak {
+			return false, false
+		}
+		r.nak = true
+		ack.Nack, ack.GoBack = true, true
+	}
+	ack.CumAck = r.cum
+	return true, complete
 }

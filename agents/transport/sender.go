@@ -66,7 +66,13 @@ type Params struct {
 	OWDDelta1 float64 `json:"owd_delta1"` // switch when the delay is below the current x this (0.8)
 	OWDDelta2 float64 `json:"owd_delta2"` // and lower by more than this many MTU times (75)
 	OWDDelta3 int     `json:"owd_delta3"` // a probe every max(cwnd, this) data packets (100)
-	Seed      uint64  `json:"seed"`
+	// GoBackN replaces selective repeat (LERP: SACK, per-packet NACKs) by
+	// go-back-N, as RoCE without it: the receiver accepts only the next
+	// PSN, and the sender, told of a gap (a go-back NACK) or on a timeout,
+	// resends every outstanding packet from the gap on. Needs per-packet
+	// ACKs.
+	GoBackN bool   `json:"go_back_n"`
+	Seed    uint64 `json:"seed"`
 
 	// ACK coalescing (Receiver). With AckEvery and AckEveryBytes both 0 the
 	// receiver acknowledges every data packet (the default). Otherwise it
@@ -136,6 +142,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("spritz weight scale %g out of range [0, 1000]", p.SpritzWeightScale)
 	case p.SpritzBlock < 0 || p.SpritzBlock > Second:
 		return fmt.Errorf("spritz block %d ps out of range [0, 1s]", p.SpritzBlock)
+	case p.GoBackN && p.Coalescing():
+		return fmt.Errorf("go-back-n needs per-packet ACKs (no ack coalescing)")
 	case p.OWDPaths < 0 || p.OWDPaths > MaxOWDPaths:
 		return fmt.Errorf("owd paths %d out of range [0, %d]", p.OWDPaths, MaxOWDPaths)
 	case p.OWDDelta1 < 0 || p.OWDDelta1 > 1 || p.OWDDelta1 != p.OWDDelta1:
@@ -593,6 +601,10 @@ func (s *Sender) dropFromRtxq(psn uint32) {
 }
 
 func (s *Sender) onNack(now Time, a *Ack) {
+	if a.GoBack {
+		s.goBack(now, a)
+		return
+	}
 	psn := a.PSN
 	if psn < s.base {
 		return // acknowledged
@@ -684,6 +696,9 @@ func (s *Sender) OnTimeout(now Time) int {
 		}
 		n++
 	}
+	if n > 0 && s.p.GoBackN {
+		s.resendFrom(s.base)
+	}
 	if n > 0 {
 		s.Stats.Timeouts += uint64(n)
 		if s.pl == nil || s.pl.mode != PlanePLB {
@@ -692,4 +707,35 @@ func (s *Sender) OnTimeout(now Time) int {
 		s.onRTOExpired()
 	}
 	return n
+}
+
+// goBack is go-back-N's answer to a gap: everything below CumAck is
+// acknowledged, everything outstanding from there on is sent again.
+func (s *Sender) goBack(now Time, a *Ack) {
+	for q := s.base; q < a.CumAck && q < s.nextNew; q++ {
+		if s.slot(q).st&stAcked == 0 {
+			s.markAcked(q)
+		}
+	}
+	for s.base < s.nextNew && s.slot(s.base).st&stAcked != 0 {
+		s.base++
+	}
+	if s.acked == s.npkts && s.Stats.Completed == 0 {
+		s.Stats.Completed = now
+		return
+	}
+	s.Stats.Nacks++
+	s.resendFrom(s.base)
+	s.lb.onLoss(now, a.Entropy, false)
+	s.cc.onNack(now, s.pktWire(s.base), s.inflight)
+}
+
+// resendFrom queues every outstanding packet from psn on for retransmission,
+// in PSN order (go-back-N).
+func (s *Sender) resendFrom(psn uint32) {
+	for q := max(psn, s.base); q < s.nextNew; q++ {
+		if st := s.slot(q).st; st&stAcked == 0 && st&stRtxQ == 0 {
+			s.queueRetx(q)
+		}
+	}
 }

@@ -182,7 +182,10 @@ type Ack struct {
 	Entropy  uint16 // echoed from the data packet
 	ECN      bool   // the data packet arrived ECN-marked
 	Nack     bool   // the data packet arrived trimmed: retransmit it
-	EchoTS   Time   // echoed SentAt
+	// GoBack (with Nack, go-back-N receivers): resend everything from
+	// CumAck on.
+	GoBack bool
+	EchoTS Time // echoed SentAt
 	// Plane is the plane the ACK came back on: the driver sets it from
 	// the NIC port it arrived at (multi-plane senders; 0 otherwise).
 	Plane uint8

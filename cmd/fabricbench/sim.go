@@ -40,6 +40,7 @@ type simOpts struct {
 	targetRTT     float64
 	maxWindow     float64
 	ackEvery      int
+	goBackN       bool
 	ackEveryBytes string
 	ackDelay      string
 	entropies     uint32
@@ -107,6 +108,7 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.StringVar(&o.reconverge, "reconverge", "0", "after a link changes state, recompute ECMP groups after this long (e.g. 1ms); 0: never, only the adjacent switches fail over")
 	fl.Float64Var(&o.targetRTT, "target-rtt", 0, "target RTT in base RTTs, (1, 10]; 0: the default 1.5")
 	fl.Float64Var(&o.maxWindow, "max-window", 0, "largest congestion window in BDPs, (0, 100]; 0: the default 1.5")
+	fl.BoolVar(&o.goBackN, "go-back-n", false, "go-back-N loss recovery (RoCE without selective repeat): receivers accept only the next packet, senders resend everything from a gap; the default is selective repeat (LERP)")
 	fl.IntVar(&o.ackEvery, "ack-every", 0, "receivers coalesce ACKs: one per this many data packets (at most 64; 0 or 1: an ACK per packet, the default)")
 	fl.StringVar(&o.ackEveryBytes, "ack-every-bytes", "0", "receivers coalesce ACKs: one per this many wire bytes (htsim: 16384); 0: no byte threshold")
 	fl.StringVar(&o.ackDelay, "ack-delay", "0", "a coalescing receiver sends a held ACK at most this long after the first packet it covers (e.g. 2us); 0: no timer")
@@ -239,6 +241,7 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if tp.PlaneMode, err = transport.ParsePlaneMode(o.planes); err != nil {
 		return badInput(fmt.Errorf("--planes: %w", err))
 	}
+	tp.GoBackN = o.goBackN
 	tp.MTU, tp.HeaderBytes, tp.AckBytes = o.mtu, o.header, o.header
 	tp.QuickAdapt, tp.FastIncrease = o.quickAdapt, o.fastIncrease
 	tp.TargetRTT, tp.MaxWindow = o.targetRTT, o.maxWindow
