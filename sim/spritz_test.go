@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"testing"
 
@@ -359,6 +360,28 @@ func TestSpritzLinkFailures(t *testing.T) {
 	for _, n := range []string{"Scout", "Spray (w)"} {
 		if p99[n] > 0.5*p99["Valiant"] {
 			t.Errorf("%s p99 FCT %.0f us, want <= 0.5x Valiant's %.0f", n, p99[n], p99["Valiant"])
+		}
+	}
+}
+
+// TestSpritzTableIII342 is the Table III benchmark on the 342-host
+// Dragonfly (p3 a6 h3, 19 groups; groups 16 and 17 free, destination group
+// 18), seed 1. About 15 s of CPU: it runs with FABRICBENCH_SPRITZ_342=1.
+func TestSpritzTableIII342(t *testing.T) {
+	if os.Getenv("FABRICBENCH_SPRITZ_342") == "" {
+		t.Skip("342-host Table III takes about 15 s of CPU; set FABRICBENCH_SPRITZ_342=1 to run it")
+	}
+	f := spritzDragonfly(t, 3, 6, 3, 400)
+	m := adversarialMonitored(f, 18, map[int]bool{17: true, 16: true}, 6<<20, 1)
+	mon := map[string]float64{}
+	for _, sc := range spritzSchemes {
+		_, r := runSpritz(t, f, m, sc, 1, nil)
+		mon[sc.name] = fctUs(r, 0)
+		t.Logf("%-10s monitored FCT %4.0f us, all flows mean %4.0f us", sc.name, mon[sc.name], meanFCTUs(t, r))
+	}
+	for _, n := range []string{"Scout", "Spray (w)"} {
+		if sp := mon["UGAL-L"] / mon[n]; sp < 1.3 {
+			t.Errorf("%s %.0f us is only %.2fx faster than UGAL-L %.0f us, want >= 1.3x", n, mon[n], sp, mon["UGAL-L"])
 		}
 	}
 }
