@@ -145,11 +145,55 @@ type Device struct {
 	// only use these NICs and every NIC must be on a link.
 	NICs         []NIC
 	DeclaresNICs bool
+	// GNMI is the device's own gNMI server (nil: none; a run deploys the
+	// kernel exporter to Linux and FRR devices instead).
+	GNMI *GNMI
+}
+
+// GNMI telemetry profiles (GNMI.Profile): which paths a run subscribes
+// to and how it reads the replies.
+const (
+	// ProfileOpenConfig: /interfaces/interface/state/counters and
+	// /qos/interfaces/interface/output/queues/queue/state.
+	ProfileOpenConfig = "openconfig"
+	// ProfileSONiC: SONiC's native COUNTERS_DB (target COUNTERS_DB,
+	// paths COUNTERS/<port> and COUNTERS/<port>:<queue>, the server
+	// mapping port names to SAI object IDs through COUNTERS_PORT_NAME_MAP),
+	// where its OpenConfig support is incomplete. SONiC's gNMI server
+	// samples every 1 s at the fastest.
+	ProfileSONiC = "sonic"
+)
+
+// GNMIProfiles lists the profiles.
+var GNMIProfiles = []string{ProfileOpenConfig, ProfileSONiC}
+
+// GNMI is how to reach a device's gNMI server. Exactly one of TLS
+// (CA set, or SkipVerify) and Insecure (plain-text gRPC, which the
+// inventory must say explicitly) is set.
+type GNMI struct {
+	Address string // host:port
+	Profile string // ProfileOpenConfig (default) or ProfileSONiC
+	// Credentials names the credential set whose user and password the
+	// server checks ("": the device's set; a set without a password
+	// sends none).
+	Credentials string
+	// CA is the absolute path of the PEM file of the CA the server's
+	// certificate is checked against; ServerName the name checked
+	// ("": the address's host).
+	CA, ServerName string
+	// SkipVerify uses TLS without checking the server's certificate.
+	SkipVerify bool
+	// Insecure is plain-text gRPC (no TLS).
+	Insecure bool
 }
 
 // DevicePort is a declared switch port.
 type DevicePort struct {
-	Name    string
+	Name string
+	// Interface is the device's own interface name when it differs from
+	// Name (e.g. a lab router's eth5 behind the fabric's Ethernet4);
+	// "" means Name. Drivers, faults and the kernel exporter use it.
+	Interface string
 	Speed   string // as written, "" if not set
 	RateBps int64  // 0 if not set
 }
@@ -659,8 +703,10 @@ func checkRef(field, ref string) string {
 var (
 	topKeys        = []string{"name", "known_hosts", "default_speed", "timeout", "credentials", "devices", "links", "planes", "rails"}
 	credentialKeys = []string{"user", "password", "key", "passphrase", "ssh_agent"}
-	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics"}
-	portKeys       = []string{"name", "speed"}
+	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics", "gnmi"}
+	portKeys       = []string{"name", "speed", "interface"}
+	gnmiKeys       = []string{"address", "profile", "credentials", "tls", "insecure"}
+	tlsKeys        = []string{"ca", "server_name", "skip_verify"}
 	nicKeys        = []string{"name", "rail", "address", "speed"}
 	linkKeys       = []string{"a", "b", "speed"}
 )
@@ -894,6 +940,7 @@ func (p *hwParser) devices(o *obj) []devMeta {
 		d.Timeout = p.timeout(do)
 		p.devicePorts(&d, &m, do, path)
 		p.deviceNICs(&d, &m, do, path, addrs)
+		d.GNMI = p.gnmi(do, path, d.Credentials)
 		if nameOK {
 			hw.index[name] = len(hw.Devices)
 		}
@@ -944,6 +991,13 @@ func (p *hwParser) devicePorts(d *Device, m *devMeta, do *obj, path string) {
 		seen[name] = j
 		dp := DevicePort{Name: name}
 		dp.Speed, dp.RateBps = p.speed(po)
+		if ifn, ok := p.str(po, "interface", false, ""); ok {
+			if !hwPortRE.MatchString(ifn) {
+				p.errKey(po, "interface", "%q is not a valid interface name", ifn)
+			} else if ifn != name {
+				dp.Interface = ifn
+			}
+		}
 		d.Ports = append(d.Ports, dp)
 		m.ports = append(m.ports, po)
 	}
@@ -1660,3 +1714,80 @@ func naturalLess(a, b string) bool {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// gnmi parses a device's gnmi mapping.
+func (p *hwParser) gnmi(do *obj, path, devCreds string) *GNMI {
+	if do.get("gnmi") == nil {
+		return nil
+	}
+	gp := path + ".gnmi"
+	o := p.object(gp, do.get("gnmi"), do.at("gnmi"), gnmiKeys...)
+	if o == nil {
+		return nil
+	}
+	g := &GNMI{Profile: ProfileOpenConfig}
+	if a, ok := p.str(o, "address", true, " (the gNMI server, HOST:PORT)"); ok {
+		host, port, err := parseMgmt(a)
+		switch {
+		case err != nil:
+			p.errKey(o, "address", "%v", err)
+		case port == 0:
+			p.errKey(o, "address", "%q has no port (want HOST:PORT, e.g. 10.0.0.21:8080)", a)
+		default:
+			g.Address = net.JoinHostPort(host, strconv.Itoa(port))
+		}
+	}
+	if pr, ok := p.str(o, "profile", false, ""); ok {
+		if !contains(GNMIProfiles, pr) {
+			p.errKey(o, "profile", "unknown profile %q (want %s)", pr, yamlx.OrList(GNMIProfiles))
+		} else {
+			g.Profile = pr
+		}
+	}
+	g.Credentials = devCreds
+	if cs, ok := p.str(o, "credentials", false, ""); ok {
+		if _, known := p.hw.Credentials[cs]; !known {
+			p.errKey(o, "credentials", "unknown credential set %q", cs)
+		}
+		g.Credentials = cs
+	}
+	insecure, _ := p.boolean(o, "insecure")
+	g.Insecure = insecure
+	if o.get("tls") != nil {
+		to := p.object(gp+".tls", o.get("tls"), o.at("tls"), tlsKeys...)
+		if to != nil {
+			if ca, ok := p.str(to, "ca", false, ""); ok {
+				abs, err := resolveHWPath(p.hw.Dir, ca)
+				if err != nil {
+					p.errKey(to, "ca", "%v", err)
+				}
+				g.CA = abs
+			}
+			g.ServerName, _ = p.str(to, "server_name", false, "")
+			g.SkipVerify, _ = p.boolean(to, "skip_verify")
+			switch {
+			case g.CA != "" && g.SkipVerify:
+				p.errKey(to, "skip_verify", "set either ca (verify the server) or skip_verify: true, not both")
+			case g.CA == "" && !g.SkipVerify && to.get("skip_verify") == nil:
+				p.errAt(to.pos, gp+".tls", "needs ca (the CA file the server's certificate is checked against) or skip_verify: true")
+			}
+		}
+		if insecure {
+			p.errKey(o, "insecure", "insecure: true is plain-text gRPC; it cannot be combined with tls")
+		}
+	} else if !insecure && o.get("insecure") == nil {
+		p.errAt(o.pos, gp, "needs tls (ca: FILE, or skip_verify: true) or, for plain-text gRPC, insecure: true")
+	}
+	return g
+}
+
+// Interface returns the device's own name of its port or NIC name (the
+// port's interface when it declares one).
+func (d *Device) Interface(port string) string {
+	for _, p := range d.Ports {
+		if p.Name == port && p.Interface != "" {
+			return p.Interface
+		}
+	}
+	return port
+}

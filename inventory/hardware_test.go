@@ -279,7 +279,7 @@ func TestHardwareErrors(t *testing.T) {
 		{"misspelt key", withDevs("defualt_speed: 100G"),
 			[]string{`t.yaml:9:1: defualt_speed: unknown key (did you mean "default_speed"?)`}},
 		{"unknown device key", withHead("  - {name: leaf0, platform: sonic, role: leaf, mgmt: 10.0.0.1, credentials: sw, vendor: x}"),
-			[]string{`t.yaml:6:81: devices[0].vendor: unknown key (want name, platform, role, mgmt, credentials, asn, loopback, pod, timeout, ports or nics)`}},
+			[]string{`t.yaml:6:81: devices[0].vendor: unknown key (want name, platform, role, mgmt, credentials, asn, loopback, pod, timeout, ports, nics or gnmi)`}},
 		{"unknown credential key", hwDoc("name: lab", "known_hosts: kh", "credentials:", "  sw: {user: admin, pasword: env:PW}", "devices:", hwDevs[0]),
 			[]string{`t.yaml:4:21: credentials.sw.pasword: unknown key (did you mean "password"?)`}},
 		{"duplicate key", withDevs("name: other"),
@@ -766,6 +766,55 @@ func TestHardwareMergeKeys(t *testing.T) {
 		_, err := ParseHardware("t.yaml", []byte(src))
 		if err == nil || err.Error() != want {
 			t.Errorf("error\n%v\nwant\n%s", err, want)
+		}
+	}
+}
+
+// A device's gnmi server: address, profile, credentials and TLS, checked
+// at their positions.
+func TestHardwareGNMI(t *testing.T) {
+	dir := t.TempDir()
+	src := withHead(
+		"  - {name: leaf0, platform: sonic, role: leaf, mgmt: 10.0.0.1, credentials: sw, gnmi: {address: '10.0.0.1:8080', profile: sonic, tls: {ca: ./ca.pem, server_name: leaf0}}}",
+		"  - {name: spine0, platform: frr, role: spine, mgmt: 10.0.0.2, credentials: sw, gnmi: {address: '10.0.0.2:9339', insecure: true}, ports: [{name: Ethernet4, interface: eth5}]}",
+		"  - {name: host0, platform: linux, role: host, mgmt: 10.0.0.3, credentials: sw}",
+	)
+	if err := os.WriteFile(filepath.Join(dir, "t.yaml"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hw := loadHW(t, filepath.Join(dir, "t.yaml"))
+	g := hw.Device("leaf0").GNMI
+	if g == nil || g.Address != "10.0.0.1:8080" || g.Profile != ProfileSONiC || g.CA != filepath.Join(dir, "ca.pem") ||
+		g.ServerName != "leaf0" || g.Insecure || g.Credentials != "sw" {
+		t.Errorf("leaf0 gnmi %+v", g)
+	}
+	if g := hw.Device("spine0").GNMI; g == nil || !g.Insecure || g.Profile != ProfileOpenConfig {
+		t.Errorf("spine0 gnmi %+v", g)
+	}
+	if hw.Device("host0").GNMI != nil {
+		t.Error("host0 has a gnmi server")
+	}
+	if got := hw.Device("spine0").Interface("Ethernet4"); got != "eth5" {
+		t.Errorf("spine0 Ethernet4 interface %q", got)
+	}
+	if got := hw.Device("leaf0").Interface("Ethernet0"); got != "Ethernet0" {
+		t.Errorf("leaf0 Ethernet0 interface %q", got)
+	}
+	bad := []struct{ gnmi, want string }{
+		{"{address: '10.0.0.1:8080'}", "t.yaml:6:87: devices[0].gnmi: needs tls (ca: FILE, or skip_verify: true) or, for plain-text gRPC, insecure: true"},
+		{"{address: 10.0.0.1, insecure: true}", "t.yaml:6:97: devices[0].gnmi.address: \"10.0.0.1\" has no port"},
+		{"{address: '10.0.0.1:1', insecure: true, profile: eos}", "devices[0].gnmi.profile: unknown profile \"eos\" (want openconfig or sonic)"},
+		{"{address: '10.0.0.1:1', insecure: true, tls: {skip_verify: true}}", "devices[0].gnmi.insecure: insecure: true is plain-text gRPC; it cannot be combined with tls"},
+		{"{address: '10.0.0.1:1', tls: {ca: x.pem, skip_verify: true}}", "devices[0].gnmi.tls.skip_verify: set either ca"},
+		{"{address: '10.0.0.1:1', tls: {server_name: x}}", "devices[0].gnmi.tls: needs ca"},
+		{"{address: '10.0.0.1:1', insecure: true, credentials: nope}", "devices[0].gnmi.credentials: unknown credential set \"nope\""},
+		{"{address: '10.0.0.1:1', insecure: true, port: 3}", "devices[0].gnmi.port: unknown key"},
+	}
+	for _, c := range bad {
+		src := withHead("  - {name: leaf0, platform: sonic, role: leaf, mgmt: 10.0.0.1, credentials: sw, gnmi: "+c.gnmi+"}", hwDevs[1], hwDevs[2])
+		_, err := ParseHardware("t.yaml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("gnmi %s: error %v, want %s", c.gnmi, err, c.want)
 		}
 	}
 }

@@ -25,6 +25,7 @@ func FromHardware(hw *inventory.Hardware) (*Target, error) {
 	nicAddr := func(dev, port string) Endpoint {
 		e := Endpoint{Device: dev, Interface: port}
 		if d := hw.Device(dev); d != nil {
+			e.Interface = d.Interface(port)
 			for _, n := range d.NICs {
 				if n.Name == port && n.Address.IsValid() {
 					if n.Address.Addr().Is4() {
