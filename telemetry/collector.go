@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,35 @@ type TargetSpec struct {
 	Address  string // host:port
 	Username string
 	Password string
+	// TLS, when set, is the client's TLS configuration (a CA pool and
+	// server name, or InsecureSkipVerify); nil is plain-text gRPC.
+	TLS *tls.Config
+	// Profile is how the target is subscribed to and read: "" or
+	// ProfileOpenConfig (the collector's paths), or ProfileSONiC
+	// (SONiC's COUNTERS_DB, see sonic.go).
+	Profile string
+	// Interfaces maps the target's own interface names to the names its
+	// samples carry (the fabric's port names); names not listed are kept.
+	Interfaces map[string]string
+	// Optional: a target that cannot be reached, refuses the
+	// subscription or fails later does not fail the collection; it is
+	// listed in CollectStats.Unreachable (and its ports have no samples).
+	Optional bool
+}
+
+// Profiles of TargetSpec.Profile.
+const (
+	ProfileOpenConfig = "openconfig"
+	ProfileSONiC      = "sonic"
+)
+
+// MinInterval returns the shortest sample interval a profile's targets
+// honour (0: no limit of their own).
+func MinInterval(profile string) time.Duration {
+	if profile == ProfileSONiC {
+		return SONiCMinInterval
+	}
+	return 0
 }
 
 // DefaultPaths are the paths a Collector subscribes to unless WithPaths says
@@ -85,6 +115,9 @@ type CollectStats struct {
 	Notifications int64            // notifications received
 	Unknown       int64            // updates skipped: unknown path or non-integer value
 	PerTarget     map[string]int64 // samples per TargetSpec.Name
+	// Unreachable maps each optional target that could not be reached,
+	// refused the subscription or failed later to why.
+	Unreachable map[string]string
 }
 
 // Collector subscribes to gNMI targets with STREAM/SAMPLE subscriptions
@@ -119,6 +152,7 @@ type Collector struct {
 
 	errMu       sync.Mutex
 	targetErrs  []error
+	unreachable map[string]string
 	interrupted atomic.Bool // a stream was cut by ctx rather than ended by its target
 	handlerErr  error       // set by the sink goroutine only
 	pool        sync.Pool   // *noteSamples
@@ -180,7 +214,14 @@ func (c *Collector) Start(ctx context.Context) error {
 			defer c.wg.Done()
 			if err := c.runTarget(spec, ready); err != nil {
 				c.errMu.Lock()
-				c.targetErrs = append(c.targetErrs, err)
+				if spec.Optional {
+					if c.unreachable == nil {
+						c.unreachable = map[string]string{}
+					}
+					c.unreachable[spec.Name] = err.Error()
+				} else {
+					c.targetErrs = append(c.targetErrs, err)
+				}
 				c.errMu.Unlock()
 			}
 		}()
@@ -231,6 +272,7 @@ func (c *Collector) validate() error {
 func (c *Collector) finish() {
 	c.errMu.Lock()
 	errs := append([]error(nil), c.targetErrs...)
+	c.stats.Unreachable = c.unreachable
 	c.errMu.Unlock()
 	if c.handlerErr != nil {
 		errs = append([]error{fmt.Errorf("telemetry: sample handler: %w", c.handlerErr)}, errs...)
@@ -313,13 +355,22 @@ func (c *Collector) runTarget(spec TargetSpec, ready chan<- error) error {
 	}
 	fail := func(err error) error {
 		err = fmt.Errorf("telemetry: target %q: %w", spec.Name, err)
-		signal(err)
+		if spec.Optional {
+			signal(nil) // the others go on without it
+		} else {
+			signal(err)
+		}
 		return err
 	}
 
 	opts := []api.TargetOption{
-		api.Name(spec.Name), api.Address(spec.Address), api.Insecure(true),
+		api.Name(spec.Name), api.Address(spec.Address),
 		api.Timeout(c.connectTimeout), retryTimer(24 * time.Hour),
+	}
+	if spec.TLS != nil {
+		opts = append(opts, api.Insecure(false), api.TLSConfig(spec.TLS.Clone()))
+	} else {
+		opts = append(opts, api.Insecure(true))
 	}
 	if spec.Username != "" {
 		opts = append(opts, api.Username(spec.Username))
@@ -331,11 +382,16 @@ func (c *Collector) runTarget(spec TargetSpec, ready chan<- error) error {
 	if err != nil {
 		return fail(err)
 	}
-	subOpts := []api.GNMIOption{api.Target(spec.Name), api.SubscriptionListModeSTREAM(), api.EncodingPROTO()}
-	for _, p := range c.paths {
-		subOpts = append(subOpts, api.Subscription(api.Path(p), api.SubscriptionMode("sample"), api.SampleInterval(c.interval)))
+	var req *gnmi.SubscribeRequest
+	if spec.Profile == ProfileSONiC {
+		req = sonicSubscribeRequest(max(c.interval, SONiCMinInterval))
+	} else {
+		subOpts := []api.GNMIOption{api.Target(spec.Name), api.SubscriptionListModeSTREAM(), api.EncodingPROTO()}
+		for _, p := range c.paths {
+			subOpts = append(subOpts, api.Subscription(api.Path(p), api.SubscriptionMode("sample"), api.SampleInterval(c.interval)))
+		}
+		req, err = api.NewSubscribeRequest(subOpts...)
 	}
-	req, err := api.NewSubscribeRequest(subOpts...)
 	if err != nil {
 		return fail(err)
 	}
@@ -357,7 +413,21 @@ func (c *Collector) runTarget(spec TargetSpec, ready chan<- error) error {
 	// fails the target.
 	handle := func(resp *gnmi.SubscribeResponse) error {
 		ns := c.pool.Get().(*noteSamples)
-		samples, r, err := conv.decodeResponse(ns.samples[:0], resp)
+		var samples []Sample
+		var r response
+		var err error
+		if spec.Profile == ProfileSONiC {
+			samples, r, err = conv.decodeSONiC(ns.samples[:0], resp)
+		} else {
+			samples, r, err = conv.decodeResponse(ns.samples[:0], resp)
+		}
+		if len(spec.Interfaces) > 0 {
+			for i := range samples {
+				if to, ok := spec.Interfaces[samples[i].Interface]; ok {
+					samples[i].Interface = to
+				}
+			}
+		}
 		ns.samples = samples
 		if r.sync {
 			signal(nil)

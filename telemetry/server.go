@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -96,6 +98,19 @@ type serverConfig struct {
 	base       time.Duration
 	user, pass string
 	depth      int
+	tls        *tls.Config
+}
+
+// WithTLS serves gNMI over TLS with the server certificate in cfg
+// (default: plain-text gRPC).
+func WithTLS(cfg *tls.Config) ServerOption {
+	return func(c *serverConfig) error {
+		if cfg == nil || (len(cfg.Certificates) == 0 && cfg.GetCertificate == nil) {
+			return errors.New("TLS needs a server certificate")
+		}
+		c.tls = cfg
+		return nil
+	}
 }
 
 // WithListenAddress sets the TCP address to listen on (default
@@ -205,11 +220,15 @@ func NewServer(devices []Device, opts ...ServerOption) (*Server, error) {
 		return nil, fmt.Errorf("telemetry: gNMI listen: %w", err)
 	}
 	s.lis = lis
-	s.grpc = grpc.NewServer(
+	sopts := []grpc.ServerOption{
 		grpc.ForceServerCodec(wireCodec{encoding.GetCodec("proto")}),
 		grpc.ChainUnaryInterceptor(s.unaryAuth),
 		grpc.ChainStreamInterceptor(s.streamAuth),
-	)
+	}
+	if cfg.tls != nil {
+		sopts = append(sopts, grpc.Creds(credentials.NewTLS(cfg.tls)))
+	}
+	s.grpc = grpc.NewServer(sopts...)
 	gnmi.RegisterGNMIServer(s.grpc, &gnmiService{s: s})
 	go func() {
 		defer close(s.served)

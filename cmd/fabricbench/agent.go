@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -164,6 +165,7 @@ func hostname() string {
 func newExporterCmd() *cobra.Command {
 	var (
 		device, listen, username, passwordFile, netns string
+		tlsCert, tlsKey                               string
 		ifaces                                        []string
 		queues                                        bool
 		interval                                      time.Duration
@@ -184,6 +186,16 @@ kernel device: --interface Ethernet0=eth1.`,
 			}
 			cfg := kernelexp.Config{Device: device, Queues: queues, Listen: listen, Interval: interval,
 				Username: username, Password: strings.TrimSpace(string(pw)), Netns: netns}
+			switch {
+			case (tlsCert == "") != (tlsKey == ""):
+				return badInput(errors.New("--tls-cert and --tls-key go together"))
+			case tlsCert != "":
+				cert, err := tls.LoadX509KeyPair(tlsCert, tlsKey)
+				if err != nil {
+					return badInput(fmt.Errorf("--tls-cert/--tls-key: %w", err))
+				}
+				cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+			}
 			for _, m := range ifaces {
 				name, dev, ok := strings.Cut(m, "=")
 				if !ok || name == "" || dev == "" {
@@ -215,6 +227,8 @@ kernel device: --interface Ethernet0=eth1.`,
 	f.BoolVar(&queues, "queues", false, "serve the qos queue leaves (switches)")
 	f.DurationVar(&interval, "interval", 10*time.Millisecond, "sample interval (1ms to 10s)")
 	f.StringVar(&netns, "netns", "", "read the counters of this named network namespace")
+	f.StringVar(&tlsCert, "tls-cert", "", "serve gNMI over TLS with this PEM certificate (with --tls-key)")
+	f.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	_ = cmd.MarkFlagRequired("password-file")
 	return cmd
 }

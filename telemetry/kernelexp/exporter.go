@@ -62,6 +62,7 @@ package kernelexp
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -95,6 +96,8 @@ type Config struct {
 	Netns string
 	// Logf, if set, receives the exporter's log lines.
 	Logf func(string, ...any)
+	// TLS, when set, serves gNMI over TLS (nil: plain text).
+	TLS *tls.Config
 }
 
 // Limits of Config.Interval.
@@ -274,11 +277,15 @@ func New(cfg Config) (*Exporter, error) {
 		e.ifs[i].hwm = 0
 	}
 	e.maxRead.Store(0)
-	e.srv, err = telemetry.NewServer([]telemetry.Device{dev},
+	sopts := []telemetry.ServerOption{
 		telemetry.WithListenAddress(cfg.Listen),
 		telemetry.WithBaseInterval(cfg.Interval),
 		telemetry.WithCredentials(cfg.Username, cfg.Password),
-	)
+	}
+	if cfg.TLS != nil {
+		sopts = append(sopts, telemetry.WithTLS(cfg.TLS))
+	}
+	e.srv, err = telemetry.NewServer([]telemetry.Device{dev}, sopts...)
 	if err != nil {
 		return fail(fmt.Errorf("kernelexp: Listen %q: %w", cfg.Listen, err))
 	}
