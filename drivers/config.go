@@ -146,3 +146,23 @@ func looksLikePrivateKey(v string) bool {
 	b := []byte(v)
 	return bytes.Contains(b, []byte("-----BEGIN ")) && bytes.Contains(b, []byte("PRIVATE KEY-----"))
 }
+
+// GNMICredentials resolves the user and password a device's gNMI server
+// checks (its gnmi.credentials set, default the device's). A set without
+// a password gives "" (the server then gets none).
+func GNMICredentials(hw *inventory.Hardware, device string) (user, password string, err error) {
+	d := hw.Device(device)
+	if d == nil || d.GNMI == nil {
+		return "", "", fmt.Errorf("inventory %s: device %q has no gnmi server", hw.File, device)
+	}
+	cs := hw.Credentials[d.GNMI.Credentials]
+	if cs == nil {
+		return "", "", fmt.Errorf("device %s: gnmi: unknown credential set %q", device, d.GNMI.Credentials)
+	}
+	if cs.Password != "" {
+		if password, err = resolveSecret(hw, cs.Password); err != nil {
+			return "", "", fmt.Errorf("device %s: gnmi: credential set %q: password: %v", device, cs.Name, err)
+		}
+	}
+	return cs.User, password, nil
+}

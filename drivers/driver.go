@@ -489,3 +489,21 @@ func Open(platform string, cfg Config) (Driver, error) {
 	}
 	return open(cfg)
 }
+
+// Reverter is implemented by drivers that can undo what their Apply
+// changed: a run on real hardware applies the features it needs and
+// restores every device's earlier state at the end.
+type Reverter interface {
+	// CanRevert returns an error naming the change when Revert could not
+	// undo it; callers check every change of a Diff before applying it.
+	CanRevert(c Change) error
+	// Revert restores the Old value of every change in applied (as
+	// returned by Apply), last first, and returns the changes it undid
+	// (on an error, those undone before it).
+	Revert(ctx context.Context, applied Diff) (Diff, error)
+}
+
+// Inverse is the change that undoes c.
+func (c Change) Inverse() Change {
+	return Change{Feature: c.Feature, Key: c.Key, Old: c.New, New: c.Old}
+}

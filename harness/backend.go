@@ -99,6 +99,27 @@ type Env struct {
 	LabStateRoot string // native lab state
 	AgentBinary  string // the fabricbench binary to deploy to hosts ("" = this one)
 	Logf         func(format string, args ...any)
+	// Inventory is the hardware inventory the fabric comes from (absolute
+	// path; "" for a generated fabric).
+	Inventory string
+	// Apply allows the backend to change devices' configuration (run
+	// --apply); without it a needed change is an *InputError.
+	Apply bool
+}
+
+// StreamsOutlive is implemented by backends whose telemetry targets keep
+// streaming after Down (devices' own gNMI servers): the harness then ends
+// the subscriptions itself once Down has returned.
+type StreamsOutlive interface {
+	StreamsOutliveDown() bool
+}
+
+// Validator is implemented by backends that validate the fabric before
+// the first point (bring-up checks of real hardware): the result is the
+// suite's "bringup" run, and a failed check skips every point (exit
+// status 1). An error is an infrastructure failure (exit status 3).
+type Validator interface {
+	ValidateFabric(ctx context.Context, env Env) (*results.Bringup, error)
 }
 
 // Preparer is implemented by backends that want the run's Env.
@@ -114,7 +135,15 @@ type Transport struct {
 	QuickAdapt   *bool
 	FastIncrease *bool
 	Seed         uint64
+	// Launcher starts the agents: LauncherSSH ("" too) or LauncherSrun.
+	Launcher string
 }
+
+// Agent launchers (Transport.Launcher, the suite's agents.launcher).
+const (
+	LauncherSSH  = "ssh"
+	LauncherSrun = "srun"
+)
 
 // Params returns the transport parameters of t over the defaults both
 // the simulator and the agents start from.
@@ -247,6 +276,12 @@ type Capabilities struct {
 	// MaxMTUReason why.
 	MaxMTU       int
 	MaxMTUReason string
+	// NeedsInventory: the backend runs on the devices of a hardware
+	// inventory (fabric.inventory or run --inventory).
+	NeedsInventory bool
+	// Launchers are the agents.launcher values the backend supports
+	// (nil: it does not check; the simulator has no agents).
+	Launchers []string
 }
 
 // Capable is implemented by backends that declare their capabilities.

@@ -80,6 +80,12 @@ func PlanContext(ctx context.Context, file string) (*suite.Suite, []*Point, erro
 // (Capabilities), and what it cannot do is bad input at the suite field
 // (file:line:col), before anything is brought up.
 func PlanBackend(ctx context.Context, file, backend string) (*suite.Suite, []*Point, error) {
+	return PlanWith(ctx, file, backend, "")
+}
+
+// PlanWith is PlanBackend with the suite's fabric replaced by a hardware
+// inventory's (inv, "" for none: run --inventory).
+func PlanWith(ctx context.Context, file, backend, inv string) (*suite.Suite, []*Point, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -91,7 +97,7 @@ func PlanBackend(ctx context.Context, file, backend string) (*suite.Suite, []*Po
 		}
 		check = caps.check(backend)
 	}
-	s, err := suite.Load(file)
+	s, err := suite.LoadWith(file, suite.Options{Inventory: inv})
 	if err != nil {
 		return nil, nil, &InputError{err}
 	}
@@ -129,7 +135,7 @@ func PlanBackend(ctx context.Context, file, backend string) (*suite.Suite, []*Po
 // section (nil: no cache).
 func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, error) {
 	s := sp.Suite
-	key := s.Fabric.Spec + "\x00" + s.Fabric.File
+	key := s.Fabric.Spec + "\x00" + s.Fabric.File + "\x00" + s.Fabric.Inventory
 	f := fabrics[key]
 	if f == nil {
 		var err error
@@ -207,7 +213,8 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 		p.Features.SimEnd = 1e12 // 1 s of simulated time at most
 	}
 	t := s.Transport
-	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, Seed: s.Seed}
+	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, Seed: s.Seed,
+		Launcher: s.Agents.Launcher}
 	iv, err := workloads.ParseDuration(s.Telemetry.Interval)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry.interval: %w", err)
@@ -422,6 +429,12 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 			if reason, ok := c.Unsupported[f]; ok {
 				cannot(path, featureNames[f], reason, fix)
 			}
+		}
+		if l := s.Agents.Launcher; l != "" && l != suite.LauncherSSH && c.Launchers != nil && !slices.Contains(c.Launchers, l) {
+			cannot("agents.launcher", "agents.launcher "+l, "it starts the agents with "+strings.Join(c.Launchers, " or "), "srun starts agents on the hardware backend (--inventory)")
+		}
+		if c.NeedsInventory && s.Fabric.Inventory == "" {
+			errf("fabric", "the %s backend runs on the devices of a hardware inventory: give --inventory FILE or set fabric.inventory (docs/inventory.md)", backend)
 		}
 		ft := &s.Features
 		if ft.ECN.Enabled == nil || *ft.ECN.Enabled {

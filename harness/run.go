@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,11 @@ type Options struct {
 	// AgentBinary is the fabricbench executable deployed to hosts as the
 	// transport agent and telemetry exporter (default: this program).
 	AgentBinary string
+	// Inventory replaces the suite's fabric with a hardware inventory's
+	// (run --inventory); Apply lets the backend change the devices'
+	// configuration (run --apply).
+	Inventory string
+	Apply     bool
 	// Parallel bounds how many matrix points run at the same time (0: the
 	// number of CPUs, runtime.GOMAXPROCS). Backends that cannot run
 	// points concurrently (see Concurrent) run one at a time whatever it
@@ -100,9 +106,12 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	if opts.Backend == "" {
 		opts.Backend = "sim"
 	}
-	s, points, err := PlanBackend(ctx, opts.SuiteFile, opts.Backend)
+	s, points, err := PlanWith(ctx, opts.SuiteFile, opts.Backend, opts.Inventory)
 	if err != nil {
 		return nil, err
+	}
+	if len(points) > 0 && points[0].Suite.Fabric.Inventory != "" {
+		opts.Inventory = points[0].Suite.Fabric.Inventory
 	}
 	influx, err := influxConfig(opts.Influx, s.Telemetry.Sink.Influx)
 	if err != nil {
@@ -140,6 +149,20 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		}
 		if run.Status != results.Pass {
 			stopped = "not started: bring-up validation " + run.Status
+		}
+	}
+	if stopped == "" && runErr == nil && len(points) > 0 {
+		if run, err := validateFabric(ctx, opts); run != nil {
+			res.Runs = append(res.Runs, *run)
+			if opts.Log != nil {
+				fmt.Fprintf(opts.Log, "%s\n", runLine(run, res.Backend))
+			}
+			if err != nil {
+				runErr = err
+				stopped = "not started: bring-up validation failed: " + run.Error
+			} else if run.Status != results.Pass {
+				stopped = "not started: bring-up validation " + run.Status
+			}
 		}
 	}
 	par := parallelism(opts)
@@ -351,8 +374,17 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		Fabric: p.Fabric.Summary(), Config: pointConfig(p),
 		Files: map[string]string{},
 	}
+	var down func() error
 	fail := func(err error) (*results.Run, error) {
 		run.Status, run.Error = results.Error, err.Error()
+		// Down now, so that a failure to restore the fabric is reported
+		// with the run (it runs once; the deferred call is then a no-op).
+		if down != nil {
+			if derr := down(); derr != nil {
+				run.Error += "; down: " + derr.Error()
+				err = errors.Join(err, fmt.Errorf("down: %w", derr))
+			}
+		}
 		run.WallS = time.Since(wall).Seconds()
 		if ctx.Err() != nil {
 			run.Status = results.Interrupted
@@ -386,11 +418,12 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		if opts.Progress != nil && !opts.Bars {
 			logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, p.ID+": "+f+"\n", a...) }
 		}
-		pr.Prepare(Env{RunID: p.ID, Dir: dir, LabStateRoot: opts.LabStateRoot, AgentBinary: opts.AgentBinary, Logf: logf})
+		pr.Prepare(Env{RunID: p.ID, Dir: dir, LabStateRoot: opts.LabStateRoot, AgentBinary: opts.AgentBinary, Logf: logf,
+			Inventory: p.Suite.Fabric.Inventory, Apply: opts.Apply})
 	}
 	// Down always runs, with its own deadline, also after an interrupt.
 	downed := false
-	down := func() error {
+	down = func() error {
 		if downed {
 			return nil
 		}
@@ -513,9 +546,15 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	if err != nil {
 		return fail(fmt.Errorf("run jobs: %w", err))
 	}
-	// Down ends the telemetry streams; the collector then drains.
+	// Down ends the telemetry streams; the collector then drains. A
+	// failed Down (a device not restored, a lab not destroyed) does not
+	// lose what the run measured: the run is analysed and then marked
+	// as an infrastructure error naming the failure.
 	downErr := down()
 	var collErr error
+	if so, ok := b.(StreamsOutlive); ok && so.StreamsOutliveDown() && coll != nil {
+		coll.Stop()
+	}
 	if coll != nil {
 		var stats telemetry.CollectStats
 		stats, collErr = coll.Wait()
@@ -524,6 +563,12 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		run.Telemetry.Samples = stats.Samples
 		run.Telemetry.Store = run.Files["telemetry"]
 		run.Telemetry.RunTag = runTag
+		run.Telemetry.Unreachable = stats.Unreachable
+		for _, dev := range sortedNames(stats.Unreachable) {
+			if opts.Log != nil {
+				fmt.Fprintf(opts.Log, "telemetry: %s: %s UNREACHABLE: %s\n", p.ID, dev, stats.Unreachable[dev])
+			}
+		}
 	}
 	storeErr := closeStore()
 	influxErr := closeInflux()
@@ -535,7 +580,10 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		return fail(err)
 	}
 	run.Files["flows"] = filepath.ToSlash(filepath.Join(rel, "flows.csv"))
-	if err := errors.Join(downErr, collErr, storeErr); err != nil {
+	if err := errors.Join(collErr, storeErr); err != nil {
+		if downErr != nil {
+			err = errors.Join(fmt.Errorf("down: %w", downErr), err)
+		}
 		return fail(fmt.Errorf("telemetry: %w", err))
 	}
 
@@ -604,6 +652,13 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	if len(rr.Failures) > 0 {
 		run.Status, run.Error, run.ErrorKind = results.Error, strings.Join(rr.Failures, "; "), results.ErrorInfrastructure
 	}
+	if downErr != nil {
+		msg := "down: " + downErr.Error()
+		if run.Error != "" {
+			msg = run.Error + "; " + msg
+		}
+		run.Status, run.Error, run.ErrorKind = results.Error, msg, results.ErrorInfrastructure
+	}
 	if rr.Interrupted {
 		run.Status, run.Error, run.ErrorKind = results.Interrupted, "interrupted: results cover the simulated time up to "+fmtPs(rr.End), ""
 	}
@@ -613,6 +668,50 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	if influxErr != nil {
 		return run, &InfraError{fmt.Errorf("run %s: influxdb: %w", p.ID, influxErr)}
+	}
+	if downErr != nil {
+		return run, &InfraError{fmt.Errorf("run %s: down: %w", p.ID, downErr)}
+	}
+	return run, nil
+}
+
+// validateFabric runs the backend's bring-up validation (Validator) as
+// the suite's "bringup" run; nil when the backend has none.
+func validateFabric(ctx context.Context, opts Options) (*results.Run, error) {
+	b, err := newBackend(opts.Backend)
+	if err != nil {
+		return nil, nil
+	}
+	v, ok := b.(Validator)
+	if !ok {
+		return nil, nil
+	}
+	start := time.Now()
+	logf := func(string, ...any) {}
+	if opts.Progress != nil && !opts.Bars {
+		logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, "bringup: "+f+"\n", a...) }
+	}
+	out, err := v.ValidateFabric(ctx, Env{RunID: "bringup", Dir: filepath.Join(opts.Out, "runs", "bringup"), LabStateRoot: opts.LabStateRoot,
+		AgentBinary: opts.AgentBinary, Logf: logf, Inventory: opts.Inventory, Apply: opts.Apply})
+	run := &results.Run{ID: "bringup", Fabric: opts.Inventory, WallS: time.Since(start).Seconds(), Bringup: out}
+	switch {
+	case err != nil:
+		run.Status, run.Error, run.ErrorKind = results.Error, err.Error(), results.ErrorInfrastructure
+		var ie *InputError
+		if errors.As(err, &ie) {
+			run.ErrorKind = results.ErrorInput
+			return run, err
+		}
+		return run, &InfraError{err}
+	case len(bringup.Failed(out)) > 0:
+		run.Status = results.Fail
+		var why []string
+		for _, c := range bringup.Failed(out) {
+			why = append(why, c.Name+" ["+c.Device+"]: "+c.Evidence)
+		}
+		run.Error = "bring-up validation failed: " + strings.Join(why, "; ")
+	default:
+		run.Status = results.Pass
 	}
 	return run, nil
 }
@@ -902,4 +1001,13 @@ func Plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

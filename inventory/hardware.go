@@ -145,6 +145,9 @@ type Device struct {
 	// only use these NICs and every NIC must be on a link.
 	NICs         []NIC
 	DeclaresNICs bool
+	// SlurmNode is the host's Slurm node name for agents started with
+	// srun ("": its name).
+	SlurmNode string
 	// GNMI is the device's own gNMI server (nil: none; a run deploys the
 	// kernel exporter to Linux and FRR devices instead).
 	GNMI *GNMI
@@ -194,8 +197,8 @@ type DevicePort struct {
 	// Name (e.g. a lab router's eth5 behind the fabric's Ethernet4);
 	// "" means Name. Drivers, faults and the kernel exporter use it.
 	Interface string
-	Speed   string // as written, "" if not set
-	RateBps int64  // 0 if not set
+	Speed     string // as written, "" if not set
+	RateBps   int64  // 0 if not set
 }
 
 // NIC is a declared host NIC.
@@ -703,7 +706,7 @@ func checkRef(field, ref string) string {
 var (
 	topKeys        = []string{"name", "known_hosts", "default_speed", "timeout", "credentials", "devices", "links", "planes", "rails"}
 	credentialKeys = []string{"user", "password", "key", "passphrase", "ssh_agent"}
-	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics", "gnmi"}
+	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics", "gnmi", "slurm_node"}
 	portKeys       = []string{"name", "speed", "interface"}
 	gnmiKeys       = []string{"address", "profile", "credentials", "tls", "insecure"}
 	tlsKeys        = []string{"ca", "server_name", "skip_verify"}
@@ -941,6 +944,15 @@ func (p *hwParser) devices(o *obj) []devMeta {
 		p.devicePorts(&d, &m, do, path)
 		p.deviceNICs(&d, &m, do, path, addrs)
 		d.GNMI = p.gnmi(do, path, d.Credentials)
+		if sn, ok := p.str(do, "slurm_node", false, ""); ok {
+			if !hwNameRE.MatchString(sn) {
+				p.errKey(do, "slurm_node", "%q is not a valid node name", sn)
+			} else if d.Role != DeviceHost {
+				p.errKey(do, "slurm_node", "only hosts run agents (this is a %s)", d.Role)
+			} else {
+				d.SlurmNode = sn
+			}
+		}
 		if nameOK {
 			hw.index[name] = len(hw.Devices)
 		}

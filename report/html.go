@@ -211,6 +211,9 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 		v.Facts = append(v.Facts, kv{"telemetry", fmt.Sprintf("%s samples from %d targets every %s",
 			fmtCount(uint64(max(t.Samples, 0))), t.Targets, fmtUs(t.IntervalUs))})
 	}
+	for _, dev := range sortedKeys(run.Telemetry.Unreachable) {
+		v.Facts = append(v.Facts, kv{"telemetry UNREACHABLE", dev + ": " + run.Telemetry.Unreachable[dev]})
+	}
 	for _, k := range sortedKeys(run.Params) {
 		v.Params = append(v.Params, kv{k, run.Params[k]})
 	}

@@ -218,6 +218,10 @@ type Telemetry struct {
 	InfluxStats *InfluxStats `json:"influx_stats,omitempty"`
 	// Epoch is the timestamp (ns since the Unix epoch) of simulated time 0.
 	EpochNs int64 `json:"epoch_ns"`
+	// Unreachable maps each gNMI server (a device's own, hardware
+	// backend) that could not be reached, refused the subscription or
+	// failed during the run to why; its ports have no samples.
+	Unreachable map[string]string `json:"unreachable,omitempty"`
 }
 
 // InfluxStats summarise the InfluxDB sink of a run.

@@ -283,6 +283,16 @@ func (c *Collector) finish() {
 	c.cancel()
 }
 
+// Stop ends every subscription now, as if each target had ended its
+// stream: what was received is kept and Wait reports no error for it.
+// It is for targets that are not stopped with the run (a switch's own
+// gNMI server streams until told otherwise).
+func (c *Collector) Stop() {
+	if c.started && c.cancel != nil {
+		c.cancel()
+	}
+}
+
 // Wait blocks until every stream has ended (its target closed it), failed,
 // or was cut because the Start context was cancelled or the handler failed.
 // Everything received has been handed to the handler when it returns. The

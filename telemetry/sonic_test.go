@@ -26,6 +26,7 @@ import (
 type fakeSONiC struct {
 	gnmi.UnimplementedGNMIServer
 	notes []*gnmi.Notification
+	hold  bool // stream on (send nothing more) until the client goes
 	mu    sync.Mutex
 	reqs  []*gnmi.SubscribeRequest
 }
@@ -84,6 +85,10 @@ func (f *fakeSONiC) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 				return err
 			}
 		}
+	}
+	if f.hold {
+		<-stream.Context().Done()
+		return stream.Context().Err()
 	}
 	return nil // the stream ends: the collector drains
 }
@@ -170,5 +175,41 @@ func TestSONiCProfileRecorded(t *testing.T) {
 	}
 	if stats.Samples != int64(len(got)) || len(got) != 2*5+2*3+2*5+3+2 {
 		t.Errorf("%d samples (stats %d), want %d", len(got), stats.Samples, 2*5+2*3+2*5+3+2)
+	}
+}
+
+// A switch's own server streams until told otherwise: Stop ends the
+// subscription, keeps what arrived and reports no error.
+func TestCollectorStopEndsOwnStreams(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	gnmi.RegisterGNMIServer(srv, &fakeSONiC{notes: loadRecorded(t), hold: true})
+	go srv.Serve(lis)
+	defer srv.Stop()
+	var n int
+	c := NewCollector([]TargetSpec{{Name: "leaf0", Address: lis.Addr().String(), Profile: ProfileSONiC, Optional: true}},
+		WithHandler(func(b []Sample) error { n += len(b); return nil }))
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var stats CollectStats
+	go func() { stats, err = c.Wait(); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("the collection ended while the server streams")
+	case <-time.After(300 * time.Millisecond):
+	}
+	c.Stop()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not end the collection")
+	}
+	if err != nil || stats.Samples != 31 || n != 31 || len(stats.Unreachable) != 0 {
+		t.Errorf("after Stop: err %v, %d samples (%d handled), unreachable %v", err, stats.Samples, n, stats.Unreachable)
 	}
 }

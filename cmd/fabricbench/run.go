@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/hwbackend"      // the "hardware" backend
 	_ "github.com/fabricbench/fabricbench/harness/netnsbackend" // the "netns" backend
 	_ "github.com/fabricbench/fabricbench/harness/simbackend"   // the "sim" backend
+	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/report"
 	"github.com/fabricbench/fabricbench/results"
 )
@@ -30,6 +32,8 @@ type runOpts struct {
 	influxTimeout                        time.Duration
 	parallel                             int
 	parallelSet                          bool
+	inventory                            string
+	apply, backendSet                    bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -54,12 +58,27 @@ What the backend cannot do (a feature, fault kind, workload, telemetry
 interval or MTU) is refused before anything is brought up, at the suite
 field's file:line:col.
 
+--inventory FILE (or a suite's fabric.inventory) runs the suite on the
+real devices of a hardware inventory (docs/inventory.md) with the
+"hardware" backend: bring-up checks first (a failed one stops the suite,
+exit 1), then per point the configuration Diff of every switch (a needed
+change without --apply is an error naming device and setting, exit 2,
+before anything is changed; with --apply it is applied and restored at
+the end, also after a failure or Ctrl-C), agents deployed over SSH (or
+srun), telemetry from the switches' own gNMI servers and the kernel
+exporter elsewhere. A device that could not be restored makes the run an
+error naming it (exit 3).
+
 ` + exitStatusHelp(exitOK, exitFail, exitBadInput, exitInfra, exitInterrupted),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.parallelSet = cmd.Flags().Changed("parallel")
+			o.backendSet = cmd.Flags().Changed("backend")
 			if err := so.check(cmd.Flags()); err != nil {
 				return err
+			}
+			if (so.slurm || cmd.Flags().Changed("point")) && (o.inventory != "" || o.apply || o.backend == hwbackend.Name) {
+				return badInput(errors.New("--slurm and --point split a suite's points across machines; a suite on hardware runs its points one after the other on the same devices: run it as one job (e.g. sbatch --wrap 'fabricbench run SUITE --inventory FILE'), with agents: {launcher: srun} to start its agents in the allocation"))
 			}
 			switch {
 			case so.slurm:
@@ -80,7 +99,9 @@ field's file:line:col.
 	f.DurationVar(&o.influxTimeout, "influx-timeout", 30*time.Second, "at the end of each run, wait this long for InfluxDB to take every point; the rest is saved to runs/<id>/influx-unsent.lp")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output (the summary, failures and errors still print)")
 	f.IntVar(&o.parallel, "parallel", 0, "run up to N matrix points at once (default: the number of CPUs); backends that cannot, such as netns, run one at a time")
-	f.StringVar(&o.agentBinary, "agent-binary", "", "fabricbench binary to deploy to hosts as agent and exporter (netns backend; default: this one)")
+	f.StringVar(&o.agentBinary, "agent-binary", "", "fabricbench binary to deploy to hosts as agent and exporter (netns and hardware backends; default: this one)")
+	f.StringVar(&o.inventory, "inventory", "", "run on the devices of this hardware inventory (docs/inventory.md): the hardware backend")
+	f.BoolVar(&o.apply, "apply", false, "with --inventory: change the devices' configuration where the suite needs it (restored at the end of each run)")
 	addSlurmFlags(f, &so)
 	return cmd
 }
@@ -95,6 +116,9 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		o.out = filepath.Join("runs", base+"-"+time.Now().Format("20060102-150405"))
 	}
+	if err := pickHardware(file, &o); err != nil {
+		return err
+	}
 	if o.parallelSet && o.parallel < 1 {
 		return badInput(fmt.Errorf("--parallel: %d is not a number of points (want 1 or more)", o.parallel))
 	}
@@ -105,7 +129,7 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		}
 	}
 	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout, InfluxCloseTimeout: o.influxTimeout,
-		LabStateRoot: labStateRoot(), AgentBinary: o.agentBinary, Parallel: o.parallel}
+		LabStateRoot: labStateRoot(), AgentBinary: o.agentBinary, Parallel: o.parallel, Inventory: o.inventory, Apply: o.apply}
 	if o.influx != "" {
 		opts.Influx = &harness.InfluxOptions{URL: o.influx, Bucket: o.influxBucket, Org: o.influxOrg, TokenFile: o.tok}
 	} else if o.influxBucket != "" || o.tok != "" {
@@ -279,4 +303,25 @@ func newReportCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// pickHardware selects the hardware backend for --inventory or a suite
+// whose fabric is an inventory, unless --backend says otherwise.
+func pickHardware(file string, o *runOpts) error {
+	if o.apply && o.inventory == "" && o.backend != hwbackend.Name {
+		if s, err := suite.Load(file); err != nil || s.Fabric.Inventory == "" {
+			return badInput(errors.New("--apply changes the devices of a hardware inventory: give --inventory FILE (or set fabric.inventory in the suite)"))
+		}
+	}
+	if o.backendSet {
+		return nil
+	}
+	if o.inventory != "" {
+		o.backend = hwbackend.Name
+		return nil
+	}
+	if s, err := suite.Load(file); err == nil && s.Fabric.Inventory != "" {
+		o.backend = hwbackend.Name
+	}
+	return nil
 }

@@ -758,6 +758,12 @@ func (d *Driver) Apply(ctx context.Context, want *drivers.DeviceFeatures) (drive
 		}
 		for _, c := range cs[i:j] {
 			done = append(done, c.Change)
+			if _, seen := d.applied[c.Key]; !seen {
+				if d.applied == nil {
+					d.applied = map[string]change{}
+				}
+				d.applied[c.Key] = c
+			}
 		}
 		i = j
 	}

@@ -96,6 +96,9 @@ type Driver struct {
 	conn   *network.Driver
 	broken error // set when the session lost sync with the device
 	closed bool
+	// applied are the CONFIG_DB field changes Apply made, by change key
+	// (the first one: its Old is the value before), for Revert.
+	applied map[string]change
 }
 
 var _ drivers.Driver = (*Driver)(nil)

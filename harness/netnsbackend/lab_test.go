@@ -415,7 +415,7 @@ func TestAgentDeathIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	var victim int
-	for _, p := range b.procs {
+	for _, p := range b.hd.Procs() {
 		if p.Host == "host3" && p.Name == "agent" {
 			victim = p.PID
 		}

@@ -23,10 +23,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/fabricbench/fabricbench/agents/agent"
 	"github.com/fabricbench/fabricbench/agents/control"
 	"github.com/fabricbench/fabricbench/agents/dataplane"
 	"github.com/fabricbench/fabricbench/agents/deploy"
@@ -39,6 +37,7 @@ import (
 	_ "github.com/fabricbench/fabricbench/drivers/linux" // lab hosts
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/bringup"
+	"github.com/fabricbench/fabricbench/harness/hostdeploy"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/telemetry"
 	"github.com/fabricbench/fabricbench/workloads"
@@ -63,27 +62,23 @@ const (
 
 // Backend is the netns backend.
 type Backend struct {
-	env     harness.Env
-	f       *inventory.Fabric
-	lab     *containerlab.Lab
-	dep     *native.Deployer
-	st      *native.State
-	target  *bringup.Target
-	nodes   map[string]*nodeInfo
-	hostIP  []netip.Addr // host number -> data address
-	feat    harness.Features
-	tp      transport.Params
-	token   string
-	gnmiPW  string
-	runID   uint32
-	faults  []harness.Fault
-	marks   map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
-	remotes map[string]*deploy.Host
-	procs   []*deploy.Proc
-	agents  []fleet.Host
-	clients []*control.Client
-	bin     *deploy.Binary
-	mu      sync.Mutex
+	env    harness.Env
+	f      *inventory.Fabric
+	lab    *containerlab.Lab
+	dep    *native.Deployer
+	st     *native.State
+	target *bringup.Target
+	nodes  map[string]*nodeInfo
+	hostIP []netip.Addr // host number -> data address
+	feat   harness.Features
+	tp     transport.Params
+	token  string
+	gnmiPW string
+	runID  uint32
+	faults []harness.Fault
+	marks  map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
+	hd     *hostdeploy.Deployment
+	agents []fleet.Host
 }
 
 type nodeInfo struct {
@@ -259,6 +254,7 @@ var capabilities = harness.Capabilities{
 	MaxMTUReason:      fmt.Sprintf("the payload plus headers must fit the lab's %d-byte link MTU", LinkMTU),
 	MinInterval:       MinInterval,
 	MinIntervalReason: "the kernel-counter exporter samples every 1 ms at the fastest",
+	Launchers:         []string{harness.LauncherSSH},
 }
 
 // Capabilities implements harness.Capable.
@@ -320,46 +316,16 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 	b.tp = p
 	b.token = rand.Text()
 	b.gnmiPW = rand.Text()
-	if b.bin, err = deploy.LocalBinary(b.env.AgentBinary); err != nil {
-		return err
-	}
 	if err := b.connectAll(ctx); err != nil {
 		return err
 	}
-	b.agents = make([]fleet.Host, b.f.NumHosts())
-	b.clients = make([]*control.Client, b.f.NumHosts())
-	err = b.forHosts(func(h int) error {
+	specs := make([]hostdeploy.Agent, b.f.NumHosts())
+	for h := range specs {
 		n := b.nodes[b.f.Host(h).Name]
-		r := b.remotes[n.name]
-		tok, err := r.WriteSecret(ctx, "agent.token", []byte(b.token))
-		if err != nil {
-			return err
-		}
-		cfg := agent.DefaultConfig()
-		cfg.Name, cfg.Control, cfg.TokenFile = n.name, net.JoinHostPort(n.mgmt, strconv.Itoa(ControlPort)), tok
-		cfg.Data, cfg.EntropyPorts, cfg.RateBps = netip.AddrPortFrom(b.hostIP[h], DataPort), EntropyPorts, b.hostRate(h)
-		cfg.Params, cfg.RunID = p, b.runID
-		js, err := agent.EncodeConfig(cfg)
-		if err != nil {
-			return err
-		}
-		conf, err := r.WriteSecret(ctx, "agent.json", js)
-		if err != nil {
-			return err
-		}
-		proc, err := r.Start(ctx, "agent", []string{"agent", "--config", conf})
-		if err != nil {
-			return err
-		}
-		b.addProc(proc)
-		c := control.NewClient(net.JoinHostPort(n.mgmt, strconv.Itoa(ControlPort)), b.token)
-		if err := waitHealthy(ctx, c, r, proc); err != nil {
-			return fmt.Errorf("agent on %s: %w", n.name, err)
-		}
-		b.clients[h] = c
-		b.agents[h] = fleet.Host{Name: n.name, Agent: c}
-		return nil
-	})
+		specs[h] = hostdeploy.Agent{Node: n.name, Control: hostdeploy.ControlAddr(n.mgmt, ControlPort),
+			Data: netip.AddrPortFrom(b.hostIP[h], DataPort), RateBps: hostdeploy.HostRate(b.f, h)}
+	}
+	b.agents, err = b.hd.StartAgents(ctx, specs, p, EntropyPorts, b.runID, b.token)
 	if err != nil {
 		return fmt.Errorf("deploy agents: %w", err)
 	}
@@ -367,92 +333,20 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 	return nil
 }
 
-func waitHealthy(ctx context.Context, c *control.Client, r *deploy.Host, p *deploy.Proc) error {
-	deadline := time.Now().Add(15 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		hc, cancel := context.WithTimeout(ctx, time.Second)
-		_, err = c.Health(hc)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if control.IsUnauthorized(err) {
-			return err
-		}
-		if !r.Alive(ctx, p) {
-			return fmt.Errorf("exited at start: %s", r.LogTail(ctx, p, 10))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("no answer on its control API within 15s (%v); log: %s", err, r.LogTail(ctx, p, 10))
-}
-
-// hostRate is the rate of host h's NIC.
-func (b *Backend) hostRate(h int) int64 {
-	n := b.f.Host(h)
-	if len(n.Ports) == 0 {
-		return 0
-	}
-	return b.f.PortRate(n.Ports[0])
-}
-
-func (b *Backend) addProc(p *deploy.Proc) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.procs = append(b.procs, p)
-}
-
 // connectAll opens an SSH session to every node and installs the binary.
 func (b *Backend) connectAll(ctx context.Context) error {
-	if b.remotes != nil {
-		return nil
+	if b.hd == nil {
+		bin, err := deploy.LocalBinary(b.env.AgentBinary)
+		if err != nil {
+			return err
+		}
+		b.hd = &hostdeploy.Deployment{Tag: "run-" + strconv.FormatUint(uint64(b.runID), 16), Dir: b.env.Dir, Logf: b.logf, Bin: bin}
 	}
-	b.remotes = map[string]*deploy.Host{}
-	var mu sync.Mutex
-	var errs []error
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for _, d := range b.target.Devices {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			r, err := deploy.Connect(ctx, d.Name, d.Config, "run-"+strconv.FormatUint(uint64(b.runID), 16))
-			if err == nil {
-				_, err = r.Install(ctx, b.bin)
-				if err != nil {
-					r.Close()
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			b.remotes[d.Name] = r
-		}()
+	nodes := make([]hostdeploy.Node, len(b.target.Devices))
+	for i, d := range b.target.Devices {
+		nodes[i] = hostdeploy.Node{Name: d.Name, Config: d.Config}
 	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// forHosts runs fn for every host number in parallel.
-func (b *Backend) forHosts(fn func(h int) error) error {
-	errs := make([]error, b.f.NumHosts())
-	var wg sync.WaitGroup
-	for h := range errs {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[h] = fn(h) }()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return b.hd.Connect(ctx, nodes)
 }
 
 // TelemetryTargets starts an exporter on every node: switches serve their
@@ -465,57 +359,22 @@ func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) 
 		return nil, err
 	}
 	specs := make([]telemetry.TargetSpec, len(b.f.Nodes))
-	errs := make([]error, len(b.f.Nodes))
-	var wg sync.WaitGroup
-	for id := range b.f.Nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			specs[id], errs[id] = b.startExporter(ctx, id, interval)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := hostdeploy.Parallel(len(b.f.Nodes), func(id int) error {
+		n := &b.f.Nodes[id]
+		ni := b.nodes[n.Name]
+		e := hostdeploy.Exporter{Node: n.Name, Device: n.Name, Listen: net.JoinHostPort(ni.mgmt, strconv.Itoa(GNMIPort)),
+			Interval: interval, Queues: n.IsSwitch(), Password: b.gnmiPW}
+		for _, p := range n.Ports {
+			e.Interfaces = append(e.Interfaces, [2]string{b.f.Ports[p].Name, ni.ifaces[p]})
+		}
+		var err error
+		specs[id], err = b.hd.StartExporter(ctx, e)
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("start exporters: %w", err)
 	}
 	return specs, nil
-}
-
-func (b *Backend) startExporter(ctx context.Context, id int, interval time.Duration) (telemetry.TargetSpec, error) {
-	n := &b.f.Nodes[id]
-	ni := b.nodes[n.Name]
-	r := b.remotes[n.Name]
-	pw, err := r.WriteSecret(ctx, "gnmi.password", []byte(b.gnmiPW))
-	if err != nil {
-		return telemetry.TargetSpec{}, err
-	}
-	addr := net.JoinHostPort(ni.mgmt, strconv.Itoa(GNMIPort))
-	args := []string{"exporter", "--device", n.Name, "--listen", addr, "--interval", interval.String(),
-		"--username", telemetry.DefaultUsername, "--password-file", pw}
-	if n.IsSwitch() {
-		args = append(args, "--queues")
-	}
-	for _, p := range n.Ports {
-		args = append(args, "--interface", b.f.Ports[p].Name+"="+ni.ifaces[p])
-	}
-	proc, err := r.Start(ctx, "exporter", args)
-	if err != nil {
-		return telemetry.TargetSpec{}, err
-	}
-	b.addProc(proc)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) || !r.Alive(ctx, proc) {
-			return telemetry.TargetSpec{}, fmt.Errorf("exporter on %s did not start: %v; log: %s", n.Name, err, r.LogTail(ctx, proc, 10))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return telemetry.TargetSpec{Name: n.Name, Address: addr, Username: telemetry.DefaultUsername, Password: b.gnmiPW}, nil
 }
 
 // InjectFaults records the faults; RunJobs applies them on time.
@@ -531,85 +390,23 @@ func (b *Backend) InjectFaults(ctx context.Context, faults []harness.Fault) erro
 
 // RunJobs runs the workload on the agents.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
-	if len(b.agents) == 0 {
-		return nil, errors.New("agents not deployed")
-	}
-	// Faults at time 0 are in place before the first packet.
-	var later []harness.Fault
-	for _, ft := range b.faults {
-		if ft.At <= 0 {
-			if err := b.applyFault(ctx, ft); err != nil {
-				return nil, err
-			}
-		} else {
-			later = append(later, ft)
-		}
-	}
-	rtt := b.baseRTTs()
-	opt := fleet.Options{
+	paths := hostdeploy.NewPaths(b.f, b.tp, hostdeploy.Costs{HopPs: hopForwardPs, EndpointPs: endpointPs})
+	out, err := hostdeploy.RunJobs(ctx, hostdeploy.Jobs{
+		Agents: b.agents,
 		Flow: func(i int, fl workloads.Flow) control.Flow {
 			return control.Flow{ID: uint32(i), Dst: netip.AddrPortFrom(b.hostIP[fl.Dst], DataPort).String(), Size: fl.Size,
-				BaseRTTPs: rtt(fl.Src, fl.Dst), RateBps: b.hostRate(fl.Src), Mark: b.marks[[2]int{fl.Src, fl.Dst}]}
+				BaseRTTPs: paths.BaseRTT(fl.Src, fl.Dst), RateBps: hostdeploy.HostRate(b.f, fl.Src), Mark: b.marks[[2]int{fl.Src, fl.Dst}]}
 		},
-		Logf: b.logf,
-	}
-	if progress != nil {
-		t0 := time.Now()
-		opt.Progress = func(done, total int) {
-			progress(harness.Progress{Done: done, Flows: total, SimNow: time.Since(t0).Nanoseconds() * 1000})
-		}
-	}
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var faultErr error
-	var fmu sync.Mutex
-	var timers []*time.Timer
-	start := time.Now()
-	for _, ft := range later {
-		timers = append(timers, time.AfterFunc(time.Duration(ft.At/1000), func() {
-			if err := b.applyFault(context.WithoutCancel(fctx), ft); err != nil {
-				fmu.Lock()
-				faultErr = errors.Join(faultErr, err)
-				fmu.Unlock()
-			}
-		}))
-	}
-	res, err := fleet.Run(fctx, b.agents, w.Matrix, opt)
-	for _, t := range timers {
-		t.Stop()
-	}
+		Faults: b.faults, Apply: b.applyFault, Ideal: paths.IdealFCT, Logf: b.logf,
+	}, w, progress)
 	if err != nil {
 		return nil, err
-	}
-	out := &harness.RunResult{
-		Flows: make([]harness.FlowOutcome, len(res.Flows)), End: res.End.Nanoseconds() * 1000,
-		Wall: time.Since(start), EpochNs: res.Epoch.UnixNano(), Interrupted: res.Interrupted,
-		Ideal: b.idealFCT(rtt), Failures: res.Failures, Extra: map[string]float64{},
-	}
-	for i, o := range res.Flows {
-		fo := harness.FlowOutcome{ID: w.Matrix.Flows[i].ID, Start: -1, FCT: -1, Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts,
-			Spurious: o.Spurious}
-		if o.Start >= 0 {
-			fo.Start = o.Start.Nanoseconds() * 1000
-		}
-		if o.FCT >= 0 {
-			fo.FCT = o.FCT.Nanoseconds() * 1000
-		}
-		out.Flows[i] = fo
-		out.Packets.Sent += o.Sent
-		out.Packets.Retransmitted += o.Retx
-		out.Packets.ECNMarked += o.ECNAcks
 	}
 	drops, err := b.fabricDrops(ctx)
 	if err != nil {
 		b.logf("reading qdisc drops: %v", err)
 	}
 	out.Packets.Dropped = drops
-	fmu.Lock()
-	defer fmu.Unlock()
-	if faultErr != nil {
-		out.Failures = append(out.Failures, "fault injection: "+faultErr.Error())
-	}
 	return out, nil
 }
 
@@ -617,41 +414,12 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 // collector drains), keeps the agents' logs, and destroys the lab.
 func (b *Backend) Down(ctx context.Context) error {
 	var errs []error
-	b.mu.Lock()
-	procs := b.procs
-	b.procs = nil
-	b.mu.Unlock()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, p := range procs {
-		r := b.remotes[p.Host]
-		if r == nil {
-			continue
+	if b.hd != nil {
+		if err := b.hd.Stop(ctx); err != nil {
+			errs = append(errs, err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if p.Name == "agent" && b.env.Dir != "" {
-				if out, err := r.Run(ctx, "cat "+p.Log); err == nil {
-					dir := filepath.Join(b.env.Dir, "agents")
-					if os.MkdirAll(dir, 0o755) == nil {
-						_ = os.WriteFile(filepath.Join(dir, p.Host+".log"), []byte(out), 0o644)
-					}
-				}
-			}
-			if _, err := r.Stop(ctx, p, 3*time.Second); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
+		b.hd = nil
 	}
-	wg.Wait()
-	for _, r := range b.remotes {
-		_ = r.Cleanup(ctx)
-		r.Close()
-	}
-	b.remotes = nil
 	if b.lab != nil && b.dep != nil {
 		names := make([]string, len(b.lab.Nodes))
 		for i, n := range b.lab.Nodes {

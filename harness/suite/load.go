@@ -14,11 +14,23 @@ import (
 
 // Load reads, decodes and validates a suite file; see Parse.
 func Load(path string) (*Suite, error) {
+	return LoadWith(path, Options{})
+}
+
+// Options change how a suite is loaded.
+type Options struct {
+	// Inventory replaces the suite's fabric (in every matrix point) with
+	// that of a hardware inventory file (fabricbench run --inventory).
+	Inventory string
+}
+
+// LoadWith is Load with options.
+func LoadWith(path string, o Options) (*Suite, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	return parse(path, data, o)
 }
 
 // Parse decodes and validates a suite document. name is the file name used
@@ -37,7 +49,18 @@ func Load(path string) (*Suite, error) {
 // e.g. matrix["transport.lb"][1]; the returned Suite is then the document
 // as written (with defaults), and Points gives the runs.
 func Parse(name string, data []byte) (*Suite, error) {
+	return parse(name, data, Options{})
+}
+
+func parse(name string, data []byte, o Options) (*Suite, error) {
 	ld := newLoader(name, data)
+	if o.Inventory != "" {
+		abs, err := filepath.Abs(o.Inventory)
+		if err != nil {
+			return nil, err
+		}
+		ld.inventory = abs
+	}
 	y, errs := ld.parse()
 	if errs != nil {
 		return nil, errs.Finish(name)
@@ -47,6 +70,7 @@ func Parse(name string, data []byte) (*Suite, error) {
 		return nil, d.errs.Finish(name)
 	}
 	s.src = data
+	s.inventory = ld.inventory
 	if len(s.Matrix) == 0 || len(d.bad) > 0 {
 		if err := d.errs.Finish(name); err != nil {
 			return nil, err
@@ -63,6 +87,8 @@ func Parse(name string, data []byte) (*Suite, error) {
 // resolved by Load).
 func (s *Suite) LoadFabric() (*inventory.Fabric, error) {
 	switch {
+	case s.Fabric.Inventory != "":
+		return LoadInventoryFabric(s.Fabric.Inventory)
 	case s.Fabric.Spec != "" && s.Fabric.File != "":
 		return nil, fmt.Errorf("suite %s: set only one of fabric.spec and fabric.file", s.Name)
 	case s.Fabric.Spec != "":
@@ -83,6 +109,8 @@ type loader struct {
 	dir   string
 	data  []byte
 	cache map[string]fabricResult
+	// inventory replaces every point's fabric (Options.Inventory).
+	inventory string
 	// check, when set, is run on every validated suite (see PointsChecked).
 	check CheckFunc
 }
@@ -124,10 +152,19 @@ func (ld *loader) build(y *yamlx.Doc, subst []subst) (*Suite, *doc) {
 	}
 	s.File = ld.file
 	d.validating = true
-	c := &checker{d: d, s: s, dir: ld.dir, cache: ld.cache}
+	c := &checker{d: d, s: s, dir: ld.dir, cache: ld.cache, inventory: ld.inventory}
 	c.run()
 	if ld.check != nil {
 		ld.check(s, d.errf)
 	}
 	return s, d
+}
+
+// LoadInventoryFabric is the fabric of a hardware inventory file.
+func LoadInventoryFabric(path string) (*inventory.Fabric, error) {
+	hw, err := inventory.LoadHardware(path)
+	if err != nil {
+		return nil, err
+	}
+	return hw.Fabric()
 }

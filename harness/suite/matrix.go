@@ -64,6 +64,7 @@ func (s *Suite) points(check CheckFunc) ([]Point, error) {
 		file = s.Name + ".yaml"
 	}
 	ld := newLoader(file, data)
+	ld.inventory = s.inventory
 	body, errs := ld.parse()
 	if errs != nil {
 		return nil, errs.Finish(file)

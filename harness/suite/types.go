@@ -21,6 +21,7 @@ type Suite struct {
 	Fabric    Fabric    `yaml:"fabric"`
 	Features  Features  `yaml:"features"`
 	Transport Transport `yaml:"transport"`
+	Agents    Agents    `yaml:"agents"`
 	Telemetry Telemetry `yaml:"telemetry"`
 	Jobs      []Job     `yaml:"jobs"`
 	Faults    []Fault   `yaml:"faults"`
@@ -47,15 +48,22 @@ type Suite struct {
 
 	// src is the document as read, for Points.
 	src []byte
+	// inventory replaces the fabric of every point (Options.Inventory).
+	inventory string
 }
 
 // Fabric is exactly one of Spec (a generator spec, e.g.
-// "leafspine:leaves=4,spines=4,hosts_per_leaf=4,gbps=100") or File (an
-// htsim .topo file or inventory file, relative to the suite file). Load
-// replaces File with its absolute path; Suite.LoadFabric builds either.
+// "leafspine:leaves=4,spines=4,hosts_per_leaf=4,gbps=100"), File (an
+// htsim .topo file, relative to the suite file) or Inventory (a hardware
+// inventory, docs/inventory.md, relative to the suite file: the suite
+// runs on those devices with the hardware backend). Load replaces File
+// and Inventory with their absolute paths; Suite.LoadFabric builds any.
+// `fabricbench run --inventory FILE` replaces the suite's fabric with
+// the inventory's.
 type Fabric struct {
-	Spec string `yaml:"spec"`
-	File string `yaml:"file"`
+	Spec      string `yaml:"spec"`
+	File      string `yaml:"file"`
+	Inventory string `yaml:"inventory"`
 }
 
 // Features are switch features. Backends honour what they model and reject
@@ -176,6 +184,21 @@ type Transport struct {
 	// Single-plane fabrics ignore it.
 	Planes string `yaml:"planes"`
 }
+
+// Agents says how the transport agents are started on the hosts.
+type Agents struct {
+	// Launcher is ssh (default: copied and started over SSH with the
+	// inventory's credentials) or srun (one agent per host with `srun
+	// --nodelist HOST` inside the Slurm allocation the run is in; the
+	// hardware backend).
+	Launcher string `yaml:"launcher"`
+}
+
+// Agent launchers (Agents.Launcher).
+const (
+	LauncherSSH  = "ssh"
+	LauncherSrun = "srun"
+)
 
 // Telemetry configures collection.
 type Telemetry struct {

@@ -122,6 +122,8 @@ type checker struct {
 	s     *Suite
 	dir   string
 	cache map[string]fabricResult
+	// inventory, when set, replaces the fabric (run --inventory).
+	inventory string
 
 	fab   *inventory.Fabric // nil when the fabric did not load
 	nodes map[string]int    // node name -> node ID
@@ -136,6 +138,7 @@ func (c *checker) run() {
 	c.fabric()
 	c.features()
 	c.transport()
+	c.agents()
 	c.telemetry()
 	c.jobs()
 	c.faults()
@@ -390,13 +393,20 @@ func (c *checker) resolvePath(p string) string {
 
 func (c *checker) fabric() {
 	fb := &c.s.Fabric
+	if c.inventory != "" {
+		*fb = Fabric{Inventory: c.inventory}
+	}
 	spec := strings.TrimSpace(fb.Spec)
+	if fb.Inventory != "" {
+		c.inventoryFabric(fb)
+		return
+	}
 	switch {
 	case spec != "" && fb.File != "":
 		c.errf("fabric.file", "set only one of fabric.spec and fabric.file")
 		return
 	case spec == "" && fb.File == "":
-		c.errf("fabric", "set fabric.spec (e.g. leafspine:leaves=4,spines=2,hosts_per_leaf=4) or fabric.file (a .topo file)")
+		c.errf("fabric", "set fabric.spec (e.g. leafspine:leaves=4,spines=2,hosts_per_leaf=4), fabric.file (a .topo file) or fabric.inventory (a hardware inventory)")
 		return
 	}
 	var key, path string
@@ -433,6 +443,43 @@ func (c *checker) fabric() {
 		c.nodes[r.f.Nodes[i].Name] = i
 	}
 	c.hosts = hostIndex(r.f)
+}
+
+// inventoryFabric loads fabric.inventory (alone: with spec or file it is
+// an error).
+func (c *checker) inventoryFabric(fb *Fabric) {
+	if strings.TrimSpace(fb.Spec) != "" || fb.File != "" {
+		c.errf("fabric.inventory", "set only one of fabric.spec, fabric.file and fabric.inventory")
+		return
+	}
+	resolved := c.resolvePath(fb.Inventory)
+	if st, err := os.Stat(resolved); err != nil || !st.Mode().IsRegular() {
+		c.errf("fabric.inventory", "%q: no such file (looked for %s)", fb.Inventory, resolved)
+		return
+	}
+	fb.Inventory = resolved
+	key := "inventory\x00" + resolved
+	r, ok := c.cache[key]
+	if !ok {
+		r.f, r.err = LoadInventoryFabric(resolved)
+		if c.cache != nil {
+			c.cache[key] = r
+		}
+	}
+	if r.err != nil {
+		c.errf("fabric.inventory", "%v", r.err)
+		return
+	}
+	c.setFabric(r.f)
+}
+
+func (c *checker) setFabric(f *inventory.Fabric) {
+	c.fab = f
+	c.nodes = make(map[string]int, len(f.Nodes))
+	for i := range f.Nodes {
+		c.nodes[f.Nodes[i].Name] = i
+	}
+	c.hosts = hostIndex(f)
 }
 
 func hostIndex(f *inventory.Fabric) map[string]int {
@@ -631,6 +678,17 @@ func (c *checker) checkSwitch(path, name string) {
 		c.errf(path, "no switch named %q in the fabric", name)
 	case !c.fab.Nodes[id].IsSwitch():
 		c.errf(path, "%s is a host, not a switch", name)
+	}
+}
+
+func (c *checker) agents() {
+	a := &c.s.Agents
+	switch a.Launcher {
+	case "":
+		a.Launcher = LauncherSSH
+	case LauncherSSH, LauncherSrun:
+	default:
+		c.errf("agents.launcher", "unknown launcher %q (want ssh or srun)", a.Launcher)
 	}
 }
 

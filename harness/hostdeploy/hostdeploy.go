@@ -1,0 +1,422 @@
+// Package hostdeploy is what the backends that run real machines share
+// (the netns backend's lab nodes, the hardware backend's inventory): the
+// fabricbench binary installed over SSH/SFTP on every node, transport
+// agents and kernel-counter exporters started there and stopped at the
+// end (agent logs kept in the run's directory), the jobs run through the
+// agents' control API with faults applied on time, and the unloaded RTT
+// and completion time of a flow from the fabric's shortest paths.
+//
+// Host keys are always verified (known_hosts, through agents/deploy).
+package hostdeploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fabricbench/fabricbench/agents/agent"
+	"github.com/fabricbench/fabricbench/agents/control"
+	"github.com/fabricbench/fabricbench/agents/deploy"
+	"github.com/fabricbench/fabricbench/agents/fleet"
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/telemetry"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+// Node is a machine reached over SSH.
+type Node struct {
+	Name   string
+	Config drivers.Config
+}
+
+// Deployment is the processes of one run on a set of nodes.
+type Deployment struct {
+	// Tag names the run's directory on every node (agents/deploy).
+	Tag string
+	// Dir is the run's results directory: agent logs are copied to
+	// Dir/agents/NODE.log at Stop ("" keeps none).
+	Dir  string
+	Logf func(format string, args ...any)
+	Bin  *deploy.Binary
+
+	mu      sync.Mutex
+	remotes map[string]*deploy.Host
+	procs   []*deploy.Proc
+}
+
+func (d *Deployment) logf(format string, args ...any) {
+	if d.Logf != nil {
+		d.Logf(format, args...)
+	}
+}
+
+// Connect opens an SSH session to every node not connected yet and
+// installs the binary there (eight nodes at a time).
+func (d *Deployment) Connect(ctx context.Context, nodes []Node) error {
+	d.mu.Lock()
+	if d.remotes == nil {
+		d.remotes = map[string]*deploy.Host{}
+	}
+	var todo []Node
+	for _, n := range nodes {
+		if d.remotes[n.Name] == nil {
+			todo = append(todo, n)
+		}
+	}
+	d.mu.Unlock()
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for _, n := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r, err := deploy.Connect(ctx, n.Name, n.Config, d.Tag)
+			if err == nil {
+				_, err = r.Install(ctx, d.Bin)
+				if err != nil {
+					r.Close()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			d.mu.Lock()
+			d.remotes[n.Name] = r
+			d.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Remote is the session to a connected node (nil if none).
+func (d *Deployment) Remote(name string) *deploy.Host {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.remotes[name]
+}
+
+func (d *Deployment) addProc(p *deploy.Proc) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.procs = append(d.procs, p)
+}
+
+// Agent is one transport agent to start.
+type Agent struct {
+	Node    string         // the connected node it runs on
+	Control string         // host:port of its control API
+	Data    netip.AddrPort // its data-plane address (the NIC's) and first port
+	RateBps int64          // its NIC's rate
+}
+
+// AgentConfig is the configuration file of an agent.
+func AgentConfig(a Agent, p transport.Params, entropyPorts int, runID uint32, tokenFile string) ([]byte, error) {
+	cfg := agent.DefaultConfig()
+	cfg.Name, cfg.Control, cfg.TokenFile = a.Node, a.Control, tokenFile
+	cfg.Data, cfg.EntropyPorts, cfg.RateBps = a.Data, entropyPorts, a.RateBps
+	cfg.Params, cfg.RunID = p, runID
+	return agent.EncodeConfig(cfg)
+}
+
+// StartAgents starts the agents (in parallel) with a per-run token and
+// waits until each answers on its control API.
+func (d *Deployment) StartAgents(ctx context.Context, agents []Agent, p transport.Params, entropyPorts int, runID uint32, token string) ([]fleet.Host, error) {
+	out := make([]fleet.Host, len(agents))
+	err := Parallel(len(agents), func(i int) error {
+		a := agents[i]
+		r := d.Remote(a.Node)
+		if r == nil {
+			return fmt.Errorf("%s: not connected", a.Node)
+		}
+		tok, err := r.WriteSecret(ctx, "agent.token", []byte(token))
+		if err != nil {
+			return err
+		}
+		js, err := AgentConfig(a, p, entropyPorts, runID, tok)
+		if err != nil {
+			return err
+		}
+		conf, err := r.WriteSecret(ctx, "agent.json", js)
+		if err != nil {
+			return err
+		}
+		proc, err := r.Start(ctx, "agent", []string{"agent", "--config", conf})
+		if err != nil {
+			return err
+		}
+		d.addProc(proc)
+		c := control.NewClient(a.Control, token)
+		alive := func() (bool, string) {
+			if r.Alive(ctx, proc) {
+				return true, ""
+			}
+			return false, r.LogTail(ctx, proc, 10)
+		}
+		if err := WaitHealthy(ctx, c, alive); err != nil {
+			return fmt.Errorf("agent on %s: %w", a.Node, err)
+		}
+		out[i] = fleet.Host{Name: a.Node, Agent: c}
+		return nil
+	})
+	return out, err
+}
+
+// WaitHealthy waits up to 15 s for an agent's control API to answer;
+// alive says whether its process still runs (and its log's end if not).
+func WaitHealthy(ctx context.Context, c *control.Client, alive func() (bool, string)) error {
+	deadline := time.Now().Add(15 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		hc, cancel := context.WithTimeout(ctx, time.Second)
+		_, err = c.Health(hc)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if control.IsUnauthorized(err) {
+			return err
+		}
+		if ok, tail := alive(); !ok {
+			return fmt.Errorf("exited at start: %s", tail)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	_, tail := alive()
+	return fmt.Errorf("no answer on its control API within 15s (%v); log: %s", err, tail)
+}
+
+// Exporter is one kernel-counter exporter to start.
+type Exporter struct {
+	Node     string // the connected node it runs on
+	Device   string // its gNMI target name
+	Listen   string // host:port
+	Interval time.Duration
+	Queues   bool
+	// Interfaces maps served port names to kernel devices, in order.
+	Interfaces [][2]string
+	Password   string
+	// TLSCert and TLSKey (PEM), when set, serve gNMI over TLS.
+	TLSCert, TLSKey []byte
+}
+
+// StartExporter starts an exporter and waits until it listens.
+func (d *Deployment) StartExporter(ctx context.Context, e Exporter) (telemetry.TargetSpec, error) {
+	r := d.Remote(e.Node)
+	if r == nil {
+		return telemetry.TargetSpec{}, fmt.Errorf("%s: not connected", e.Node)
+	}
+	pw, err := r.WriteSecret(ctx, "gnmi.password", []byte(e.Password))
+	if err != nil {
+		return telemetry.TargetSpec{}, err
+	}
+	args := []string{"exporter", "--device", e.Device, "--listen", e.Listen, "--interval", e.Interval.String(),
+		"--username", telemetry.DefaultUsername, "--password-file", pw}
+	if len(e.TLSCert) > 0 {
+		cf, err := r.WriteSecret(ctx, "gnmi.crt", e.TLSCert)
+		if err != nil {
+			return telemetry.TargetSpec{}, err
+		}
+		kf, err := r.WriteSecret(ctx, "gnmi.key", e.TLSKey)
+		if err != nil {
+			return telemetry.TargetSpec{}, err
+		}
+		args = append(args, "--tls-cert", cf, "--tls-key", kf)
+	}
+	if e.Queues {
+		args = append(args, "--queues")
+	}
+	for _, m := range e.Interfaces {
+		args = append(args, "--interface", m[0]+"="+m[1])
+	}
+	proc, err := r.Start(ctx, "exporter", args)
+	if err != nil {
+		return telemetry.TargetSpec{}, err
+	}
+	d.addProc(proc)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", e.Listen)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) || !r.Alive(ctx, proc) {
+			return telemetry.TargetSpec{}, fmt.Errorf("exporter on %s did not start: %v; log: %s", e.Node, err, r.LogTail(ctx, proc, 10))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return telemetry.TargetSpec{Name: e.Device, Address: e.Listen, Username: telemetry.DefaultUsername, Password: e.Password}, nil
+}
+
+// Stop stops every process (exporters end their streams, so collectors
+// drain), keeps the agents' logs, removes the run's files from the nodes
+// and closes the sessions.
+func (d *Deployment) Stop(ctx context.Context) error {
+	d.mu.Lock()
+	procs := d.procs
+	d.procs = nil
+	remotes := d.remotes
+	d.remotes = nil
+	d.mu.Unlock()
+	var errs []error
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, p := range procs {
+		r := remotes[p.Host]
+		if r == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p.Name == "agent" && d.Dir != "" {
+				if out, err := r.Run(ctx, "cat "+p.Log); err == nil {
+					dir := filepath.Join(d.Dir, "agents")
+					if os.MkdirAll(dir, 0o755) == nil {
+						_ = os.WriteFile(filepath.Join(dir, p.Host+".log"), []byte(out), 0o644)
+					}
+				}
+			}
+			if _, err := r.Stop(ctx, p, 3*time.Second); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, r := range remotes {
+		if err := r.Cleanup(ctx); err != nil {
+			d.logf("%s: removing the run's files: %v", r.Name, err)
+		}
+		r.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// Parallel runs fn(0..n-1) at once and joins their errors.
+func Parallel(n int, fn func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = fn(i) }()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Jobs is how RunJobs runs a workload on started agents.
+type Jobs struct {
+	Agents []fleet.Host // by host number
+	// Flow makes the control API's flow i from the workload's flow.
+	Flow func(i int, fl workloads.Flow) control.Flow
+	// Faults are applied on time by Apply (those at 0 before the first
+	// packet).
+	Faults []harness.Fault
+	Apply  func(ctx context.Context, ft harness.Fault) error
+	Ideal  func(src, dst int, size int64) int64
+	Logf   func(format string, args ...any)
+}
+
+// RunJobs runs the workload on the agents and converts the outcome.
+func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+	if len(j.Agents) == 0 {
+		return nil, errors.New("agents not deployed")
+	}
+	var later []harness.Fault
+	for _, ft := range j.Faults {
+		if ft.At <= 0 {
+			if err := j.Apply(ctx, ft); err != nil {
+				return nil, err
+			}
+		} else {
+			later = append(later, ft)
+		}
+	}
+	opt := fleet.Options{Flow: j.Flow, Logf: j.Logf}
+	if progress != nil {
+		t0 := time.Now()
+		opt.Progress = func(done, total int) {
+			progress(harness.Progress{Done: done, Flows: total, SimNow: time.Since(t0).Nanoseconds() * 1000})
+		}
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var faultErr error
+	var fmu sync.Mutex
+	var timers []*time.Timer
+	start := time.Now()
+	for _, ft := range later {
+		timers = append(timers, time.AfterFunc(time.Duration(ft.At/1000), func() {
+			if err := j.Apply(context.WithoutCancel(fctx), ft); err != nil {
+				fmu.Lock()
+				faultErr = errors.Join(faultErr, err)
+				fmu.Unlock()
+			}
+		}))
+	}
+	res, err := fleet.Run(fctx, j.Agents, w.Matrix, opt)
+	for _, t := range timers {
+		t.Stop()
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &harness.RunResult{
+		Flows: make([]harness.FlowOutcome, len(res.Flows)), End: res.End.Nanoseconds() * 1000,
+		Wall: time.Since(start), EpochNs: res.Epoch.UnixNano(), Interrupted: res.Interrupted,
+		Ideal: j.Ideal, Failures: res.Failures, Extra: map[string]float64{},
+	}
+	for i, o := range res.Flows {
+		fo := harness.FlowOutcome{ID: w.Matrix.Flows[i].ID, Start: -1, FCT: -1, Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts,
+			Spurious: o.Spurious}
+		if o.Start >= 0 {
+			fo.Start = o.Start.Nanoseconds() * 1000
+		}
+		if o.FCT >= 0 {
+			fo.FCT = o.FCT.Nanoseconds() * 1000
+		}
+		out.Flows[i] = fo
+		out.Packets.Sent += o.Sent
+		out.Packets.Retransmitted += o.Retx
+		out.Packets.ECNMarked += o.ECNAcks
+	}
+	fmu.Lock()
+	defer fmu.Unlock()
+	if faultErr != nil {
+		out.Failures = append(out.Failures, "fault injection: "+faultErr.Error())
+	}
+	return out, nil
+}
+
+// ControlAddr is host:port.
+func ControlAddr(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
+
+// Procs lists the running processes.
+func (d *Deployment) Procs() []*deploy.Proc {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]*deploy.Proc(nil), d.procs...)
+}

@@ -1,0 +1,676 @@
+// Package hwbackend runs suites on real hardware described by an
+// inventory file (docs/inventory.md): `fabricbench run SUITE --inventory
+// FILE` or a suite's fabric.inventory.
+//
+//   - The fabric is the inventory's; the hosts of the jobs are its hosts,
+//     each agent bound to the host's first NIC with an address.
+//   - Before the first point the bring-up checks of `lab validate
+//     INVENTORY` run (ValidateFabric); a failed check stops the suite.
+//     Nothing is created or destroyed on the devices.
+//   - Configure asks every switch's driver for the Diff the suite's
+//     features need and logs it. Without --apply a needed change is an
+//     input error naming the device and the setting, before anything is
+//     changed; with --apply the changes are applied and, at Down, reverted
+//     to the values read before (also after a failure or Ctrl-C). A device
+//     that could not be restored fails Down loudly, naming it.
+//   - Agents are deployed over SSH with the inventory's credentials and
+//     known_hosts (harness/hostdeploy, as the netns backend does), or
+//     started with srun inside a Slurm allocation (agents: {launcher:
+//     srun}); they are removed at Down.
+//   - Telemetry comes from each switch's own gNMI server where the
+//     inventory lists one (TLS with a CA, skip_verify or explicit plain
+//     text; the openconfig or sonic path profile), and from the kernel
+//     exporter, deployed for the run, on the other devices. An unreachable
+//     gNMI server is named in the run and its ports have no samples
+//     (telemetry coverage below 1); it never hangs the run.
+//   - Faults act through the devices' shells: ip link down/up, and a
+//     degrade is a tbf shaper added for the run (under the link's own tbf
+//     where it has one), all undone at Down.
+package hwbackend
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fabricbench/fabricbench/agents/control"
+	"github.com/fabricbench/fabricbench/agents/dataplane"
+	"github.com/fabricbench/fabricbench/agents/deploy"
+	"github.com/fabricbench/fabricbench/agents/fleet"
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/drivers"
+	_ "github.com/fabricbench/fabricbench/drivers/frr"   // FRR routers
+	_ "github.com/fabricbench/fabricbench/drivers/linux" // Linux hosts and routers
+	_ "github.com/fabricbench/fabricbench/drivers/sonic" // SONiC switches
+	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/bringup"
+	"github.com/fabricbench/fabricbench/harness/hostdeploy"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/telemetry"
+	"github.com/fabricbench/fabricbench/workloads"
+)
+
+// Name is the backend's registry name.
+const Name = "hardware"
+
+func init() { harness.Register(Name, func() harness.Backend { return New() }) }
+
+// Ports the deployed processes use on the devices' management addresses.
+const (
+	ControlPort  = 7400 // agent control API
+	DataPort     = 7500 // agent data plane (entropy ports follow it)
+	GNMIPort     = 9339 // kernel exporter
+	EntropyPorts = 256
+	// LinkMTU is the IP MTU the fabric's links are assumed to carry.
+	LinkMTU = 9000
+)
+
+// MaxMTU is the largest transport.mtu.
+const MaxMTU = LinkMTU - dataplane.IPv4HeaderLen - dataplane.UDPHeaderLen - dataplane.DataHeaderLen
+
+var capabilities = harness.Capabilities{
+	Unsupported: map[harness.Feature]string{
+		harness.FeatECN:         "the suite's WRED/ECN thresholds are not mapped onto device settings by the hardware backend",
+		harness.FeatTrimming:    "packet trimming is not mapped onto device settings by the hardware backend",
+		harness.FeatPFC:         "PFC is not mapped onto device settings by the hardware backend",
+		harness.FeatVRF:         "VRFs created on devices could not be reverted at the end of the run",
+		harness.FeatQueue:       "queue sizes are the devices' own",
+		harness.FeatAdaptive:    "switch adaptive routing is not configured by the drivers",
+		harness.FeatSRv6:        "SRv6 path placement is not mapped onto an inventory's devices",
+		harness.FeatSRv6Control: "SRv6 path placement is simulator and netns only",
+	},
+	MaxMTU:            MaxMTU,
+	MaxMTUReason:      fmt.Sprintf("the payload plus headers must fit the %d-byte IP MTU of the fabric's links", LinkMTU),
+	MinInterval:       time.Millisecond,
+	MinIntervalReason: "the kernel-counter exporter samples every 1 ms at the fastest (SONiC's gNMI server every 1 s: its targets are subscribed at 1 s, with a note)",
+	NeedsInventory:    true,
+	Launchers:         []string{harness.LauncherSSH, harness.LauncherSrun},
+}
+
+// Backend is the hardware backend.
+type Backend struct {
+	env    harness.Env
+	hw     *inventory.Hardware
+	f      *inventory.Fabric
+	target *bringup.Target
+	devs   map[string]*device
+	hostIP []netip.Addr // host number -> data address
+	hostNI []string     // host number -> the NIC (interface) the agent binds
+	tp     transport.Params
+	runID  uint32
+	token  string
+	gnmiPW string
+	faults []harness.Fault
+	hd     *hostdeploy.Deployment
+	agents []fleet.Host
+	srun   *srunLauncher
+	// applied are the configuration changes made per device, to revert.
+	applied map[string]drivers.Diff
+	// undo are the fault changes' inverses, run at Down (last first).
+	undo  []undoStep
+	saves []saved
+	undoM sync.Mutex
+}
+
+type device struct {
+	inv  *inventory.Device
+	id   int // fabric node
+	cfg  drivers.Config
+	drv  drivers.Driver
+	open sync.Mutex
+}
+
+// undoStep puts back what a fault changed: cmd, then read must give
+// before again.
+type undoStep struct {
+	dev, what, cmd string
+	read, before   string
+	q              *qdisc
+}
+
+// New returns an idle backend.
+func New() *Backend { return &Backend{} }
+
+// Name implements harness.Backend.
+func (b *Backend) Name() string { return Name }
+
+// Prepare implements harness.Preparer.
+func (b *Backend) Prepare(env harness.Env) { b.env = env }
+
+// StreamsOutliveDown implements harness.StreamsOutlive: the switches'
+// own gNMI servers stream on after the run.
+func (b *Backend) StreamsOutliveDown() bool { return true }
+
+// Capabilities implements harness.Capable.
+func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
+
+func (b *Backend) logf(format string, args ...any) {
+	if b.env.Logf != nil {
+		b.env.Logf(format, args...)
+	}
+}
+
+// load reads the inventory and builds the bring-up target.
+func (b *Backend) load(env harness.Env) error {
+	if env.Inventory == "" {
+		return &harness.InputError{Err: errors.New("the hardware backend needs an inventory (--inventory FILE or fabric.inventory)")}
+	}
+	hw, err := inventory.LoadHardware(env.Inventory, drivers.Platforms()...)
+	if err != nil {
+		return &harness.InputError{Err: err}
+	}
+	t, err := bringup.FromHardware(hw)
+	if err != nil {
+		return &harness.InputError{Err: err}
+	}
+	b.hw, b.target = hw, t
+	return nil
+}
+
+// ValidateFabric implements harness.Validator: the bring-up checks of
+// `lab validate INVENTORY` (links, BGP sessions, ECMP width, host
+// reachability), reading only.
+func (b *Backend) ValidateFabric(ctx context.Context, env harness.Env) (*results.Bringup, error) {
+	if err := b.load(env); err != nil {
+		return nil, err
+	}
+	if env.Logf != nil {
+		env.Logf("validating %d devices of %s", len(b.target.Devices), env.Inventory)
+	}
+	return bringup.Validate(ctx, b.target, bringup.Options{})
+}
+
+// Up loads the inventory and maps the fabric's nodes to its devices.
+// Nothing is created on the devices.
+func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
+	if err := b.load(b.env); err != nil {
+		return err
+	}
+	b.f = f
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s/%s/%d/%d", b.hw.Name, b.env.RunID, os.Getpid(), time.Now().UnixNano())
+	b.runID = h.Sum32()
+	b.devs = map[string]*device{}
+	for i := range b.target.Devices {
+		d := &b.target.Devices[i]
+		id, ok := f.NodeByName(d.Name)
+		if !ok {
+			return fmt.Errorf("the fabric has no node %s of inventory %s", d.Name, b.hw.File)
+		}
+		b.devs[d.Name] = &device{inv: b.hw.Device(d.Name), id: id, cfg: d.Config}
+	}
+	b.hostIP = make([]netip.Addr, f.NumHosts())
+	b.hostNI = make([]string, f.NumHosts())
+	for h := range b.hostIP {
+		d := b.hw.Device(f.Host(h).Name)
+		for _, nic := range d.NICs {
+			if nic.Address.IsValid() {
+				b.hostIP[h], b.hostNI[h] = nic.Address.Addr(), nic.Name
+				break
+			}
+		}
+		if !b.hostIP[h].IsValid() {
+			return &harness.InputError{Err: fmt.Errorf("%s: host %s lists no NIC with an address for its agent to bind (devices[].nics[].address)", b.hw.File, d.Name)}
+		}
+	}
+	return nil
+}
+
+// driver opens (once) a device's driver.
+func (b *Backend) driver(name string) (drivers.Driver, error) {
+	d := b.devs[name]
+	if d == nil {
+		return nil, fmt.Errorf("no device %s", name)
+	}
+	d.open.Lock()
+	defer d.open.Unlock()
+	if d.drv == nil {
+		drv, err := drivers.Open(d.inv.Platform, d.cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		d.drv = drv
+	}
+	return d.drv, nil
+}
+
+// switches lists the switch devices in inventory order.
+func (b *Backend) switches() []string {
+	var out []string
+	for _, d := range b.target.Devices {
+		if !d.IsHost() {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// Configure diffs the features on every switch. Without --apply a needed
+// change is an input error naming device and setting; with it every
+// change is applied, remembered and reverted at Down. A change the
+// driver could not revert is refused before anything is applied.
+func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
+	switch {
+	case feat.ECN:
+		return unsupported("features.ecn", harness.FeatECN)
+	case feat.Trimming:
+		return unsupported("features.trimming", harness.FeatTrimming)
+	case feat.PFC:
+		return unsupported("features.pfc", harness.FeatPFC)
+	case feat.VRFs > 0:
+		return unsupported("features.vrfs", harness.FeatVRF)
+	case feat.QueueBytes > 0:
+		return unsupported("features.queue", harness.FeatQueue)
+	case feat.SRv6 || len(feat.SRv6Paths) > 0:
+		return unsupported("features.srv6", harness.FeatSRv6)
+	case feat.Adaptive:
+		return unsupported("features.ecmp.mode", harness.FeatAdaptive)
+	}
+	want := &drivers.DeviceFeatures{ECMPHash: slices.Clone(feat.ECMPHash)}
+	sw := b.switches()
+	diffs := make([]drivers.Diff, len(sw))
+	err := hostdeploy.Parallel(len(sw), func(i int) error {
+		drv, err := b.driver(sw[i])
+		if err != nil {
+			return err
+		}
+		d, err := drv.Diff(ctx, want)
+		if err != nil {
+			var ce *drivers.CapabilityError
+			if errors.As(err, &ce) {
+				return &harness.InputError{Err: fmt.Errorf("%s cannot do what the suite needs: %w", sw[i], err)}
+			}
+			return fmt.Errorf("%s: diff: %w", sw[i], err)
+		}
+		diffs[i] = d
+		return nil
+	})
+	if err != nil {
+		return joinKeepInput(err)
+	}
+	var needed []string
+	var text strings.Builder
+	for i, name := range sw {
+		fmt.Fprintf(&text, "%s:\n", name)
+		for _, c := range diffs[i] {
+			fmt.Fprintf(&text, "  %s\n", c)
+			needed = append(needed, fmt.Sprintf("%s: %s", name, c))
+		}
+		if len(diffs[i]) == 0 {
+			text.WriteString("  no changes\n")
+		}
+		b.logf("configure %s: %s", name, strings.ReplaceAll(diffs[i].String(), "\n", "; "))
+	}
+	b.writeFile("config-diff.txt", text.String())
+	if len(needed) == 0 {
+		return nil
+	}
+	if !b.env.Apply {
+		return &harness.InputError{Err: fmt.Errorf("the suite's features need %s on the inventory's devices, and nothing was changed (run with --apply to change them for the run; they are restored at its end):\n  %s",
+			harness.Plural(len(needed), "configuration change", "configuration changes"), strings.Join(needed, "\n  "))}
+	}
+	// Every change must be revertible before any is made.
+	for i, name := range sw {
+		drv, _ := b.driver(name)
+		rv, ok := drv.(drivers.Reverter)
+		for _, c := range diffs[i] {
+			if !ok {
+				return &harness.InputError{Err: fmt.Errorf("%s: %s: the %s driver cannot revert changes, so the hardware backend does not make them", name, c, drv.Platform())}
+			}
+			if err := rv.CanRevert(c); err != nil {
+				return &harness.InputError{Err: fmt.Errorf("%s: %w; the hardware backend only makes changes it can revert", name, err)}
+			}
+		}
+	}
+	b.applied = map[string]drivers.Diff{}
+	var mu sync.Mutex
+	err = hostdeploy.Parallel(len(sw), func(i int) error {
+		if len(diffs[i]) == 0 {
+			return nil
+		}
+		drv, _ := b.driver(sw[i])
+		done, err := drv.Apply(ctx, want)
+		mu.Lock()
+		if len(done) > 0 {
+			b.applied[sw[i]] = done
+		}
+		mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("%s: apply: %w", sw[i], err)
+		}
+		b.logf("applied on %s: %s", sw[i], strings.ReplaceAll(done.String(), "\n", "; "))
+		return nil
+	})
+	return err
+}
+
+// joinKeepInput returns err, an *InputError when any joined error is one.
+func joinKeepInput(err error) error {
+	var ie *harness.InputError
+	if errors.As(err, &ie) {
+		return &harness.InputError{Err: err}
+	}
+	return err
+}
+
+func (b *Backend) writeFile(name, text string) {
+	if b.env.Dir == "" {
+		return
+	}
+	_ = os.MkdirAll(b.env.Dir, 0o755)
+	_ = os.WriteFile(filepath.Join(b.env.Dir, name), []byte(text), 0o644)
+}
+
+// params are the transport parameters of the agents.
+func (b *Backend) params(t harness.Transport) (transport.Params, error) {
+	p, err := t.Params()
+	if err != nil {
+		return p, err
+	}
+	p.Trimming = false
+	v6 := len(b.hostIP) > 0 && b.hostIP[0].Is6()
+	p.HeaderBytes, p.AckBytes = dataplane.WireHeaderBytes(v6)
+	if p.MTU > MaxMTU {
+		return p, fmt.Errorf("the %s backend cannot do transport.mtu %d (at most %d): %s", Name, p.MTU, MaxMTU, capabilities.MaxMTUReason)
+	}
+	p.Entropies = EntropyPorts
+	return p, nil
+}
+
+// agentSpecs are the agents of the run, by host number.
+func (b *Backend) agentSpecs() []hostdeploy.Agent {
+	specs := make([]hostdeploy.Agent, b.f.NumHosts())
+	for h := range specs {
+		d := b.devs[b.f.Host(h).Name]
+		specs[h] = hostdeploy.Agent{Node: d.inv.Name, Control: hostdeploy.ControlAddr(d.inv.MgmtHost, ControlPort),
+			Data: netip.AddrPortFrom(b.hostIP[h], DataPort), RateBps: hostdeploy.HostRate(b.f, h)}
+	}
+	return specs
+}
+
+// DeployAgents starts one agent per host: over SSH (the default) or with
+// srun inside a Slurm allocation.
+func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
+	p, err := b.params(t)
+	if err != nil {
+		return err
+	}
+	b.tp = p
+	b.token = rand.Text()
+	b.gnmiPW = rand.Text()
+	specs := b.agentSpecs()
+	if t.Launcher == harness.LauncherSrun {
+		b.srun = &srunLauncher{logf: b.logf, dir: b.env.Dir, bin: b.env.AgentBinary}
+		nodes := make([]string, len(specs))
+		for i, s := range specs {
+			nodes[i] = s.Node
+			if sn := b.devs[s.Node].inv.SlurmNode; sn != "" {
+				nodes[i] = sn
+			}
+		}
+		b.agents, err = b.srun.start(ctx, specs, nodes, p, EntropyPorts, b.runID, b.token)
+		if err != nil {
+			return fmt.Errorf("start agents with srun: %w", err)
+		}
+		b.logf("agents started with srun on %d hosts (%s, %s)", len(specs), p.CC, p.LB)
+		return nil
+	}
+	var hosts []string
+	for _, s := range specs {
+		hosts = append(hosts, s.Node)
+	}
+	if err := b.connect(ctx, hosts); err != nil {
+		return err
+	}
+	b.agents, err = b.hd.StartAgents(ctx, specs, p, EntropyPorts, b.runID, b.token)
+	if err != nil {
+		return fmt.Errorf("deploy agents: %w", err)
+	}
+	b.logf("agents running on %d hosts (%s, %s, entropy ports %d-%d)", len(specs), p.CC, p.LB, DataPort+1, DataPort+EntropyPorts)
+	return nil
+}
+
+// connect opens SSH sessions to the named devices and installs the
+// binary there.
+func (b *Backend) connect(ctx context.Context, names []string) error {
+	if b.hd == nil {
+		bin, err := deploy.LocalBinary(b.env.AgentBinary)
+		if err != nil {
+			return err
+		}
+		b.hd = &hostdeploy.Deployment{Tag: "run-" + strconv.FormatUint(uint64(b.runID), 16), Dir: b.env.Dir, Logf: b.logf, Bin: bin}
+	}
+	nodes := make([]hostdeploy.Node, len(names))
+	for i, n := range names {
+		nodes[i] = hostdeploy.Node{Name: n, Config: b.devs[n].cfg}
+	}
+	return b.hd.Connect(ctx, nodes)
+}
+
+// TelemetryTargets subscribes to the switches' own gNMI servers and
+// deploys the kernel exporter to the other devices.
+func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) ([]telemetry.TargetSpec, error) {
+	if interval < capabilities.MinInterval {
+		return nil, fmt.Errorf("the %s backend cannot do telemetry.interval %v: %s", Name, interval, capabilities.MinIntervalReason)
+	}
+	var specs []telemetry.TargetSpec
+	var exporters []string
+	for _, d := range b.target.Devices {
+		dev := b.devs[d.Name]
+		g := dev.inv.GNMI
+		if g == nil {
+			exporters = append(exporters, d.Name)
+			continue
+		}
+		spec, err := b.gnmiTarget(dev)
+		if err != nil {
+			return nil, err
+		}
+		if mi := telemetry.MinInterval(spec.Profile); interval < mi {
+			b.logf("telemetry: %s (%s profile): the server samples every %v at the fastest, not %v; subscribing at %v", d.Name, spec.Profile, mi, interval, mi)
+		}
+		specs = append(specs, spec)
+	}
+	if len(exporters) > 0 {
+		if b.gnmiPW == "" {
+			b.gnmiPW = rand.Text()
+		}
+		if err := b.connect(ctx, exporters); err != nil {
+			return nil, err
+		}
+		out := make([]telemetry.TargetSpec, len(exporters))
+		err := hostdeploy.Parallel(len(exporters), func(i int) error {
+			dev := b.devs[exporters[i]]
+			n := &b.f.Nodes[dev.id]
+			e := hostdeploy.Exporter{Node: n.Name, Device: n.Name, Listen: net.JoinHostPort(dev.inv.MgmtHost, strconv.Itoa(GNMIPort)),
+				Interval: interval, Queues: n.IsSwitch(), Password: b.gnmiPW}
+			for _, p := range n.Ports {
+				name := b.f.Ports[p].Name
+				e.Interfaces = append(e.Interfaces, [2]string{name, dev.inv.Interface(name)})
+			}
+			var err error
+			out[i], err = b.hd.StartExporter(ctx, e)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start exporters: %w", err)
+		}
+		specs = append(specs, out...)
+	}
+	return specs, nil
+}
+
+// gnmiTarget is the collector's target for a device's own gNMI server.
+func (b *Backend) gnmiTarget(dev *device) (telemetry.TargetSpec, error) {
+	g := dev.inv.GNMI
+	user, pw, err := drivers.GNMICredentials(b.hw, dev.inv.Name)
+	if err != nil {
+		return telemetry.TargetSpec{}, &harness.InputError{Err: err}
+	}
+	spec := telemetry.TargetSpec{Name: dev.inv.Name, Address: g.Address, Username: user, Password: pw, Optional: true,
+		Profile: g.Profile}
+	if pw == "" {
+		spec.Username = ""
+	}
+	switch {
+	case g.Insecure:
+	case g.SkipVerify:
+		spec.TLS = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // the inventory says so explicitly
+	default:
+		pem, err := os.ReadFile(g.CA)
+		if err != nil {
+			return telemetry.TargetSpec{}, &harness.InputError{Err: fmt.Errorf("%s: device %s: gnmi.tls.ca: %w", b.hw.File, dev.inv.Name, err)}
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return telemetry.TargetSpec{}, &harness.InputError{Err: fmt.Errorf("%s: device %s: gnmi.tls.ca: %s holds no PEM certificate", b.hw.File, dev.inv.Name, g.CA)}
+		}
+		name := g.ServerName
+		if name == "" {
+			name, _, _ = net.SplitHostPort(g.Address)
+		}
+		spec.TLS = &tls.Config{RootCAs: pool, ServerName: name, MinVersion: tls.VersionTLS12}
+	}
+	// The server names interfaces as the device does.
+	for _, p := range dev.inv.Ports {
+		if p.Interface != "" {
+			if spec.Interfaces == nil {
+				spec.Interfaces = map[string]string{}
+			}
+			spec.Interfaces[p.Interface] = p.Name
+		}
+	}
+	return spec, nil
+}
+
+// InjectFaults records the faults; RunJobs applies them on time.
+func (b *Backend) InjectFaults(ctx context.Context, faults []harness.Fault) error {
+	for _, ft := range faults {
+		if ft.Link < 0 || ft.Link >= len(b.f.Links) {
+			return fmt.Errorf("fault %q: link %d out of range", ft.Description, ft.Link)
+		}
+	}
+	b.faults = faults
+	return nil
+}
+
+// RunJobs runs the workload on the agents.
+func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+	paths := hostdeploy.NewPaths(b.f, b.tp, b.costs())
+	return hostdeploy.RunJobs(ctx, hostdeploy.Jobs{
+		Agents: b.agents,
+		Flow: func(i int, fl workloads.Flow) control.Flow {
+			return control.Flow{ID: uint32(i), Dst: netip.AddrPortFrom(b.hostIP[fl.Dst], DataPort).String(), Size: fl.Size,
+				BaseRTTPs: paths.BaseRTT(fl.Src, fl.Dst), RateBps: hostdeploy.HostRate(b.f, fl.Src)}
+		},
+		Faults: b.faults, Apply: b.applyFault, Ideal: paths.IdealFCT, Logf: b.logf,
+	}, w, progress)
+}
+
+// costs are the per-hop costs: software forwarding when a switch is an
+// FRR or Linux router, an ASIC's otherwise; the agents' socket path.
+func (b *Backend) costs() hostdeploy.Costs {
+	c := hostdeploy.Costs{HopPs: 1_000_000, EndpointPs: 150_000_000}
+	for _, name := range b.switches() {
+		if p := b.devs[name].inv.Platform; p == "frr" || p == "linux" {
+			c.HopPs = 15_000_000
+		}
+	}
+	return c
+}
+
+// Down stops and removes the agents and exporters, undoes the faults and
+// reverts every configuration change. What could not be restored is in
+// the error, naming the device and the setting.
+func (b *Backend) Down(ctx context.Context) error {
+	var errs []error
+	if b.srun != nil {
+		if err := b.srun.stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		b.srun = nil
+	}
+	if b.hd != nil {
+		if err := b.hd.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		b.hd = nil
+	}
+	b.undoM.Lock()
+	undo := b.undo
+	b.undo, b.saves = nil, nil
+	b.undoM.Unlock()
+	for i := len(undo) - 1; i >= 0; i-- {
+		u := undo[i]
+		drv, err := b.driver(u.dev)
+		if err == nil {
+			var out string
+			out, err = drv.Exec(ctx, u.cmd)
+			if err != nil {
+				err = fmt.Errorf("%v: %s", err, strings.TrimSpace(out))
+			} else {
+				err = u.check(ctx, b)
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("NOT RESTORED: %s: %s: %w", u.dev, u.what, err))
+		}
+	}
+	names := make([]string, 0, len(b.applied))
+	for n := range b.applied {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var report strings.Builder
+	for _, n := range names {
+		applied := b.applied[n]
+		drv, err := b.driver(n)
+		var done drivers.Diff
+		if err == nil {
+			done, err = drv.(drivers.Reverter).Revert(ctx, applied)
+		}
+		fmt.Fprintf(&report, "%s:\n", n)
+		for _, c := range done {
+			fmt.Fprintf(&report, "  restored %s\n", c)
+		}
+		if err != nil {
+			for _, c := range applied[len(done):] {
+				fmt.Fprintf(&report, "  NOT RESTORED %s\n", c)
+			}
+			errs = append(errs, fmt.Errorf("NOT RESTORED: %s still has %d of the run's changes (%s): %w", n, len(applied)-len(done), applied[len(done):], err))
+		} else {
+			b.logf("restored %s: %s", n, strings.ReplaceAll(done.String(), "\n", "; "))
+		}
+	}
+	if len(names) > 0 {
+		b.writeFile("config-restore.txt", report.String())
+	}
+	b.applied = nil
+	for _, d := range b.devs {
+		if d.drv != nil {
+			d.drv.Close()
+			d.drv = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unsupported is Configure's error for a feature the backend cannot do.
+func unsupported(field string, f harness.Feature) error {
+	return fmt.Errorf("the %s backend cannot do %s: %s", Name, field, capabilities.Unsupported[f])
+}

@@ -1,0 +1,493 @@
+package hwbackend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fabricbench/fabricbench/agents/deploy"
+	"github.com/fabricbench/fabricbench/containerlab"
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
+	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/harness/hostdeploy"
+	"github.com/fabricbench/fabricbench/internal/testca"
+	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/results"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// fabricbenchBinary builds the fabricbench command once: the CLI the test
+// runs, and what the backend copies to the hosts.
+func fabricbenchBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fabricbench-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "fabricbench")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/fabricbench/fabricbench/cmd/fabricbench").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// hwLab is the FRR lab of a suite's fabric, deployed natively and
+// described by an inventory file whose switches' gNMI servers are
+// kernel exporters started by the test (standing in for the switches'
+// own), the leaves' with TLS from a test CA.
+type hwLab struct {
+	lab   *labtest.Lab
+	f     *inventory.Fabric
+	cl    *containerlab.Lab
+	dir   string
+	ca    *testca.CA
+	bin   string
+	stand *hostdeploy.Deployment
+}
+
+// The management subnet of this package's labs (DEVELOPERS.md).
+const mgmtSubnet = "198.19.243.0/24"
+
+func startHWLab(t *testing.T, spec string) *hwLab {
+	t.Helper()
+	labtest.Require(t)
+	f, err := inventory.ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	g, err := containerlab.Generate(f, containerlab.GenOptions{Name: "fbhwlab", MgmtSubnet: netip.MustParsePrefix(mgmtSubnet),
+		LinkRates: true, MTU: LinkMTU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := g.Lab(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hwLab{lab: labtest.StartLab(t, cl), f: f, cl: cl, dir: dir, ca: testca.New(t), bin: fabricbenchBinary(t)}
+	return h
+}
+
+func (h *hwLab) mgmt(node string) string {
+	ns, _ := h.lab.St.Node(node)
+	return ns.Mgmt
+}
+
+// portName is the fabric's name of a lab interface: switches' ethN is
+// EthernetN-1 (containerlab.Generate's order), hosts keep theirs.
+func (h *hwLab) portName(node, iface string) string {
+	for _, n := range h.cl.Nodes {
+		if n.Name == node && n.Role != "host" {
+			k, _ := strconv.Atoi(strings.TrimPrefix(iface, "eth"))
+			return "Ethernet" + strconv.Itoa(k-1)
+		}
+	}
+	return iface
+}
+
+const gnmiPassword = "gnmi-test-password"
+
+// writeInventory writes the lab's inventory; gnmiAddr may replace a
+// switch's gNMI address (an unreachable server).
+func (h *hwLab) writeInventory(t *testing.T, name string, gnmiAddr map[string]string) string {
+	t.Helper()
+	pw := filepath.Join(h.dir, "gnmi.password")
+	if err := os.WriteFile(pw, []byte(gnmiPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nknown_hosts: %s\ndefault_speed: 50M\ncredentials:\n  lab: {user: %s, key: \"file:%s\"}\n  gnmi: {user: fabricbench, password: \"file:%s\"}\ndevices:\n",
+		name, h.lab.St.KnownHosts, h.lab.St.User, h.lab.St.Key, pw)
+	for _, n := range h.cl.Nodes {
+		platform := "frr"
+		if n.Role == "host" {
+			platform = "linux"
+		}
+		fmt.Fprintf(&b, "  - name: %s\n    platform: %s\n    role: %s\n    mgmt: %s\n    credentials: lab\n", n.Name, platform, n.Role, h.mgmt(n.Name))
+		if n.Role == "host" {
+			for _, l := range h.cl.Links {
+				if l.A.Node == n.Name {
+					fmt.Fprintf(&b, "    nics: [{name: %s, address: %s}]\n", l.A.Interface, l.A.IPv4)
+				}
+				if l.B.Node == n.Name {
+					fmt.Fprintf(&b, "    nics: [{name: %s, address: %s}]\n", l.B.Interface, l.B.IPv4)
+				}
+			}
+			continue
+		}
+		b.WriteString("    ports:\n")
+		for _, iface := range h.ifaces(n.Name) {
+			fmt.Fprintf(&b, "      - {name: %s, interface: %s}\n", h.portName(n.Name, iface), iface)
+		}
+		addr := net.JoinHostPort(h.mgmt(n.Name), "9339")
+		if a, ok := gnmiAddr[n.Name]; ok {
+			addr = a
+		}
+		switch {
+		case n.Role == "leaf":
+			fmt.Fprintf(&b, "    gnmi: {address: '%s', credentials: gnmi, tls: {ca: %s}}\n", addr, h.ca.CAFile)
+		case n.Name == "spine0":
+			fmt.Fprintf(&b, "    gnmi: {address: '%s', credentials: gnmi, tls: {skip_verify: true}}\n", addr)
+		default:
+			fmt.Fprintf(&b, "    gnmi: {address: '%s', credentials: gnmi, insecure: true}\n", addr)
+		}
+	}
+	b.WriteString("links:\n")
+	for _, l := range h.cl.Links {
+		fmt.Fprintf(&b, "  - [%s:%s, %s:%s]\n", l.A.Node, h.portName(l.A.Node, l.A.Interface), l.B.Node, h.portName(l.B.Node, l.B.Interface))
+	}
+	path := filepath.Join(h.dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// ifaces are a node's lab interfaces in order.
+func (h *hwLab) ifaces(node string) []string {
+	var out []string
+	for _, l := range h.cl.Links {
+		if l.A.Node == node {
+			out = append(out, l.A.Interface)
+		}
+		if l.B.Node == node {
+			out = append(out, l.B.Interface)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		x, _ := strconv.Atoi(strings.TrimPrefix(a, "eth"))
+		y, _ := strconv.Atoi(strings.TrimPrefix(b, "eth"))
+		return x - y
+	})
+	return out
+}
+
+// standIns starts a kernel exporter on every switch, as its own gNMI
+// server: leaves and spine0 with TLS, the other spines in plain text.
+func (h *hwLab) standIns(t *testing.T) {
+	t.Helper()
+	bin, err := deploy.LocalBinary(h.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.stand = &hostdeploy.Deployment{Tag: "gnmi-standin", Logf: t.Logf, Bin: bin}
+	t.Cleanup(func() {
+		if err := h.stand.Stop(context.Background()); err != nil {
+			t.Errorf("stop the stand-in gNMI servers: %v", err)
+		}
+	})
+	var nodes []hostdeploy.Node
+	var sw []*containerlab.Node
+	for _, n := range h.cl.Nodes {
+		if n.Role != "host" {
+			nodes = append(nodes, hostdeploy.Node{Name: n.Name, Config: h.lab.Config(t, n.Name)})
+			sw = append(sw, n)
+		}
+	}
+	ctx := context.Background()
+	if err := h.stand.Connect(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	err = hostdeploy.Parallel(len(sw), func(i int) error {
+		n := sw[i]
+		e := hostdeploy.Exporter{Node: n.Name, Device: n.Name, Listen: net.JoinHostPort(h.mgmt(n.Name), "9339"),
+			Interval: 5 * time.Millisecond, Queues: true, Password: gnmiPassword}
+		for _, iface := range h.ifaces(n.Name) {
+			e.Interfaces = append(e.Interfaces, [2]string{h.portName(n.Name, iface), iface})
+		}
+		if n.Role == "leaf" || n.Name == "spine0" {
+			cf, kf := h.ca.Issue(t, h.mgmt(n.Name))
+			e.TLSCert, _ = os.ReadFile(cf)
+			e.TLSKey, _ = os.ReadFile(kf)
+		}
+		_, err := h.stand.StartExporter(ctx, e)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deviceStates reads every device through its driver: links, BGP
+// sessions, routes, SIDs, rules, the ECMP hash sysctls and the root
+// qdiscs of its fabric interfaces (kind, handle and options).
+func deviceStates(t *testing.T, inv string) map[string]string {
+	t.Helper()
+	hw, err := inventory.LoadHardware(inv, drivers.Platforms()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	var mu sync.Mutex
+	err = hostdeploy.Parallel(len(hw.Devices), func(i int) error {
+		d := &hw.Devices[i]
+		drv, err := drivers.OpenDevice(hw, d.Name)
+		if err != nil {
+			return err
+		}
+		defer drv.Close()
+		st, err := drv.State(context.Background())
+		if err != nil {
+			return err
+		}
+		for k := range st.BGP {
+			st.BGP[k].PfxReceived = 0 // may move while BGP refreshes
+		}
+		js, _ := json.Marshal(st)
+		sys, err := drv.Exec(context.Background(), "sysctl -n net.ipv4.fib_multipath_hash_policy net.ipv6.fib_multipath_hash_policy")
+		if err != nil {
+			return err
+		}
+		var qd []string
+		for _, p := range d.Ports {
+			q, err := drv.Exec(context.Background(), "tc -j qdisc show dev "+p.Interface+" root")
+			if err != nil {
+				return err
+			}
+			rq, err := readQdisc(q)
+			if err != nil {
+				return err
+			}
+			qd = append(qd, p.Interface+"="+normQdisc(rq))
+		}
+		mu.Lock()
+		out[d.Name] = string(js) + "\nsysctl " + strings.Join(strings.Fields(sys), ",") + "\n" + strings.Join(qd, "\n")
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameStates(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	for dev, b := range before {
+		if a := after[dev]; a != b {
+			t.Errorf("%s: %s's state changed:\nbefore %s\nafter  %s", what, dev, b, a)
+		}
+	}
+}
+
+// runCLI runs the fabricbench binary and returns its exit status and
+// output.
+func runCLI(t *testing.T, bin string, args ...string) (int, string) {
+	t.Helper()
+	// A run that hangs is killed well before the test's own timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var buf strings.Builder
+	logf, _ := os.Create(filepath.Join(os.TempDir(), "fbhw-cli.log"))
+	defer logf.Close()
+	cmd.Stdout = io.MultiWriter(&buf, logf)
+	cmd.Stderr = cmd.Stdout
+	err := cmd.Run()
+	out := buf.String()
+	if ctx.Err() != nil {
+		t.Fatalf("%v: killed after 150 s\n%s", args, out)
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out
+}
+
+// TestInventoryRun is issue 15's acceptance on this machine: the FRR lab
+// of examples/suites/lab-degraded.yaml described as an inventory, the
+// switches' gNMI servers (kernel exporters standing in, with TLS where the
+// inventory says so) subscribed to directly.
+//
+//   - a switch whose ECMP hash differs from what the suite needs: without
+//     --apply the run exits 2 naming the device and setting, and nothing
+//     changed;
+//   - with --apply the suite names the degraded uplink leaf0:Ethernet4
+//     (exit 1, as on the netns backend), and afterwards every device's
+//     state (driver State, hash sysctls, root qdiscs) equals the state
+//     before;
+//   - an unreachable gNMI server is named and makes coverage < 1;
+//   - a failed bring-up check stops the suite with exit 1, saying why.
+func TestInventoryRun(t *testing.T) {
+	h := startHWLab(t, "leafspine:leaves=2,spines=4,hosts_per_leaf=4,gbps=0.05")
+	h.standIns(t)
+	inv := h.writeInventory(t, "lab-hw", nil)
+	suiteFile, _ := filepath.Abs("../../examples/suites/lab-degraded.yaml")
+	// leaf0 was left with the L3 hash: the suite's 5-tuple is a change.
+	h.lab.Sh(t, "leaf0", "sysctl -q -w net.ipv4.fib_multipath_hash_policy=0")
+	before := deviceStates(t, inv)
+
+	// 1. No --apply: exit 2 before anything is touched.
+	out1 := filepath.Join(t.TempDir(), "noapply")
+	code, log := runCLI(t, h.bin, "run", suiteFile, "--inventory", inv, "--out", out1, "--agent-binary", h.bin, "-q")
+	t.Logf("without --apply: exit %d\n%s", code, log)
+	if code != 2 || !strings.Contains(log, "leaf0: ~ sysctl net.ipv4.fib_multipath_hash_policy: 0 -> 1") || !strings.Contains(log, "--apply") {
+		t.Errorf("without --apply: exit %d, want 2 naming leaf0's sysctl net.ipv4.fib_multipath_hash_policy", code)
+	}
+	if _, err := os.Stat(filepath.Join(out1, "runs", "p01", "agents")); err == nil {
+		t.Error("agents were deployed without --apply")
+	}
+	sameStates(t, "without --apply", before, deviceStates(t, inv))
+
+	// 2. --apply: the degraded uplink is named; every device as before.
+	out2 := filepath.Join(t.TempDir(), "apply")
+	code, log = runCLI(t, h.bin, "run", suiteFile, "--inventory", inv, "--apply", "--out", out2, "--agent-binary", h.bin)
+	t.Logf("with --apply: exit %d\n%s", code, log)
+	res, err := results.Load(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || res.Backend != Name || len(res.Runs) != 2 || res.Runs[0].ID != "bringup" || res.Runs[0].Status != results.Pass {
+		t.Fatalf("with --apply: exit %d, backend %s, runs %d (want 1, hardware, bring-up passed + 1 point)", code, res.Backend, len(res.Runs))
+	}
+	run := &res.Runs[1]
+	var sym []string
+	for _, a := range run.Anomalies {
+		if a.Kind == results.KindSymmetry {
+			sym = append(sym, a.Member)
+		}
+	}
+	if !slices.Contains(sym, "leaf0:Ethernet4") {
+		t.Errorf("symmetry anomalies %v do not name the degraded leaf0:Ethernet4 (run error %q)", sym, run.Error)
+	}
+	for _, k := range run.KPIs {
+		if k.Metric == "telemetry_coverage" && k.Verdict != results.Pass {
+			t.Errorf("telemetry coverage %v: %s", k.Value, k.Message)
+		}
+	}
+	if run.Telemetry.Targets != len(h.cl.Nodes) || len(run.Telemetry.Unreachable) > 0 {
+		t.Errorf("telemetry: %d targets (want %d), unreachable %v", run.Telemetry.Targets, len(h.cl.Nodes), run.Telemetry.Unreachable)
+	}
+	if run.Jobs[0].Completed != run.Jobs[0].Flows {
+		t.Errorf("%d of %d flows completed", run.Jobs[0].Completed, run.Jobs[0].Flows)
+	}
+	diff, _ := os.ReadFile(filepath.Join(out2, "runs", "p01", "config-diff.txt"))
+	restored, _ := os.ReadFile(filepath.Join(out2, "runs", "p01", "config-restore.txt"))
+	if !strings.Contains(string(diff), "~ sysctl net.ipv4.fib_multipath_hash_policy: 0 -> 1") ||
+		!strings.Contains(string(restored), "restored ~ sysctl net.ipv4.fib_multipath_hash_policy: 1 -> 0") {
+		t.Errorf("config diff:\n%s\nrestore:\n%s", diff, restored)
+	}
+	if _, err := os.Stat(filepath.Join(out2, "runs", "p01", "agents", "host0.log")); err != nil {
+		t.Errorf("agent log not kept: %v", err)
+	}
+	sameStates(t, "after --apply", before, deviceStates(t, inv))
+	checkNoProcesses(t)
+
+	// 3. An unreachable gNMI server: named, coverage < 1, no hang.
+	dead, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	inv3 := h.writeInventory(t, "lab-hw-dead", map[string]string{"spine3": deadAddr})
+	small := filepath.Join(h.dir, "small.yaml")
+	os.WriteFile(small, []byte(`name: hw-small
+seed: 3
+fabric: {inventory: lab-hw-dead.yaml}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+  ecn: {enabled: false}
+  trimming: {enabled: false}
+transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB}
+kpis:
+  - {metric: telemetry_coverage, min: 1}
+`), 0o644)
+	_ = inv3
+	out3 := filepath.Join(t.TempDir(), "dead")
+	start := time.Now()
+	code, log = runCLI(t, h.bin, "run", small, "--apply", "--out", out3, "--agent-binary", h.bin)
+	t.Logf("unreachable spine3: exit %d in %v\n%s", code, time.Since(start), log)
+	res3, err := results.Load(out3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3 := &res3.Runs[len(res3.Runs)-1]
+	if code != 1 || r3.Telemetry.Unreachable["spine3"] == "" || !strings.Contains(log, "spine3 UNREACHABLE") {
+		t.Errorf("unreachable spine3: exit %d, unreachable %v", code, r3.Telemetry.Unreachable)
+	}
+	for _, k := range r3.KPIs {
+		if k.Metric == "telemetry_coverage" && (k.Verdict != results.Fail || k.Value >= 1) {
+			t.Errorf("coverage with spine3 unreachable: %v %s", k.Value, k.Verdict)
+		}
+	}
+	sameStates(t, "after the unreachable run", before, deviceStates(t, inv))
+
+	// 4. A failed bring-up check stops the suite: exit 1, saying why.
+	h.lab.Sh(t, "leaf1", "ip link set eth5 down")
+	out4 := filepath.Join(t.TempDir(), "bringup")
+	code, log = runCLI(t, h.bin, "run", suiteFile, "--inventory", inv, "--apply", "--out", out4, "--agent-binary", h.bin, "-q")
+	t.Logf("leaf1 uplink down: exit %d\n%s", code, log)
+	h.lab.Sh(t, "leaf1", "ip link set eth5 up")
+	res4, err := results.Load(out4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || res4.Runs[0].Status != results.Fail || !strings.Contains(res4.Runs[0].Error, "leaf1") ||
+		res4.Runs[1].Status != results.Skipped {
+		t.Errorf("failed bring-up: exit %d, runs %+v", code, res4.Runs)
+	}
+	// The run changed nothing: the hash is still leaf0's L3.
+	if got := strings.TrimSpace(h.lab.Sh(t, "leaf0", "sysctl -n net.ipv4.fib_multipath_hash_policy")); got != "0" {
+		t.Errorf("leaf0 hash policy %s after a stopped run", got)
+	}
+}
+
+// checkNoProcesses fails if a deployed agent or the backend's exporters
+// still run (the stand-in gNMI servers are the test's).
+func checkNoProcesses(t *testing.T) {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		c := strings.ReplaceAll(string(cmd), "\x00", " ")
+		if strings.Contains(c, "/run/run-") && !strings.Contains(string(stat), ") Z ") {
+			t.Errorf("deployed process left running: pid %s: %s", e.Name(), c)
+		}
+	}
+}
