@@ -365,7 +365,7 @@ func TestInventoryRun(t *testing.T) {
 	if code != 2 || !strings.Contains(log, "leaf0: ~ sysctl net.ipv4.fib_multipath_hash_policy: 0 -> 1") || !strings.Contains(log, "--apply") {
 		t.Errorf("without --apply: exit %d, want 2 naming leaf0's sysctl net.ipv4.fib_multipath_hash_policy", code)
 	}
-	if _, err := os.Stat(filepath.Join(out1, "runs", "p01", "agents")); err == nil {
+	if _, err := os.Stat(filepath.Join(out1, "runs", "lab-degraded", "agents")); err == nil {
 		t.Error("agents were deployed without --apply")
 	}
 	sameStates(t, "without --apply", before, deviceStates(t, inv))
@@ -402,13 +402,13 @@ func TestInventoryRun(t *testing.T) {
 	if run.Jobs[0].Completed != run.Jobs[0].Flows {
 		t.Errorf("%d of %d flows completed", run.Jobs[0].Completed, run.Jobs[0].Flows)
 	}
-	diff, _ := os.ReadFile(filepath.Join(out2, "runs", "p01", "config-diff.txt"))
-	restored, _ := os.ReadFile(filepath.Join(out2, "runs", "p01", "config-restore.txt"))
+	diff, _ := os.ReadFile(filepath.Join(out2, "runs", run.ID, "config-diff.txt"))
+	restored, _ := os.ReadFile(filepath.Join(out2, "runs", run.ID, "config-restore.txt"))
 	if !strings.Contains(string(diff), "~ sysctl net.ipv4.fib_multipath_hash_policy: 0 -> 1") ||
 		!strings.Contains(string(restored), "restored ~ sysctl net.ipv4.fib_multipath_hash_policy: 1 -> 0") {
 		t.Errorf("config diff:\n%s\nrestore:\n%s", diff, restored)
 	}
-	if _, err := os.Stat(filepath.Join(out2, "runs", "p01", "agents", "host0.log")); err != nil {
+	if _, err := os.Stat(filepath.Join(out2, "runs", run.ID, "agents", "host0.log")); err != nil {
 		t.Errorf("agent log not kept: %v", err)
 	}
 	sameStates(t, "after --apply", before, deviceStates(t, inv))
