@@ -414,6 +414,17 @@ func TestInventoryRun(t *testing.T) {
 	sameStates(t, "after --apply", before, deviceStates(t, inv))
 	checkNoProcesses(t)
 
+	// 2b. Ctrl-C in the middle of the jobs: the fault and the applied
+	// setting are undone all the same.
+	out2b := filepath.Join(t.TempDir(), "interrupted")
+	code, log = runCLIInterrupt(t, h.bin, "flows done", "run", suiteFile, "--inventory", inv, "--apply", "--out", out2b, "--agent-binary", h.bin)
+	t.Logf("Ctrl-C during the jobs: exit %d\n%s", code, log)
+	if code != 130 || !strings.Contains(log, "restored leaf0: ~ sysctl net.ipv4.fib_multipath_hash_policy: 1 -> 0") {
+		t.Errorf("Ctrl-C during the jobs: exit %d, want 130 and leaf0's hash restored", code)
+	}
+	sameStates(t, "after Ctrl-C", before, deviceStates(t, inv))
+	checkNoProcesses(t)
+
 	// 3. An unreachable gNMI server: named, coverage < 1, no hang.
 	dead, _ := net.Listen("tcp", "127.0.0.1:0")
 	deadAddr := dead.Addr().String()
@@ -472,6 +483,52 @@ kpis:
 	if got := strings.TrimSpace(h.lab.Sh(t, "leaf0", "sysctl -n net.ipv4.fib_multipath_hash_policy")); got != "0" {
 		t.Errorf("leaf0 hash policy %s after a stopped run", got)
 	}
+}
+
+// runCLIInterrupt runs the fabricbench binary and sends it SIGINT (as
+// Ctrl-C does) once its output contains mark.
+func runCLIInterrupt(t *testing.T, bin, mark string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sent := false
+		b := make([]byte, 4096)
+		for {
+			n, err := pr.Read(b)
+			buf.Write(b[:n])
+			if !sent && strings.Contains(buf.String(), mark) {
+				sent = true
+				_ = cmd.Process.Signal(os.Interrupt)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	pw.Close()
+	<-scanned
+	if ctx.Err() != nil {
+		t.Fatalf("%v: killed after 150 s\n%s", args, buf.String())
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, buf.String()
 }
 
 // checkNoProcesses fails if a deployed agent or the backend's exporters
