@@ -65,7 +65,9 @@ type Features struct {
 	// or "" for none) and SRv6Elephant its flow-size threshold in bytes.
 	SRv6Placement string
 	SRv6Elephant  int64
-	VRFs          int
+	// VRFs are the routing instances hosts belong to (features.vrfs);
+	// hosts no VRF lists are in the default VRF.
+	VRFs []VRF
 	// Adaptive: switch adaptive routing (features.ecmp.mode: adaptive)
 	// with its staleness (ps), depth quantum (bytes, 0: one packet) and
 	// capacity weighting.
@@ -245,6 +247,8 @@ const (
 	// FeatLowDiameter: dragonfly/slimfly routing modes (features.ecmp.mode
 	// minimal, valiant, ugal-l, ugal-g, source-guided).
 	FeatLowDiameter Feature = "low-diameter"
+	// FeatController: a path controller during the jobs (suite controller).
+	FeatController Feature = "controller"
 	// FeatSRv6Control: features.srv6.placement (a path controller) and
 	// per-job or strict features.srv6.paths.
 	FeatSRv6Control Feature = "srv6-control"
@@ -344,6 +348,23 @@ func newBackend(name string) (Backend, error) {
 		return nil, fmt.Errorf("unknown backend %q (have %v)", name, Backends())
 	}
 	return f(), nil
+}
+
+// Steerer is implemented by backends whose pinned paths a path controller
+// (suite controller) can move while the jobs run.
+type Steerer interface {
+	// Steer moves Features.SRv6Paths[path], both directions, through the
+	// switches via (node IDs).
+	Steer(ctx context.Context, path int, via []int) error
+}
+
+// ControlClock is implemented by backends that run in a clock of their
+// own (the simulator): the harness gives them the controller's barrier,
+// which they call after publishing each telemetry sample (its gNMI time,
+// ns) and which returns once the controller has acted on it, so the
+// controller's decisions land at the sample's time.
+type ControlClock interface {
+	SetControlBarrier(barrier func(ctx context.Context, timeNs int64) error)
 }
 
 // Concurrent is implemented by backends whose runs are independent of

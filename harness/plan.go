@@ -51,6 +51,8 @@ type Point struct {
 	Transport Transport
 	Interval  time.Duration
 	Paths     []string
+	// Controller is the path controller of the run (nil: none).
+	Controller *ControllerSpec
 	// NoTelemetry runs without gNMI telemetry (telemetry.enabled: false).
 	NoTelemetry bool
 	Jobs        []Job
@@ -97,6 +99,7 @@ func PlanWith(ctx context.Context, file, backend, inv string) (*suite.Suite, []*
 		}
 		check = caps.check(backend)
 	}
+	check = allChecks(check, vrfCheck())
 	s, err := suite.LoadWith(file, suite.Options{Inventory: inv})
 	if err != nil {
 		return nil, nil, &InputError{err}
@@ -152,7 +155,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 	p.Features = Features{
 		ECMPHash: ft.ECMP.Hash, ECN: ft.ECN.Enabled == nil || *ft.ECN.Enabled, KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
 		Trimming: ft.Trimming.Enabled == nil || *ft.Trimming.Enabled,
-		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil, VRFs: len(ft.VRFs),
+		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil,
 		Adaptive: ft.ECMP.Mode == suite.ECMPModeAdaptive, ARWeighted: ft.ECMP.Weighted,
 	}
 	if m := ft.ECMP.Mode; m != suite.ECMPModeHash && m != suite.ECMPModeAdaptive {
@@ -198,6 +201,9 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 			p.Features.SRv6Paths = append(p.Features.SRv6Paths, path)
 		}
 	}
+	if p.Features.VRFs, err = resolveVRFs(f, ft.VRFs); err != nil {
+		return nil, err
+	}
 	if q := ft.Queue; q != "" && q != "bdp" {
 		if p.Features.QueueBytes, err = workloads.ParseSize(q); err != nil {
 			return nil, fmt.Errorf("features.queue: %w", err)
@@ -223,6 +229,23 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 	p.Paths = s.Telemetry.Paths
 	p.NoTelemetry = s.Telemetry.Enabled != nil && !*s.Telemetry.Enabled
 
+	if c := s.Controller; c != nil && c.Kind != suite.ControllerNone {
+		cs := &ControllerSpec{Kind: c.Kind, Interval: iv / 1000, Rate: c.Thresholds.Rate, Trigger: c.Thresholds.Trigger, Clear: c.Thresholds.Clear}
+		// Validated by the suite checker.
+		if c.Interval != "" {
+			v, _ := workloads.ParseDuration(c.Interval)
+			cs.Interval = v / 1000
+		}
+		cs.HoldDown = 10 * cs.Interval
+		if c.HoldDown != "" {
+			v, _ := workloads.ParseDuration(c.HoldDown)
+			cs.HoldDown = v / 1000
+		}
+		if c.Thresholds.Queue != "" {
+			cs.Queue, _ = workloads.ParseSize(c.Thresholds.Queue)
+		}
+		p.Controller = cs
+	}
 	names := map[string]bool{}
 	for i := range s.Jobs {
 		sj := &s.Jobs[i]
@@ -407,11 +430,32 @@ func fmtPs(ps int64) string {
 	return fmt.Sprintf("%.3fus", float64(ps)/1e6)
 }
 
+// ControllerSpec is a run's path controller (suite controller), times in
+// ns; zero thresholds take pathctl's defaults.
+type ControllerSpec struct {
+	Kind               string
+	Interval, HoldDown int64
+	Rate               float64
+	Queue              int64
+	Trigger, Clear     int
+}
+
+// allChecks runs the checks that are not nil, in order.
+func allChecks(checks ...suite.CheckFunc) suite.CheckFunc {
+	return func(s *suite.Suite, errf func(path, format string, args ...any)) {
+		for _, c := range checks {
+			if c != nil {
+				c(s, errf)
+			}
+		}
+	}
+}
+
 // featureNames describe the features in errors.
 var featureNames = map[Feature]string{
 	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
 	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
-	FeatAdaptive: "adaptive routing", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
+	FeatAdaptive: "adaptive routing", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatController: "a path controller", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
 }
 
 // check returns the suite check of the named backend's capabilities: one
@@ -459,6 +503,9 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if len(ft.VRFs) > 0 {
 			feature(FeatVRF, "features.vrfs", "")
+		}
+		if s.Controller != nil && s.Controller.Kind != suite.ControllerNone {
+			feature(FeatController, "controller.kind", "")
 		}
 		if ft.ECMP.Mode == suite.ECMPModeAdaptive {
 			feature(FeatAdaptive, "features.ecmp.mode", "use mode: hash")

@@ -537,6 +537,18 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 			return fail(fmt.Errorf("telemetry subscribe: %w", err))
 		}
 	}
+	ctl, ctlColl, err := startController(cctx, b, p, targets, runTag, opts)
+	if err != nil {
+		return fail(err)
+	}
+	ctlDone := false
+	defer func() {
+		if ctlColl != nil && !ctlDone { // a run that failed on the way
+			cancelColl()
+			ctlColl.Wait()
+			ctl.Close()
+		}
+	}()
 	if err := b.InjectFaults(ctx, p.Faults); err != nil {
 		return fail(fmt.Errorf("faults: %w", err))
 	}
@@ -568,6 +580,18 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 			if opts.Log != nil {
 				fmt.Fprintf(opts.Log, "telemetry: %s: %s UNREACHABLE: %s\n", p.ID, dev, stats.Unreachable[dev])
 			}
+		}
+	}
+	if ctlColl != nil {
+		_, cerr := ctlColl.Wait()
+		ctl.Close()
+		ctlDone = true
+		run.Controller = controllerResults(p, ctl, rr.EpochNs)
+		if err := ctl.Err(); err != nil && cerr == nil {
+			cerr = err
+		}
+		if cerr != nil {
+			collErr = errors.Join(collErr, fmt.Errorf("controller: %w", cerr))
 		}
 	}
 	storeErr := closeStore()

@@ -158,13 +158,13 @@ func TestUnsupportedFeatureIsRefusedAtPlan(t *testing.T) {
 	file := writeSuite(t, `
 fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2"}
 features:
-  vrfs: [{name: red, table: 10, hosts: [host0]}]
+  ecmp: {hash: [src-port, dst-port]}
 jobs:
   - {name: p, workload: permutation, size: 64KiB}
 `)
 	res, err := harness.Run(context.Background(), harness.Options{SuiteFile: file, Out: t.TempDir()})
 	var ie *harness.InputError
-	want := "features.vrfs: the sim backend cannot do VRFs: the simulator has a single routing table"
+	want := "4:16: features.ecmp.hash: the sim backend cannot do a hash without src-ip: the simulator always hashes on src-ip and dst-ip"
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err %v, want an input error %q", err, want)
 	}

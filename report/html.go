@@ -74,6 +74,7 @@ type runView struct {
 	Sections            []plotSection
 	Notes               []string
 	Bringup             *bringupView
+	Controller          *controllerView
 }
 
 type bringupView struct {
@@ -202,6 +203,7 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 		v.Facts = []kv{{"wall time", fmtSeconds(run.WallS)}}
 		return v
 	}
+	v.Controller = buildController(run)
 	v.Facts = []kv{
 		{"seed", fmt.Sprint(run.Seed)},
 		{"simulated time", fmtUs(run.SimEndUs)},
@@ -463,6 +465,15 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 <div class="scroll"><table class="faults"><thead><tr><th></th><th class="num">at</th><th>event</th></tr></thead>
 <tbody>{{range .Faults}}<tr><td>{{.Label}}</td><td class="num">{{.At}}</td><td>{{.Description}}</td></tr>
 {{end}}</tbody></table></div>{{if .FaultMatches}}</details>{{end}}{{end}}
+{{end}}
+
+{{with .Controller}}<h3>Path controller</h3>
+<p class="note">{{.Summary}}. Faults above the axis, decisions below.</p>
+<div class="scroll">{{.Timeline}}</div>
+{{if .Rows}}<div class="scroll"><table class="decisions">
+<thead><tr><th class="num">at</th><th>path</th><th>pair</th><th>moved</th><th>evidence</th></tr></thead>
+<tbody>{{range .Rows}}<tr{{if .Error}} class="error"{{end}}><td class="num">{{.At}}</td><td>{{.Path}}</td><td>{{.Pair}}</td><td>{{.Move}}</td><td>{{.Evidence}}{{if .Error}} <span class="warn">not applied: {{.Error}}</span>{{end}}</td></tr>
+{{end}}</tbody></table></div>{{else}}<p class="note">No decisions: no managed path congested.</p>{{end}}
 {{end}}
 
 {{if .Imbalances}}<h3>Imbalances</h3>

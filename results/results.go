@@ -130,6 +130,47 @@ type Run struct {
 	Files map[string]string `json:"files,omitempty"` // e.g. "telemetry": "runs/r1/telemetry.csv"
 	// Bringup holds the checks of a bring-up validation run.
 	Bringup *Bringup `json:"bringup,omitempty"`
+	// Controller is what a path controller (suite controller) did.
+	Controller *Controller `json:"controller,omitempty"`
+}
+
+// Controller is a path controller's run: its settings and every decision.
+type Controller struct {
+	Kind       string  `json:"kind"`
+	IntervalUs float64 `json:"interval_us"`
+	HoldDownUs float64 `json:"hold_down_us"`
+	// Paths is how many pinned paths it manages (can move).
+	Paths     int        `json:"paths"`
+	Decisions []Decision `json:"decisions"`
+}
+
+// Decision is one re-steered path: when (the telemetry sample it was
+// decided on, µs from the start of the jobs), which path and pair, the
+// switches before and after, and the links' state that decided it.
+type Decision struct {
+	AtUs     float64        `json:"at_us"`
+	Path     string         `json:"path"`
+	Src      string         `json:"src"`
+	Dst      string         `json:"dst"`
+	From     []string       `json:"from"`
+	To       []string       `json:"to"`
+	Evidence []LinkEvidence `json:"evidence"`
+	Error    string         `json:"error,omitempty"`
+}
+
+// LinkEvidence is one link of a path over the controller's last interval.
+type LinkEvidence struct {
+	Link       string  `json:"link"`
+	State      string  `json:"state"` // degraded or clean
+	RateBps    float64 `json:"rate_bps"`
+	NominalBps float64 `json:"nominal_bps"`
+	// BusyFrac is the backlogged fraction of the interval; -1 when the
+	// telemetry has no backlogged time (the netns lab).
+	BusyFrac    float64 `json:"busy_frac"`
+	QueueHWM    int64   `json:"queue_hwm_bytes"`
+	ECNMarks    uint64  `json:"ecn_marks"`
+	Drops       uint64  `json:"drops"`
+	Consecutive int     `json:"congested_intervals"`
 }
 
 // Bringup is the outcome of a bring-up validation: every check with the

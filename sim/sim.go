@@ -111,6 +111,9 @@ type Config struct {
 	// SRv6 pins flows to SRv6 micro-SID paths (srv6.go); the zero value
 	// pins none.
 	SRv6 SRv6
+	// VRF puts hosts into routing instances (vrf.go); the zero value is
+	// one routing table.
+	VRF VRF
 }
 
 // Class is a traffic class of the egress scheduler.
@@ -167,6 +170,9 @@ type Counters struct {
 	Trimmed       uint64
 	Dropped       uint64 // queue overflow without trimming, control-queue overflow, lost on a down link
 	ECNMarked     uint64
+	// Unreachable counts packets a switch dropped for want of a route in
+	// their VRF (VRF.DropUnreachable; included in Dropped).
+	Unreachable uint64
 }
 
 // Result is the outcome of a run.
@@ -227,6 +233,7 @@ type Sim struct {
 	sg     sgState // source-guided routing (sourceguided.go)
 	pfc    pfcState
 	sr     srv6State
+	vrf    vrfState
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
 	ncls    int
 	cq      []classQueue // [port*(ncls-1) + class-1], classes 1..ncls-1
@@ -343,6 +350,9 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	if err := s.buildSRv6(); err != nil {
+		return nil, err
+	}
+	if err := s.buildVRF(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -613,6 +623,7 @@ func (s *Sim) finish(wall time.Duration) *Result {
 		r.Packets.Dropped += ps.Drops
 		r.Packets.ECNMarked += ps.ECNMarked
 	}
+	r.Packets.Unreachable = s.vrf.drops
 	return r
 }
 

@@ -16,6 +16,16 @@ import (
 // order; a later feature (PFC accounting, adaptive routing) is one more call
 // here, not an edit to the queues.
 func (s *Sim) ingress(node, inPort int32, pi int32) {
+	if s.vrf.on {
+		v, ok := s.vrfStage(&s.pk.p[pi])
+		if !ok {
+			s.vrf.drops++
+			s.ports[inPort].Stats.Drops++ // no route in the packet's VRF
+			s.pk.release(pi)
+			return
+		}
+		s.vrf.cur = s.vrf.salt[v]
+	}
 	out := s.route(node, &s.pk.p[pi])
 	if out < 0 {
 		s.ports[inPort].Stats.Drops++ // no route: count at the ingress
@@ -65,7 +75,7 @@ func (s *Sim) route(node int32, pkt *packet) int32 {
 		}
 		key, ent = uint32(a)<<16^uint32(b), 0
 	}
-	return s.rt.pick(node, s.hostOf[pkt.dst], key, ent, pkt.kind, s.ports)
+	return s.rt.pick(node, s.hostOf[pkt.dst], key^s.vrf.cur, ent, pkt.kind, s.ports)
 }
 
 // kick makes port pid transmit what it has: at once when it is idle,

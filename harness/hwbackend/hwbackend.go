@@ -89,6 +89,7 @@ var capabilities = harness.Capabilities{
 		harness.FeatTrimming:    "packet trimming is not mapped onto device settings by the hardware backend",
 		harness.FeatPFC:         "PFC is not mapped onto device settings by the hardware backend",
 		harness.FeatVRF:         "VRFs created on devices could not be reverted at the end of the run",
+		harness.FeatController:  "the hardware backend does not steer SRv6 paths (features.srv6 is refused)",
 		harness.FeatQueue:       "queue sizes are the devices' own",
 		harness.FeatAdaptive:    "switch adaptive routing is not configured by the drivers",
 		harness.FeatSRv6:        "SRv6 path placement is not mapped onto an inventory's devices",
@@ -272,7 +273,7 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 		return unsupported("features.trimming", harness.FeatTrimming)
 	case feat.PFC:
 		return unsupported("features.pfc", harness.FeatPFC)
-	case feat.VRFs > 0:
+	case len(feat.VRFs) > 0:
 		return unsupported("features.vrfs", harness.FeatVRF)
 	case feat.QueueBytes > 0:
 		return unsupported("features.queue", harness.FeatQueue)

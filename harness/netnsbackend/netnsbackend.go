@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fabricbench/fabricbench/agents/control"
@@ -62,23 +63,25 @@ const (
 
 // Backend is the netns backend.
 type Backend struct {
-	env    harness.Env
-	f      *inventory.Fabric
-	lab    *containerlab.Lab
-	dep    *native.Deployer
-	st     *native.State
-	target *bringup.Target
-	nodes  map[string]*nodeInfo
-	hostIP []netip.Addr // host number -> data address
-	feat   harness.Features
-	tp     transport.Params
-	token  string
-	gnmiPW string
-	runID  uint32
-	faults []harness.Fault
-	marks  map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
-	hd     *hostdeploy.Deployment
-	agents []fleet.Host
+	env     harness.Env
+	f       *inventory.Fabric
+	lab     *containerlab.Lab
+	dep     *native.Deployer
+	st      *native.State
+	target  *bringup.Target
+	nodes   map[string]*nodeInfo
+	hostIP  []netip.Addr // host number -> data address
+	feat    harness.Features
+	tp      transport.Params
+	token   string
+	gnmiPW  string
+	runID   uint32
+	faults  []harness.Fault
+	marks   map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
+	hd      *hostdeploy.Deployment
+	agents  []fleet.Host
+	srFeats map[string]*drivers.DeviceFeatures // the SRv6 features applied per node (Steer updates them)
+	steerMu sync.Mutex                         // serialises Steer
 }
 
 type nodeInfo struct {
@@ -235,7 +238,8 @@ const MaxMTU = LinkMTU - dataplane.IPv4HeaderLen - dataplane.UDPHeaderLen - data
 const MinInterval = time.Millisecond
 
 // capabilities is what the backend can do on any host: ECMP hashing and
-// SRv6 path placement through the FRR and Linux drivers, every fault kind
+// SRv6 path placement through the FRR and Linux drivers, VRF isolation
+// (policy rules on the leaves, vrf.go), every fault kind
 // and workload. What the host's kernel lacks (the drivers probe it) is
 // found at Up or Configure and is an infrastructure error naming it.
 var capabilities = harness.Capabilities{
@@ -243,7 +247,6 @@ var capabilities = harness.Capabilities{
 		harness.FeatECN:         "the lab's FRR and Linux switch drivers do not configure WRED/ECN (lab links are tbf-shaped; a red qdisc would replace the shaper)",
 		harness.FeatTrimming:    "Linux forwarding does not trim packets (FRR and the kernel drop)",
 		harness.FeatPFC:         "veth links have no pause frames",
-		harness.FeatVRF:         "suite VRFs are not mapped onto the lab (FRR netns VRFs are available through the frr driver and fabricbench lab)",
 		harness.FeatQueue:       "lab links are tbf-shaped with a 5 ms queue",
 		harness.FeatAdaptive:    "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no per-packet adaptive routing",
 		harness.FeatPlanes:      "lab hosts have one NIC into one fabric; multi-plane hosts and plane load balancing are simulator only",
@@ -273,8 +276,6 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 		return unsupported("features.trimming", harness.FeatTrimming)
 	case feat.PFC:
 		return unsupported("features.pfc", harness.FeatPFC)
-	case feat.VRFs > 0:
-		return unsupported("features.vrfs", harness.FeatVRF)
 	case feat.QueueBytes > 0:
 		return unsupported("features.queue", harness.FeatQueue)
 	}
@@ -294,6 +295,11 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	}
 	if len(feat.SRv6Paths) > 0 {
 		if err := b.configureSRv6(ctx, feat.SRv6Paths); err != nil {
+			return err
+		}
+	}
+	if len(feat.VRFs) > 0 {
+		if err := b.configureVRFs(ctx, feat.VRFs); err != nil {
 			return err
 		}
 	}

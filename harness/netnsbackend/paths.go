@@ -173,6 +173,65 @@ func (b *Backend) configureSRv6(ctx context.Context, paths []harness.SRv6Path) e
 	if _, err := bringup.Apply(ctx, b.target, feats, nil, false); err != nil {
 		return fmt.Errorf("configure SRv6 paths: %w", err)
 	}
+	b.srFeats = feats
+	return nil
+}
+
+// Steer implements harness.Steerer (the path controller): pinned path
+// features.srv6.paths[path] is moved through the switches via by
+// replacing, through the linux driver, the steering route of the path's
+// table on both hosts (the source's towards the destination with the new
+// container, the destination's back with the reversed one); the policy
+// rules (by firewall mark) stay. New packets take the new container at
+// once; the uN and uDX SIDs the containers use are installed already.
+func (b *Backend) Steer(ctx context.Context, path int, via []int) error {
+	if path < 0 || path >= len(b.feat.SRv6Paths) || b.srFeats == nil {
+		return fmt.Errorf("no SRv6 path %d", path)
+	}
+	p := b.feat.SRv6Paths[path]
+	fwd, err := b.container(via, p.Dst)
+	if err != nil {
+		return fmt.Errorf("SRv6 path %s: %w", p.Name, err)
+	}
+	rev := make([]int, len(via))
+	for i, v := range via {
+		rev[len(via)-1-i] = v
+	}
+	back, err := b.container(rev, p.Src)
+	if err != nil {
+		return fmt.Errorf("SRv6 path %s: reverse: %w", p.Name, err)
+	}
+	b.steerMu.Lock()
+	defer b.steerMu.Unlock()
+	table := tableBase + path
+	sub := map[string]*drivers.DeviceFeatures{}
+	for _, side := range []struct {
+		host, peer int
+		segs       netip.Addr
+	}{{p.Src, p.Dst, fwd}, {p.Dst, p.Src, back}} {
+		name := b.f.Host(side.host).Name
+		f := b.srFeats[name]
+		if f == nil || f.SRv6 == nil {
+			return fmt.Errorf("SRv6 path %s: %s has no steering", p.Name, name)
+		}
+		found := false
+		for i := range f.SRv6.Steer {
+			st := &f.SRv6.Steer[i]
+			if st.Table == table && st.Prefix == netip.PrefixFrom(b.hostIP[side.peer], 32) {
+				st.Segments = []netip.Addr{side.segs}
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("SRv6 path %s: %s has no steering route in table %d", p.Name, name, table)
+		}
+		sub[name] = f
+	}
+	if _, err := bringup.Apply(ctx, b.target, sub, nil, false); err != nil {
+		return fmt.Errorf("SRv6 path %s: steer via %s: %w", p.Name, b.names(via), err)
+	}
+	b.logf("controller: srv6 path %s: %s -> %s now via %s, container %s", p.Name,
+		b.f.Host(p.Src).Name, b.f.Host(p.Dst).Name, b.names(via), fwd)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
@@ -41,6 +42,18 @@ type Backend struct {
 	values  [][]int64
 	epoch   int64
 	pubErr  error
+	// The path controller (harness.Steerer, harness.ControlClock): the
+	// flows each features.srv6.paths entry pins (forward, reverse), the
+	// barrier called after each sample and the moves it queued.
+	pathFlows [][2][]int
+	barrier   func(ctx context.Context, timeNs int64) error
+	steerMu   sync.Mutex
+	steers    []steer
+}
+
+type steer struct {
+	path int
+	via  []int
 }
 
 // New returns an idle simulator backend.
@@ -74,12 +87,10 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 // (features.pfc: the one data class every flow runs in becomes lossless,
 // sim.PFC with its default thresholds), queue sizes, SRv6 micro-SID paths
 // (features.srv6: paths per host pair or per job, and the disjoint
-// placement controller, sim.SRv6 and package pathctl), every fault kind
+// placement controller, sim.SRv6 and package pathctl), VRFs (features.vrfs:
+// a routing table per VRF with route leaks and per-VRF ECMP, sim.VRF), every fault kind
 // and workload, telemetry at any interval the suite allows.
 var capabilities = harness.Capabilities{
-	Unsupported: map[harness.Feature]string{
-		harness.FeatVRF: "the simulator has a single routing table",
-	},
 	ECMPHashNeeds:  []string{"src-ip", "dst-ip"},
 	ECMPHashReason: "the simulator always hashes on src-ip and dst-ip; it can add L4 ports (or the flow label) or not",
 }
@@ -92,8 +103,6 @@ func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
 // callers that did not plan.
 func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	switch {
-	case feat.VRFs > 0:
-		return unsupported("features.vrfs", capabilities.Unsupported[harness.FeatVRF])
 	case !slices.Contains(feat.ECMPHash, "src-ip") || !slices.Contains(feat.ECMPHash, "dst-ip"):
 		return unsupported("features.ecmp.hash", capabilities.ECMPHashReason)
 	}
@@ -173,6 +182,10 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		}
 		cfg.LowDiameter = m
 	}
+	if len(b.feat.VRFs) > 0 {
+		m := harness.NewVRFMap(b.f.NumHosts(), b.feat.VRFs)
+		cfg.VRF = sim.VRF{Of: m.Of, Reach: m.Reach, Names: m.Names}
+	}
 	if b.feat.Adaptive {
 		cfg.Routing = sim.RoutingAdaptive
 		cfg.ARStaleness, cfg.ARQuantum, cfg.ARWeighted = b.feat.ARStaleness, b.feat.ARQuantum, b.feat.ARWeighted
@@ -205,6 +218,9 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		Ideal: s.IdealFCT,
 		Extra: map[string]float64{"sim_events": float64(res.Events), "reroutes": float64(res.Reroutes)},
 	}
+	if len(b.feat.VRFs) > 0 {
+		out.Extra["vrf_unreachable_packets"] = float64(res.Packets.Unreachable)
+	}
 	for i, fr := range res.Flows {
 		out.Flows[i] = harness.FlowOutcome{ID: fr.ID, Start: fr.Start, FCT: fr.FCT, Retx: fr.Retx, Nacks: fr.Nacks, Timeouts: fr.Timeouts}
 	}
@@ -226,7 +242,8 @@ func (b *Backend) srv6(w *harness.Workload) (sim.SRv6, error) {
 		explicit[key{p.Src, p.Dst}] = true
 	}
 	pinned := map[int]bool{}
-	for _, p := range b.feat.SRv6Paths {
+	b.pathFlows = make([][2][]int, len(b.feat.SRv6Paths))
+	for k, p := range b.feat.SRv6Paths {
 		fwd := sim.SRv6Path{Name: p.Name, Strict: p.Strict}
 		rev := sim.SRv6Path{Name: p.Name + " (reverse)", Strict: p.Strict}
 		for i, n := range p.Via {
@@ -247,6 +264,7 @@ func (b *Backend) srv6(w *harness.Workload) (sim.SRv6, error) {
 			}
 			pinned[fl.ID] = true
 		}
+		b.pathFlows[k] = [2][]int{fwd.Flows, rev.Flows}
 		for _, sp := range []sim.SRv6Path{fwd, rev} {
 			if len(sp.Flows) > 0 {
 				out.Paths = append(out.Paths, sp)
@@ -305,8 +323,80 @@ func (b *Backend) sample(ctx context.Context) func(*sim.Sim, int64) {
 		if err := b.srv.Publish(ctx, b.epoch+now/1000, b.values); err != nil {
 			b.pubErr = err
 			s.Interrupt()
+			return
+		}
+		if b.barrier == nil || now%b.every != 0 {
+			// Off the grid (the sample at the end of the run) no
+			// subscription at the base interval is due.
+			return
+		}
+		// The controller acts on this sample before the run goes on: its
+		// moves take effect at the sample's time.
+		if err := b.barrier(ctx, b.epoch+now/1000); err != nil {
+			b.pubErr = fmt.Errorf("path controller: %w", err)
+			s.Interrupt()
+			return
+		}
+		if err := b.applySteers(s); err != nil {
+			b.pubErr = err
+			s.Interrupt()
 		}
 	}
+}
+
+// SetControlBarrier implements harness.ControlClock.
+func (b *Backend) SetControlBarrier(barrier func(ctx context.Context, timeNs int64) error) {
+	b.barrier = barrier
+}
+
+// Steer implements harness.Steerer: it queues the move of pinned path
+// features.srv6.paths[path] onto the switches via, applied to the
+// simulation (sim.Sim.RepinSRv6 of the path's flows, the reverse ones
+// through the reversed switches) once the controller's barrier returns.
+func (b *Backend) Steer(ctx context.Context, path int, via []int) error {
+	if path < 0 || path >= len(b.feat.SRv6Paths) {
+		return fmt.Errorf("no SRv6 path %d", path)
+	}
+	if len(via) == 0 {
+		return fmt.Errorf("SRv6 path %s: no switches to steer through", b.feat.SRv6Paths[path].Name)
+	}
+	for _, n := range via {
+		if n < 0 || n >= len(b.f.Nodes) || !b.f.Nodes[n].IsSwitch() {
+			return fmt.Errorf("SRv6 path %s: node %d is not a switch", b.feat.SRv6Paths[path].Name, n)
+		}
+	}
+	b.steerMu.Lock()
+	b.steers = append(b.steers, steer{path, slices.Clone(via)})
+	b.steerMu.Unlock()
+	return nil
+}
+
+// applySteers repins the flows of the paths the controller moved.
+func (b *Backend) applySteers(s *sim.Sim) error {
+	b.steerMu.Lock()
+	moves := b.steers
+	b.steers = nil
+	b.steerMu.Unlock()
+	for _, m := range moves {
+		p := b.feat.SRv6Paths[m.path]
+		fwd := make([]uint16, len(m.via))
+		rev := make([]uint16, len(m.via))
+		for i, n := range m.via {
+			fwd[i] = sim.USID(b.f, n)
+			rev[len(m.via)-1-i] = fwd[i]
+		}
+		if m.path >= len(b.pathFlows) {
+			continue
+		}
+		for dir, sids := range [2][]uint16{fwd, rev} {
+			for _, fl := range b.pathFlows[m.path][dir] {
+				if err := s.RepinSRv6(fl, p.Name+" (controller)", sids, p.Strict); err != nil {
+					return fmt.Errorf("path controller: %w", err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Down ends the telemetry streams (after every queued sample is sent) and

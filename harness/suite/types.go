@@ -28,6 +28,8 @@ type Suite struct {
 	KPIs      []KPI     `yaml:"kpis"`
 	Analysis  Analysis  `yaml:"analysis"`
 	Sim       Sim       `yaml:"sim"`
+	// Controller, when set, runs a path controller during the jobs.
+	Controller *Controller `yaml:"controller"`
 	// Bringup, when set, validates a lab before the first run; a failed
 	// check stops the suite (its runs are skipped, exit status 1).
 	Bringup *Bringup `yaml:"bringup"`
@@ -160,13 +162,58 @@ type SRv6Path struct {
 	Strict bool `yaml:"strict"`
 }
 
-// VRF is one routing instance. Names are non-empty and unique, Table is
-// positive and Hosts are host names of the fabric.
+// VRF is one routing instance. Names are non-empty and unique (not
+// "default": the hosts no VRF lists are in the default VRF), Table is
+// positive and unique, Hosts are host names of the fabric, each in at most
+// one VRF. Hosts of two VRFs reach each other only when one of them lists
+// the other in Leak (route leaking, both ways); "default" names the
+// default VRF there. A job with a flow between unreachable hosts is
+// refused at plan time, naming the pair.
 type VRF struct {
 	Name  string   `yaml:"name"`
 	Table int      `yaml:"table"`
 	Hosts []string `yaml:"hosts"`
+	Leak  []string `yaml:"leak"`
 }
+
+// Controller is a path controller that watches the run's gNMI telemetry
+// and re-steers traffic while the jobs run (package pathctl).
+type Controller struct {
+	// Kind is srv6-reroute: the host pairs pinned by features.srv6.paths
+	// (through one spine, not per job) move to another spine when a link
+	// of their path congests; none: no controller. Required.
+	Kind string `yaml:"kind"`
+	// Interval is how often it decides: a multiple of telemetry.interval
+	// (default telemetry.interval), at most 10s.
+	Interval string `yaml:"interval"`
+	// HoldDown is how long a moved pair stays put (default 10 intervals;
+	// at most 60s).
+	HoldDown   string               `yaml:"hold_down"`
+	Thresholds ControllerThresholds `yaml:"thresholds"`
+}
+
+// ControllerThresholds say when a link of a path is congested.
+type ControllerThresholds struct {
+	// Rate: a backlogged link that delivers under this fraction of its
+	// nominal rate is congested (0 < rate <= 1; default 0.75).
+	Rate float64 `yaml:"rate"`
+	// Queue: the queue high-water that counts as backlogged where the
+	// telemetry has no backlogged time (a size; default 64KiB).
+	Queue string `yaml:"queue"`
+	// Trigger congested intervals in a row make a link degraded, Clear
+	// clean ones make it usable again (1..1000; defaults 1 and 3).
+	Trigger int `yaml:"trigger"`
+	Clear   int `yaml:"clear"`
+}
+
+// Controller kinds: none runs without one (for a matrix that compares).
+const (
+	ControllerSRv6Reroute = "srv6-reroute"
+	ControllerNone        = "none"
+)
+
+// DefaultVRF is the VRF of the hosts no features.vrfs entry lists.
+const DefaultVRF = "default"
 
 // Transport configures the endpoints.
 type Transport struct {

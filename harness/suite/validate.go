@@ -145,8 +145,72 @@ func (c *checker) run() {
 	c.kpis()
 	c.analysis()
 	c.sim()
+	c.controller()
 	c.bringup()
 	c.baseline()
+}
+
+// controller checks Suite.Controller.
+func (c *checker) controller() {
+	ct := c.s.Controller
+	if ct == nil {
+		return
+	}
+	switch ct.Kind {
+	case "":
+		c.errf("controller.kind", "required (%s or %s)", ControllerSRv6Reroute, ControllerNone)
+	case ControllerNone:
+	case ControllerSRv6Reroute:
+		pinned := false
+		if sr := c.s.Features.SRv6; sr != nil {
+			for _, p := range sr.Paths {
+				pinned = pinned || (p.Job == "" && len(p.Via) == 1)
+			}
+		}
+		if !pinned {
+			c.errf("controller.kind", "%s moves host pairs pinned by features.srv6.paths through one spine (without job); the suite pins none", ct.Kind)
+		}
+	default:
+		c.errf("controller.kind", "unknown controller %q (want %s or %s)", ct.Kind, ControllerSRv6Reroute, ControllerNone)
+	}
+	if t := c.s.Telemetry.Enabled; t != nil && !*t && ct.Kind != ControllerNone {
+		c.errf("controller", "the controller decides from telemetry; telemetry.enabled is false")
+	}
+	tel, telOK := workloads.ParseDuration(c.s.Telemetry.Interval)
+	if ct.Interval != "" {
+		if iv, ok := c.duration("controller.interval", ct.Interval); ok {
+			switch {
+			case iv <= 0 || iv > 10e12:
+				c.errf("controller.interval", "%s is out of range (want telemetry.interval to 10s)", ct.Interval)
+			case telOK == nil && tel > 0 && iv%tel != 0:
+				c.errf("controller.interval", "%s is not a multiple of telemetry.interval (%s)", ct.Interval, c.s.Telemetry.Interval)
+			}
+		}
+	}
+	if ct.HoldDown != "" {
+		if hd, ok := c.duration("controller.hold_down", ct.HoldDown); ok && (hd < 0 || hd > 60e12) {
+			c.errf("controller.hold_down", "%s is out of range (want 0 to 60s)", ct.HoldDown)
+		}
+	}
+	th := &ct.Thresholds
+	if c.d.has("controller.thresholds.rate") && (th.Rate <= 0 || th.Rate > 1) {
+		c.errf("controller.thresholds.rate", "%g is out of range (want 0 < rate <= 1)", th.Rate)
+	}
+	if th.Queue != "" {
+		if n, err := workloads.ParseSize(th.Queue); err != nil {
+			c.errf("controller.thresholds.queue", "%s", badQuantity(th.Queue, "not a size", wantSize, err))
+		} else if n <= 0 || n > 1<<30 {
+			c.errf("controller.thresholds.queue", "%s is out of range (want 1 byte to 1GiB)", th.Queue)
+		}
+	}
+	for _, k := range []struct {
+		name string
+		v    int
+	}{{"trigger", th.Trigger}, {"clear", th.Clear}} {
+		if c.d.has("controller.thresholds."+k.name) && (k.v < 1 || k.v > 1000) {
+			c.errf("controller.thresholds."+k.name, "%d is out of range (want 1..1000)", k.v)
+		}
+	}
 }
 
 // LatestInPrefix starts a Baseline that names the newest suitable results
@@ -634,11 +698,15 @@ func (c *checker) features() {
 		}
 	}
 	vrfs := map[string]int{}
+	tables := map[int]int{}
+	hostVRF := map[string]string{}
 	for i, v := range f.VRFs {
 		p := fileerr.Index("features.vrfs", i)
 		switch j, dup := vrfs[v.Name]; {
 		case strings.TrimSpace(v.Name) == "":
 			c.errf(p+".name", "required")
+		case v.Name == DefaultVRF:
+			c.errf(p+".name", "%q is the VRF of the hosts no VRF lists; choose another name", v.Name)
 		case dup:
 			c.errf(p+".name", "%q is already used by features.vrfs[%d]", v.Name, j)
 		default:
@@ -646,6 +714,10 @@ func (c *checker) features() {
 		}
 		if v.Table <= 0 {
 			c.errf(p+".table", "must be a positive routing table number, not %d", v.Table)
+		} else if j, dup := tables[v.Table]; dup {
+			c.errf(p+".table", "table %d is already used by features.vrfs[%d]", v.Table, j)
+		} else {
+			tables[v.Table] = i
 		}
 		seen := map[string]int{}
 		for k, h := range v.Hosts {
@@ -655,7 +727,24 @@ func (c *checker) features() {
 				continue
 			}
 			seen[h] = k
+			if other, dup := hostVRF[h]; dup {
+				c.errf(hp, "%s is already in VRF %s (a host is in one VRF)", h, other)
+				continue
+			}
+			hostVRF[h] = v.Name
 			c.checkHost(hp, h)
+		}
+	}
+	for i, v := range f.VRFs {
+		for k, l := range v.Leak {
+			lp := fileerr.Index(fileerr.Index("features.vrfs", i)+".leak", k)
+			_, known := vrfs[l]
+			switch {
+			case l == v.Name:
+				c.errf(lp, "a VRF reaches its own hosts; leak names other VRFs")
+			case !known && l != DefaultVRF:
+				c.errf(lp, "no VRF named %q (features.vrfs names, or %s)", l, DefaultVRF)
+			}
 		}
 	}
 	if q := f.Queue; q != "bdp" {
