@@ -173,7 +173,7 @@ func TestRunBadSuitesExit2(t *testing.T) {
 		{"unknown-key.yaml", base + "telemetri: {interval: 1ms}\n", "unknown-key.yaml:4:1: telemetri"},
 		{"bad-size.yaml", "fabric: {spec: \"leafspine:leaves=2,spines=2,hosts_per_leaf=2\"}\njobs:\n  - {name: p, workload: permutation, size: 1Mib}\n", "bad-size.yaml:3:"},
 		{"bad-metric.yaml", base + "kpis:\n  - {metric: goodput, min: 1}\n", `bad-metric.yaml:5:14: kpis[0].metric: unknown metric "goodput"`},
-		{"vrfs.yaml", base + "features:\n  vrfs: [{name: blue, table: 10, hosts: [host0, host1]}]\n", "vrfs.yaml:5:9: features.vrfs: the sim backend cannot do VRFs"},
+		{"vrfs.yaml", base + "features:\n  vrfs: [{name: blue, table: 10, hosts: [host0, host1]}]\n", "vrfs.yaml:3:5: jobs[0].hosts: job p sends from host"}, // across VRFs
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, "run", write(c.name, c.body), "--out", filepath.Join(dir, "out-"+c.name), "--quiet")
