@@ -88,6 +88,9 @@ func controllerResults(p *Point, ctl *pathctl.Rerouter, epochNs int64) *results.
 	for _, d := range ctl.Decisions() {
 		rd := results.Decision{AtUs: float64(d.TimeNs-epochNs) / 1e3, Path: d.Path, Src: d.Src, Dst: d.Dst,
 			From: d.From, To: d.To, Error: d.Err}
+		if d.AppliedNs != 0 {
+			rd.AppliedAtUs = float64(d.AppliedNs-epochNs) / 1e3
+		}
 		for _, e := range d.Evidence {
 			rd.Evidence = append(rd.Evidence, results.LinkEvidence{Link: e.Link, State: e.State, RateBps: e.RateBps,
 				NominalBps: e.NominalBps, BusyFrac: e.BusyFrac, QueueHWM: e.QueueHWM, ECNMarks: e.ECNMarks, Drops: e.Drops,

@@ -102,7 +102,7 @@ func TestControllerSuiteOnSim(t *testing.T) {
 		if lag := d.AtUs - deg; lag <= 0 || lag > 2*every+rtt {
 			t.Errorf("%s: rerouted %g us after the degradation, want within 2 intervals + 1 RTT", r.ID, lag)
 		}
-		if d.From[0] != "spine0" || d.To[0] == "spine0" || d.Evidence[0].State != "degraded" ||
+		if d.From[0] != "spine0" || d.To[0] == "spine0" || d.AppliedAtUs != d.AtUs || d.Evidence[0].State != "degraded" ||
 			!strings.Contains(d.Evidence[0].Link, "spine0") || d.Evidence[0].RateBps > 0.75*d.Evidence[0].NominalBps {
 			t.Errorf("%s: decision %+v", r.ID, d)
 		}

@@ -96,10 +96,15 @@ type PinnedPath struct {
 
 // Decision is one re-steered path.
 type Decision struct {
-	TimeNs   int64 // the sample time the decision was made at
-	Path     string
-	Src, Dst string // host names
-	From, To []string
+	TimeNs int64 // the sample time the decision was made at
+	// AppliedNs is when the backend had made the move: TimeNs for a
+	// synchronous Steer (the simulator applies it at the sample's time),
+	// the wall clock when an asynchronous Steer returned (a lab, whose
+	// samples are stamped in the same clock); 0 while under way.
+	AppliedNs int64
+	Path      string
+	Src, Dst  string // host names
+	From, To  []string
 	// Evidence are the current path's links at the decision, the
 	// degraded ones first.
 	Evidence []LinkEvidence
@@ -439,6 +444,7 @@ func (c *Rerouter) evaluate(tick int64) {
 			}
 		} else {
 			err = c.steer(p, []int{best})
+			d.AppliedNs = tick
 		}
 		if err != nil {
 			d.Err = err.Error()
@@ -472,11 +478,13 @@ func (c *Rerouter) worker() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		err := c.cfg.Steer(ctx, j.path.idx, j.via)
 		cancel()
+		c.mu.Lock()
 		if err == nil {
+			c.decisions[j.decision].AppliedNs = time.Now().UnixNano()
+			c.mu.Unlock()
 			c.cfg.Logf("controller: %s now through %s", j.path.p.Name, c.f.Nodes[j.via[0]].Name)
 			continue
 		}
-		c.mu.Lock()
 		c.decisions[j.decision].Err = err.Error()
 		if j.path.spine == j.via[0] {
 			j.path.spine = j.prev

@@ -79,7 +79,7 @@ func TestRerouterHysteresisAndHoldDown(t *testing.T) {
 	for _, d := range ds {
 		t.Logf("at %d us: %s -> %s, evidence %+v", d.TimeNs/1000, d.From, d.To, d.Evidence[0])
 	}
-	if len(ds) != 2 || len(steered) != 2 {
+	if len(ds) != 2 || len(steered) != 2 || ds[0].AppliedNs != ds[0].TimeNs {
 		t.Fatalf("%d decisions, %d steers, want 2", len(ds), len(steered))
 	}
 	if ds[0].TimeNs != 2*tick || ds[0].From[0] != "spine0" || ds[0].To[0] != "spine1" || steered[0][0] != sp1 {

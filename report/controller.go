@@ -19,7 +19,7 @@ type controllerView struct {
 }
 
 type decisionRow struct {
-	At, Path, Pair, Move, Evidence, Error string
+	At, Applied, Path, Pair, Move, Evidence, Error string
 }
 
 func buildController(run *results.Run) *controllerView {
@@ -30,8 +30,11 @@ func buildController(run *results.Run) *controllerView {
 	v := &controllerView{Summary: fmt.Sprintf("%s: %s on %s, deciding every %s, hold-down %s",
 		c.Kind, plural(len(c.Decisions), "decision"), plural(c.Paths, "managed path"), fmtUs(c.IntervalUs), fmtUs(c.HoldDownUs))}
 	for _, d := range c.Decisions {
-		r := decisionRow{At: fmtUs(d.AtUs), Path: d.Path, Pair: d.Src + " → " + d.Dst,
+		r := decisionRow{At: fmtUs(d.AtUs), Applied: "-", Path: d.Path, Pair: d.Src + " → " + d.Dst,
 			Move: strings.Join(d.From, ",") + " → " + strings.Join(d.To, ","), Error: d.Error}
+		if d.AppliedAtUs > 0 {
+			r.Applied = fmtUs(d.AppliedAtUs)
+		}
 		var ev []string
 		for _, e := range d.Evidence {
 			if e.State != "degraded" {

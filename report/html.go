@@ -471,8 +471,8 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 <p class="note">{{.Summary}}. Faults above the axis, decisions below.</p>
 <div class="scroll">{{.Timeline}}</div>
 {{if .Rows}}<div class="scroll"><table class="decisions">
-<thead><tr><th class="num">at</th><th>path</th><th>pair</th><th>moved</th><th>evidence</th></tr></thead>
-<tbody>{{range .Rows}}<tr{{if .Error}} class="error"{{end}}><td class="num">{{.At}}</td><td>{{.Path}}</td><td>{{.Pair}}</td><td>{{.Move}}</td><td>{{.Evidence}}{{if .Error}} <span class="warn">not applied: {{.Error}}</span>{{end}}</td></tr>
+<thead><tr><th class="num">at</th><th class="num">applied</th><th>path</th><th>pair</th><th>moved</th><th>evidence</th></tr></thead>
+<tbody>{{range .Rows}}<tr{{if .Error}} class="error"{{end}}><td class="num">{{.At}}</td><td class="num">{{.Applied}}</td><td>{{.Path}}</td><td>{{.Pair}}</td><td>{{.Move}}</td><td>{{.Evidence}}{{if .Error}} <span class="warn">not applied: {{.Error}}</span>{{end}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p class="note">No decisions: no managed path congested.</p>{{end}}
 {{end}}
 

@@ -148,14 +148,18 @@ type Controller struct {
 // decided on, µs from the start of the jobs), which path and pair, the
 // switches before and after, and the links' state that decided it.
 type Decision struct {
-	AtUs     float64        `json:"at_us"`
-	Path     string         `json:"path"`
-	Src      string         `json:"src"`
-	Dst      string         `json:"dst"`
-	From     []string       `json:"from"`
-	To       []string       `json:"to"`
-	Evidence []LinkEvidence `json:"evidence"`
-	Error    string         `json:"error,omitempty"`
+	AtUs float64 `json:"at_us"`
+	// AppliedAtUs is when the backend had made the move (the simulator:
+	// at_us; a lab: when the hosts' routes were replaced); absent when it
+	// never was.
+	AppliedAtUs float64        `json:"applied_at_us,omitempty"`
+	Path        string         `json:"path"`
+	Src         string         `json:"src"`
+	Dst         string         `json:"dst"`
+	From        []string       `json:"from"`
+	To          []string       `json:"to"`
+	Evidence    []LinkEvidence `json:"evidence"`
+	Error       string         `json:"error,omitempty"`
 }
 
 // LinkEvidence is one link of a path over the controller's last interval.

@@ -63,25 +63,27 @@ const (
 
 // Backend is the netns backend.
 type Backend struct {
-	env     harness.Env
-	f       *inventory.Fabric
-	lab     *containerlab.Lab
-	dep     *native.Deployer
-	st      *native.State
-	target  *bringup.Target
-	nodes   map[string]*nodeInfo
-	hostIP  []netip.Addr // host number -> data address
-	feat    harness.Features
-	tp      transport.Params
-	token   string
-	gnmiPW  string
-	runID   uint32
-	faults  []harness.Fault
-	marks   map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
-	hd      *hostdeploy.Deployment
-	agents  []fleet.Host
-	srFeats map[string]*drivers.DeviceFeatures // the SRv6 features applied per node (Steer updates them)
-	steerMu sync.Mutex                         // serialises Steer
+	env      harness.Env
+	f        *inventory.Fabric
+	lab      *containerlab.Lab
+	dep      *native.Deployer
+	st       *native.State
+	target   *bringup.Target
+	nodes    map[string]*nodeInfo
+	hostIP   []netip.Addr // host number -> data address
+	feat     harness.Features
+	tp       transport.Params
+	token    string
+	gnmiPW   string
+	runID    uint32
+	faults   []harness.Fault
+	marks    map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
+	hd       *hostdeploy.Deployment
+	agents   []fleet.Host
+	srFeats  map[string]*drivers.DeviceFeatures // the SRv6 features applied per node (Steer updates them)
+	steerMu  sync.Mutex                         // serialises Steer
+	drvMu    sync.Mutex
+	steerDrv map[string]drivers.Driver // host -> driver kept open for Steer
 }
 
 type nodeInfo struct {
@@ -419,6 +421,7 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 // Down stops the agents and exporters (exporters end their streams so the
 // collector drains), keeps the agents' logs, and destroys the lab.
 func (b *Backend) Down(ctx context.Context) error {
+	b.closeSteerDrivers()
 	var errs []error
 	if b.hd != nil {
 		if err := b.hd.Stop(ctx); err != nil {

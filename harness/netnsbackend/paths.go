@@ -3,6 +3,7 @@ package netnsbackend
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -174,7 +175,56 @@ func (b *Backend) configureSRv6(ctx context.Context, paths []harness.SRv6Path) e
 		return fmt.Errorf("configure SRv6 paths: %w", err)
 	}
 	b.srFeats = feats
+	// Open the steering hosts' drivers now, so that a path controller's
+	// first move does not wait for SSH and the kernel probes.
+	for _, p := range paths {
+		for _, h := range []int{p.Src, p.Dst} {
+			if _, err := b.steerDriver(ctx, b.f.Host(h).Name); err != nil {
+				return fmt.Errorf("SRv6 path %s: %w", p.Name, err)
+			}
+		}
+	}
 	return nil
+}
+
+// steerDriver returns host name's driver, opened (and probed) once for
+// the run; Down closes it.
+func (b *Backend) steerDriver(ctx context.Context, name string) (drivers.Driver, error) {
+	b.drvMu.Lock()
+	defer b.drvMu.Unlock()
+	if d := b.steerDrv[name]; d != nil {
+		return d, nil
+	}
+	for i := range b.target.Devices {
+		dev := &b.target.Devices[i]
+		if dev.Name != name {
+			continue
+		}
+		drv, err := drivers.Open(dev.Platform, dev.Config)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := drv.Capabilities(ctx); err != nil {
+			drv.Close()
+			return nil, err
+		}
+		if b.steerDrv == nil {
+			b.steerDrv = map[string]drivers.Driver{}
+		}
+		b.steerDrv[name] = drv
+		return drv, nil
+	}
+	return nil, fmt.Errorf("no lab device %s", name)
+}
+
+// closeSteerDrivers closes the drivers steerDriver opened.
+func (b *Backend) closeSteerDrivers() {
+	b.drvMu.Lock()
+	defer b.drvMu.Unlock()
+	for _, d := range b.steerDrv {
+		d.Close()
+	}
+	b.steerDrv = nil
 }
 
 // Steer implements harness.Steerer (the path controller): pinned path
@@ -227,7 +277,28 @@ func (b *Backend) Steer(ctx context.Context, path int, via []int) error {
 		}
 		sub[name] = f
 	}
-	if _, err := bringup.Apply(ctx, b.target, sub, nil, false); err != nil {
+	// Both hosts at once, each through its driver kept open since
+	// Configure (probes cached: a move is one diff and a route replace).
+	errs := make([]error, 0, 2)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, f := range sub {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			drv, err := b.steerDriver(ctx, name)
+			if err == nil {
+				_, err = drv.Apply(ctx, f)
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("SRv6 path %s: steer via %s: %w", p.Name, b.names(via), err)
 	}
 	b.logf("controller: srv6 path %s: %s -> %s now via %s, container %s", p.Name,
