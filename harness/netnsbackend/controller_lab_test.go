@@ -76,14 +76,15 @@ func TestControllerReroutesOnLab(t *testing.T) {
 	}
 	spine := func(n string) func(key) bool { return func(k key) bool { return k.target == n } }
 	host3 := func(k key) bool { return k.target == "leaf1" && k.iface == portTo(t, "leaf1", "host3") }
-	// While degraded: until the hosts' routes were replaced; after the
-	// move: from 100 ms after the hosts' routes were replaced, 500 ms.
+	// While degraded: until the decision (the two hosts' routes change
+	// in parallel, one may switch before the other is done); after the
+	// move: from 100 ms after both were replaced, 500 ms.
 	deg, dec, applied := 400e3, d.AtUs, d.AppliedAtUs
 	if applied < dec {
 		t.Fatalf("decision %+v: not applied after it was made", d)
 	}
 	t.Logf("degraded at %.0f ms, decided at %.0f ms, applied at %.0f ms", deg/1e3, dec/1e3, applied/1e3)
-	before := [2]float64{deg + 10e3, applied}
+	before := [2]float64{deg + 10e3, dec}
 	after, end := applied+100e3, applied+600e3
 	s0b, s1b := sent(spine("spine0"), before[0], before[1]), sent(spine("spine1"), before[0], before[1])
 	s0a, s1a := sent(spine("spine0"), after, end), sent(spine("spine1"), after, end)
