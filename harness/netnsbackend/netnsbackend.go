@@ -253,7 +253,7 @@ var capabilities = harness.Capabilities{
 		harness.FeatAdaptive:    "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no per-packet adaptive routing",
 		harness.FeatPlanes:      "lab hosts have one NIC into one fabric; multi-plane hosts and plane load balancing are simulator only",
 		harness.FeatLowDiameter: "the lab's switches route by BGP shortest paths and ECMP hashing, without Dragonfly minimal, Valiant, UGAL or source-guided modes",
-		harness.FeatSRv6Control: "the lab pins host pairs (both directions, by firewall mark) with loose paths; a path controller, per-job and strict paths are simulator only",
+		harness.FeatSRv6Control: "the lab pins host pairs (both directions, by firewall mark) with loose paths; placement at job start (features.srv6.placement), per-job and strict paths are simulator only",
 	},
 	MaxMTU:            MaxMTU,
 	MaxMTUReason:      fmt.Sprintf("the payload plus headers must fit the lab's %d-byte link MTU", LinkMTU),
