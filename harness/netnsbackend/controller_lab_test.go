@@ -95,8 +95,12 @@ func TestControllerReroutesOnLab(t *testing.T) {
 	if s1b < 4*s0b || s0a < 4*s1a {
 		t.Errorf("kernel counters do not show the traffic move from spine1 to spine0")
 	}
-	if gAfter < 1.4*gBefore || gAfter < 0.7*200e6 {
-		t.Errorf("goodput %.1f Mb/s after the move, %.1f before: did not recover", gAfter/1e6, gBefore/1e6)
+	// The window from the degradation to the decision is a few samples
+	// long (host3's port still drains the queues behind it): goodput
+	// recovers when it is back near line rate and well above what the
+	// degraded link delivered (the decision's evidence).
+	if degRate := d.Evidence[0].RateBps; gAfter < 1.4*degRate || gAfter < 0.75*200e6 {
+		t.Errorf("goodput %.1f Mb/s after the move, the degraded link delivered %.1f: did not recover", gAfter/1e6, degRate/1e6)
 	}
 	if run.Status != results.Pass {
 		t.Errorf("status %s: %s", run.Status, run.Error)
