@@ -257,7 +257,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 		p.Jobs = append(p.Jobs, j)
 	}
 	for i := range s.Faults {
-		fs, err := resolveFault(f, &s.Faults[i], "F"+strconv.Itoa(i+1))
+		fs, err := resolveFault(f, &s.Faults[i], "F"+strconv.Itoa(i+1), s.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("faults[%d]: %w", i, err)
 		}
@@ -321,8 +321,12 @@ func hostNumber(f *inventory.Fabric, node int) int {
 	return -1
 }
 
-// resolveFault turns a suite fault into link events.
-func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string) ([]Fault, error) {
+// resolveFault turns a suite fault into link events (random faults pick
+// their links with seed).
+func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) ([]Fault, error) {
+	if sf.Kind == "random" {
+		return resolveRandomFault(f, sf, id, seed)
+	}
 	link, dir, what, err := faultTarget(f, sf)
 	if err != nil {
 		return nil, err
@@ -376,6 +380,35 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string) ([]Fault, err
 		}
 	default:
 		return nil, fmt.Errorf("kind: unknown fault kind %q", sf.Kind)
+	}
+	return out, nil
+}
+
+// resolveRandomFault takes down Fraction of the switch-to-switch links
+// (sim.RandomLinkFailures with the suite's seed) at At, up again at Until.
+func resolveRandomFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) ([]Fault, error) {
+	at, err := optDuration(sf.At)
+	if err != nil {
+		return nil, fmt.Errorf("at: %w", err)
+	}
+	until, err := optDuration(sf.Until)
+	if err != nil {
+		return nil, fmt.Errorf("until: %w", err)
+	}
+	evs, err := sim.RandomLinkFailures(f, sf.Fraction, seed, at)
+	if err != nil {
+		return nil, fmt.Errorf("fraction: %w", err)
+	}
+	var out []Fault
+	portName := func(p int) string { return f.Nodes[f.Ports[p].Node].Name + ":" + f.Ports[p].Name }
+	for _, ev := range evs {
+		l := f.Links[ev.Link]
+		what := "link " + f.Nodes[f.Ports[l.A].Node].Name + "-" + f.Nodes[f.Ports[l.B].Node].Name
+		ports := []string{portName(l.A), portName(l.B)}
+		out = append(out, Fault{At: at, Link: ev.Link, Description: "random down " + what + " at " + fmtPs(at), ID: id, Kind: "down", Ports: ports})
+		if until > 0 {
+			out = append(out, Fault{At: until, Link: ev.Link, Up: true, Description: "up " + what + " at " + fmtPs(until), ID: id, Kind: "up", Ports: ports})
+		}
 	}
 	return out, nil
 }

@@ -8,7 +8,8 @@ import (
 
 // TestDragonflySuites runs examples/suites/dragonfly.yaml (the routing
 // modes on group-shift traffic) and dragonfly-spritz.yaml (the load
-// balancers on source-guided routing): every run completes every flow,
+// balancers on source-guided routing) and dragonfly-failures.yaml (2% of
+// the links down at random): every run completes every flow,
 // minimal routing is the slowest mode (>= 2x UGAL-G's max FCT), and
 // spritz-spray has the shortest max FCT of the load balancers.
 func TestDragonflySuites(t *testing.T) {
@@ -41,6 +42,11 @@ func TestDragonflySuites(t *testing.T) {
 	}
 	if modes["minimal"] < 2*modes["ugal-g"] {
 		t.Errorf("minimal %.0f us, want >= 2x ugal-g's %.0f", modes["minimal"], modes["ugal-g"])
+	}
+	// 2% of the links down (faults: kind random): Spritz finishes every flow.
+	fails := maxFCT("dragonfly-failures.yaml", "transport.lb")
+	if len(fails) != 2 {
+		t.Errorf("dragonfly-failures.yaml: runs %v, want spritz-scout and spritz-spray", fails)
 	}
 	lbs := maxFCT("dragonfly-spritz.yaml", "transport.lb")
 	for lb, v := range lbs {

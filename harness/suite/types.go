@@ -312,10 +312,12 @@ type Job struct {
 	Window int `yaml:"window"`
 }
 
-// Fault is one fault. Kind is down, up, flap or degrade; exactly one of
-// Link ("A-B", a link between two nodes, "/N" for the Nth parallel link),
-// Port ("device:port", its transmit direction) or NIC (a host name: its
-// link to the leaf, both directions) names what it hits. Durations are
+// Fault is one fault. Kind is down, up, flap, degrade or random; exactly
+// one of Link ("A-B", a link between two nodes, "/N" for the Nth parallel
+// link), Port ("device:port", its transmit direction) or NIC (a host name:
+// its link to the leaf, both directions) names what it hits, except for
+// random: Fraction (0 < f <= 0.5) of the switch-to-switch links, chosen with
+// the suite's seed, go down at At (up again at Until). Durations are
 // strings like "100us".
 type Fault struct {
 	Kind  string `yaml:"kind"`
@@ -325,7 +327,8 @@ type Fault struct {
 	At    string `yaml:"at"`    // default 0
 	Until string `yaml:"until"` // restore at this time, after At (default: never)
 	// Fraction is the share of the rate a degraded link keeps, 0 < f <= 1
-	// (degrade only, required there).
+	// (degrade), or the share of the switch-to-switch links that fail,
+	// 0 < f <= 0.5 (random); required there, an error elsewhere.
 	Fraction float64 `yaml:"fraction"`
 	// Flap: the link goes down at At, up Period/2 later, Count times.
 	// Both are required for flap (Period > 0, 1 <= Count <= MaxFlapCount,

@@ -91,7 +91,7 @@ var DefaultHash = drivers.FiveTuple()
 var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce", "group-shift"}
 
 // FaultKinds are the fault kinds.
-var FaultKinds = []string{"down", "up", "flap", "degrade"}
+var FaultKinds = []string{"down", "up", "flap", "degrade", "random"}
 
 var hashFields = drivers.HashFields()
 
@@ -1159,6 +1159,10 @@ func (c *checker) fault(i int) {
 	case !kindOK:
 		c.errf(p+".kind", "unknown fault kind %q (want %s)", ft.Kind, orList(FaultKinds))
 	}
+	if ft.Kind == "random" {
+		c.randomFault(p, ft)
+		return
+	}
 	var set []string
 	for _, t := range []struct{ field, val string }{{"link", ft.Link}, {"port", ft.Port}, {"nic", ft.NIC}} {
 		if t.val == "" {
@@ -1222,6 +1226,28 @@ func (c *checker) fault(i int) {
 		}
 	} else if ft.Period != "" && periodOK {
 		c.duration(p+".period", ft.Period)
+	}
+}
+
+// randomFault checks a random fault: a fraction of the switch-to-switch
+// links, no target, optional at and until.
+func (c *checker) randomFault(p string, ft *Fault) {
+	d := c.d
+	for _, f := range []string{"link", "port", "nic", "period", "count"} {
+		if d.has(p + "." + f) {
+			c.errf(p+"."+f, "not for random faults (they pick switch-to-switch links by fraction)")
+		}
+	}
+	if !d.has(p + ".fraction") {
+		c.errf(p+".fraction", "required for random (the share of switch-to-switch links that fail, 0 < fraction <= 0.5)")
+	} else if !(ft.Fraction > 0 && ft.Fraction <= 0.5) {
+		c.errf(p+".fraction", "%v is out of range (want 0 < fraction <= 0.5)", ft.Fraction)
+	}
+	at, atOK := c.duration(p+".at", ft.At)
+	if ft.Until != "" {
+		if until, ok := c.duration(p+".until", ft.Until); ok && atOK && until <= at {
+			c.errf(p+".until", "%s is not after at (%s)", ft.Until, ft.At)
+		}
 	}
 }
 
