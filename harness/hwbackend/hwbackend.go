@@ -92,6 +92,7 @@ var capabilities = harness.Capabilities{
 		harness.FeatController:  "the hardware backend does not steer SRv6 paths (features.srv6 is refused)",
 		harness.FeatQueue:       "queue sizes are the devices' own",
 		harness.FeatAdaptive:    "switch adaptive routing is not configured by the drivers",
+		harness.FeatLowDiameter: "Dragonfly minimal, Valiant, UGAL, source-guided and port-msb routing are simulator only",
 		harness.FeatSRv6:        "SRv6 path placement is not mapped onto an inventory's devices",
 		harness.FeatSRv6Control: "SRv6 path placement is simulator and netns only",
 	},
@@ -281,6 +282,8 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 		return unsupported("features.srv6", harness.FeatSRv6)
 	case feat.Adaptive:
 		return unsupported("features.ecmp.mode", harness.FeatAdaptive)
+	case feat.LowDiameter != "":
+		return unsupported("features.ecmp.mode", harness.FeatLowDiameter)
 	}
 	want := &drivers.DeviceFeatures{ECMPHash: slices.Clone(feat.ECMPHash)}
 	sw := b.switches()
