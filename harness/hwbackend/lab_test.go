@@ -535,16 +535,12 @@ func runCLIInterrupt(t *testing.T, bin, mark string, args ...string) (int, strin
 // still run (the stand-in gNMI servers are the test's).
 func checkNoProcesses(t *testing.T) {
 	t.Helper()
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		c := strings.ReplaceAll(string(cmd), "\x00", " ")
-		if strings.Contains(c, "/run/run-") && !strings.Contains(string(stat), ") Z ") {
-			t.Errorf("deployed process left running: pid %s: %s", e.Name(), c)
+	// Only processes in this lab's namespaces: other test packages deploy
+	// fabricbench into labs of their own at the same time.
+	lab := labtest.NetnsByName("clab-fbhwlab-")
+	for _, p := range labtest.Procs("/run/run-") {
+		if node := lab[p.Netns]; node != "" {
+			t.Errorf("deployed process left running in %s: pid %s: %s", node, p.PID, p.Cmd)
 		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -94,50 +93,23 @@ func checkTornDown(t *testing.T, out string) {
 		}
 	}
 	// Deployed processes run in the lab's node namespaces. Other test
-	// packages (agents/deploy, cmd/fabricbench) deploy fabricbench into
-	// their own labs at the same time, so a process counts as left behind
-	// only when its network namespace is orphaned: neither the root
-	// namespace nor one still mounted under /run/netns (the lab's
-	// namespaces are deleted at teardown, after its processes are killed).
-	live := liveNetns(t)
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if !strings.HasPrefix(string(comm), "fabricbench-") || strings.Contains(string(stat), ") Z ") {
-			continue
-		}
-		ns, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net"))
-		if err != nil || live[ns] {
-			continue // gone meanwhile, or in a namespace that still exists (another lab's)
-		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		t.Errorf("deployed process left running: pid %s in orphaned %s: %s", e.Name(), ns, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
-	}
-}
-
-// liveNetns returns the network namespaces that exist by name: the root
-// namespace (this test's) and every one mounted under /run/netns, in the
-// form /proc/PID/ns/net links read ("net:[4026531840]").
-func liveNetns(t *testing.T) map[string]bool {
-	t.Helper()
-	live := map[string]bool{}
-	if self, err := os.Readlink("/proc/self/ns/net"); err == nil {
-		live[self] = true
-	} else {
+	// packages (agents/deploy, cmd/fabricbench, harness/hwbackend) deploy
+	// fabricbench into their own labs at the same time, so a process
+	// counts as left behind only when its network namespace is orphaned:
+	// neither the root namespace nor one still mounted under /run/netns
+	// (the lab's namespaces are deleted at teardown, after its processes
+	// are killed).
+	live := labtest.NetnsByName("")
+	self, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
 		t.Fatalf("reading this test's network namespace: %v", err)
 	}
-	ents, _ := os.ReadDir("/run/netns")
-	for _, e := range ents {
-		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join("/run/netns", e.Name()), &st); err == nil {
-			live[fmt.Sprintf("net:[%d]", st.Ino)] = true
+	for _, p := range labtest.Procs("/fabricbench-") {
+		if p.Netns == self || live[p.Netns] != "" {
+			continue
 		}
+		t.Errorf("deployed process left running: pid %s in orphaned %s: %s", p.PID, p.Netns, p.Cmd)
 	}
-	return live
 }
 
 func kpiNames(r *results.Run) []string {

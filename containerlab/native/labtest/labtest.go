@@ -296,3 +296,55 @@ func (l *Lab) Agent(t *testing.T) agent.Agent {
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	return keyring
 }
+
+// Proc is a running process: its PID, command line (spaces between the
+// arguments) and network namespace ("net:[4026532177]").
+type Proc struct {
+	PID   string
+	Cmd   string
+	Netns string
+}
+
+// Procs lists the running (not zombie) processes whose command line
+// contains substr. Test packages run in parallel and several deploy
+// fabricbench into labs of their own, so a test judges what is left of
+// its own run by the processes' namespaces, not by name alone.
+func Procs(substr string) []Proc {
+	var out []Proc
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		c := strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))
+		if !strings.Contains(c, substr) || strings.Contains(string(stat), ") Z ") {
+			continue
+		}
+		ns, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		out = append(out, Proc{PID: e.Name(), Cmd: c, Netns: ns})
+	}
+	return out
+}
+
+// NetnsByName maps the namespaces mounted under /run/netns whose names
+// start with prefix ("" for all) to their names, keyed as /proc/PID/ns/net
+// reads ("net:[4026532177]").
+func NetnsByName(prefix string) map[string]string {
+	m := map[string]string{}
+	ents, _ := os.ReadDir("/run/netns")
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join("/run/netns", e.Name()), &st); err == nil {
+			m[fmt.Sprintf("net:[%d]", st.Ino)] = e.Name()
+		}
+	}
+	return m
+}
