@@ -607,6 +607,9 @@ func ipnet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), bits)}
 }
 
+// initTimeout bounds the wait for a node's init process to be ready.
+const initTimeout = 30 * time.Second
+
 // startInit starts a node's init process: it owns the node's UTS and
 // mount namespaces (hostname; for FRR nodes the node's FRR directories on
 // /etc/frr and /run/frr; its own /root; a private /run/netns for VRF
@@ -640,15 +643,20 @@ func (d *Deployer) startInit(ns *NodeState, frr bool) error {
 	// Reap it if it exits while we run; otherwise it outlives us.
 	go func() { _ = cmd.Wait() }()
 	// Ready when it sleeps with its hostname set (its mounts are done).
-	for i := 0; i < 200; i++ {
+	// Usually a few ms; on a loaded 2-core machine starting a whole lab
+	// (ip, unshare, sh, mount for every node) it took over 2 s, so wait
+	// for up to initTimeout.
+	for deadline := time.Now().Add(initTimeout); ; {
 		if comm := procComm(ns.Init); comm == "sleep" {
 			return nil
 		} else if comm == "?" {
 			return fmt.Errorf("init process exited (mount or hostname failed)")
 		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("init process did not start within %s", initTimeout)
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return fmt.Errorf("init process did not start")
 }
 
 // nodeExec runs a shell command inside a node's namespaces.

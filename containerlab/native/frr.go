@@ -156,7 +156,9 @@ func (d *Deployer) startFRR(ctx context.Context, lab *containerlab.Lab, n *conta
 	// their vty sockets a moment (bounded retries, not a fixed sleep).
 	var out string
 	var err error
-	for i := 0; i < 50; i++ {
+	// Up to initTimeout: a loaded 2-core machine starting every node's
+	// daemons at once is slow to open their sockets.
+	for deadline := time.Now().Add(initTimeout); time.Now().Before(deadline); {
 		out, err = d.nodeExec(ctx, ns, "vtysh -b")
 		if err == nil && !strings.Contains(out, "is not running") {
 			break
