@@ -2,15 +2,33 @@ package transport
 
 import "sort"
 
-// This file is path-aware load balancing for source-guided routing (Spritz,
-// ../shared/papers/spritz-path-aware-load-balancing.txt): on a fabric whose
-// first two switches pick the next hop from the entropy (EV1, the high
-// byte, at the first switch; EV2, the low byte, at the second; minimal
-// routing after that), every entropy value names one path, and the sender
-// holds the list of them towards its destination switch (Flow.Paths). The
-// balancers here choose among those paths: weighted OPS, Spritz-Scout,
-// Spritz-Spray and Flicr. ECMP, OPS and REPS given a path list pick from it
-// uniformly (ECMP once per flow).
+// This file is path-aware load balancing (Spritz,
+// ../shared/papers/spritz-path-aware-load-balancing.txt). The balancers
+// here, weighted OPS, Spritz-Scout, Spritz-Spray and Flicr, choose among
+// the entries of an EV entry list, in one of two ways:
+//
+//   - Fine-grained, on source-guided routing: the fabric's first two
+//     switches pick the next hop from the entropy (EV1, the high byte, at
+//     the first switch; EV2, the low byte, at the second; minimal routing
+//     after that), every entropy value names one path, and the sender holds
+//     the list of them towards its destination switch (Flow.Paths), with
+//     their latencies (weights by Eq. 1) and which are minimal.
+//   - Coarse-grained (Spritz Sec. III-D), on plain ECMP hashing: without
+//     Flow.Paths the sender uses the whole entropy space as its list, EVs
+//     0 .. Params.Entropies-1 (in the UDP agent each is a UDP source port,
+//     Port+1+EV%EntropyPorts, the mapping every load balancer uses). The
+//     switches hash each EV onto some path the sender does not know (two EVs
+//     may hash onto the same one, Sec. II-C), so every entry has the same
+//     weight, none counts as minimal (the >90% ECN-rate bias then changes
+//     nothing), and Scout inserts good EVs in arrival order. What the
+//     algorithms learn stays per EV: Scout and Spray reuse the EVs that came
+//     back unmarked, a timeout blocks its EV for Params.SpritzBlock, Flicr
+//     leaves a marked EV at the next flowcell. The list is implicit (no
+//     per-EV memory, except Scout's ECN counters, one byte per EV: 64 KiB
+//     at 65536 entropies), and blocked EVs are kept as a short list.
+//
+// ECMP, OPS and REPS given a source-guided path list pick from it uniformly
+// (ECMP once per flow); without one they use the entropy space as always.
 
 // PathEV is one path of a source-guided fabric between two switches.
 type PathEV struct {
@@ -41,11 +59,14 @@ const DefaultSpritzBlock = 500 * Microsecond
 // spritzState is the path-aware part of a balancer: the path list, its
 // weights and what the algorithms learn.
 type spritzState struct {
-	paths   []PathEV  // shared with the other flows of the pair; sorted by EV
-	base    []float64 // weights from latency (Eq. 1, scaled)
-	cum     []float64 // cumulative current weights
-	blocked []Time    // blocked until (0: not blocked)
-	nBlock  int
+	// paths is the source-guided path list, shared with the other flows of
+	// the pair and sorted by EV; nil for the coarse-grained list, whose
+	// entry i is EV i.
+	paths   []PathEV
+	n       int       // entries on the list
+	base    []float64 // weights from latency (Eq. 1, scaled); nil when coarse
+	cum     []float64 // cumulative current weights; nil when coarse
+	blocked []spBlock // paths that timed out, until when (few)
 	ecnCnt  []uint8
 	buf     []uint16 // path indices, ring of Params.SpritzBuffer
 	bHead   int
@@ -63,12 +84,23 @@ type spritzState struct {
 	block                 Time
 }
 
+// spBlock is a blocked path: entry i is not sampled before until.
+type spBlock struct {
+	i     int32
+	until Time
+}
+
+// coarseSampleTries is how many uniform draws the coarse-grained list makes
+// before it takes the next unblocked EV after the last draw.
+const coarseSampleTries = 8
+
 // isPathAware reports whether kind needs a path list.
 func (k LBKind) isPathAware() bool { return k == OPSWeighted || k == Scout || k == Spray || k == Flicr }
 
-// PathAware reports whether the load balancer chooses among the paths of
-// Flow.Paths by weight (weighted OPS, Spritz-Scout, Spritz-Spray, Flicr);
-// without a path list they fall back to uniform random entropies.
+// PathAware reports whether the load balancer chooses among the entries of
+// an EV entry list by weight and feedback (weighted OPS, Spritz-Scout,
+// Spritz-Spray, Flicr): Flow.Paths on a source-guided fabric, else the
+// coarse-grained list of Params.Entropies equal-weight EVs (spritz.go).
 func (k LBKind) PathAware() bool { return k.isPathAware() }
 
 // spritzWeights are Eq. 1 of the paper, w_i = lat_longest / lat_i, with the
@@ -87,17 +119,23 @@ func spritzWeights(paths []PathEV, scale float64, out []float64) {
 	}
 }
 
+// initPaths sets up the path list: paths, or for a path-aware balancer
+// without them the coarse-grained list of b.entropies EVs.
 func (b *balancer) initPaths(p *Params, paths []PathEV) {
 	if len(paths) == 0 {
-		return
+		if !b.kind.isPathAware() {
+			return
+		}
+		b.sp = &spritzState{n: int(b.entropies)}
+	} else {
+		if !sort.SliceIsSorted(paths, func(i, j int) bool { return paths[i].EV < paths[j].EV }) {
+			cp := append([]PathEV(nil), paths...)
+			sort.Slice(cp, func(i, j int) bool { return cp[i].EV < cp[j].EV })
+			paths = cp
+		}
+		b.sp = &spritzState{paths: paths, n: len(paths)}
 	}
-	if !sort.SliceIsSorted(paths, func(i, j int) bool { return paths[i].EV < paths[j].EV }) {
-		cp := append([]PathEV(nil), paths...)
-		sort.Slice(cp, func(i, j int) bool { return cp[i].EV < cp[j].EV })
-		paths = cp
-	}
-	sp := &spritzState{paths: paths}
-	b.sp = sp
+	sp := b.sp
 	switch b.kind {
 	case ECMP:
 		b.fixed = paths[b.rng.intn(uint32(len(paths)))].EV
@@ -105,13 +143,15 @@ func (b *balancer) initPaths(p *Params, paths []PathEV) {
 	case OPS, REPS:
 		return
 	}
-	n := len(paths)
-	sp.base, sp.cum, sp.blocked = make([]float64, n), make([]float64, n), make([]Time, n)
-	scale := p.SpritzWeightScale
-	if scale <= 0 {
-		scale = DefaultSpritzWeightScale
+	n := sp.n
+	if sp.paths != nil {
+		sp.base, sp.cum = make([]float64, n), make([]float64, n)
+		scale := p.SpritzWeightScale
+		if scale <= 0 {
+			scale = DefaultSpritzWeightScale
+		}
+		spritzWeights(paths, scale, sp.base)
 	}
-	spritzWeights(paths, scale, sp.base)
 	sp.explore, sp.ecnThr, sp.cell, sp.minBias, sp.block = p.SpritzExplore, p.SpritzECNThreshold, p.FlicrCell, DefaultSpritzMinBias, p.SpritzBlock
 	if sp.explore <= 0 {
 		sp.explore = DefaultSpritzExplore
@@ -140,12 +180,52 @@ func (b *balancer) initPaths(p *Params, paths []PathEV) {
 	}
 }
 
-// reweight recomputes the cumulative weights: blocked paths 0, minimal
-// paths times minBias while biased.
+// ev, latency and minimal describe entry i of the list.
+func (sp *spritzState) ev(i int) uint16 {
+	if sp.paths == nil {
+		return uint16(i)
+	}
+	return sp.paths[i].EV
+}
+
+func (sp *spritzState) latency(i int) Time {
+	if sp.paths == nil {
+		return 0
+	}
+	return sp.paths[i].Latency
+}
+
+// isBlocked reports whether entry i is blocked.
+func (sp *spritzState) isBlocked(i int) bool {
+	for _, b := range sp.blocked {
+		if int(b.i) == i {
+			return true
+		}
+	}
+	return false
+}
+
+// blockUntil blocks entry i until t (later blocks extend earlier ones).
+func (sp *spritzState) blockUntil(i int, t Time) {
+	for k := range sp.blocked {
+		if int(sp.blocked[k].i) == i {
+			sp.blocked[k].until = t
+			return
+		}
+	}
+	sp.blocked = append(sp.blocked, spBlock{i: int32(i), until: t})
+}
+
+// reweight recomputes the cumulative weights of a source-guided list:
+// blocked paths 0, minimal paths times minBias while biased. The coarse
+// list has equal weights and no minimal paths: sample skips blocked EVs.
 func (sp *spritzState) reweight() {
+	if sp.paths == nil {
+		return
+	}
 	t := 0.0
 	for i, w := range sp.base {
-		if sp.blocked[i] != 0 {
+		if len(sp.blocked) > 0 && sp.isBlocked(i) {
 			w = 0
 		} else if sp.biased && sp.paths[i].Minimal {
 			w *= sp.minBias
@@ -161,8 +241,23 @@ func (sp *spritzState) reweight() {
 	}
 }
 
-// sample draws a path index by weight (gen(w) of Algorithm 1).
+// sample draws a path index by weight (gen(w) of Algorithm 1). On the
+// coarse list every unblocked EV is equally likely; with every EV blocked,
+// every EV is (as the source-guided list falls back to its latency weights).
 func (sp *spritzState) sample(r *rng) int {
+	if sp.paths == nil {
+		i := int(r.intn(uint32(sp.n)))
+		if len(sp.blocked) == 0 || len(sp.blocked) >= sp.n {
+			return i
+		}
+		for k := 1; k < coarseSampleTries && sp.isBlocked(i); k++ {
+			i = int(r.intn(uint32(sp.n)))
+		}
+		for sp.isBlocked(i) { // fewer than n are blocked: this ends
+			i = (i + 1) % sp.n
+		}
+		return i
+	}
 	n := len(sp.cum)
 	x := float64(r.next()>>11) / (1 << 53) * sp.cum[n-1]
 	i := sort.SearchFloat64s(sp.cum, x)
@@ -174,6 +269,12 @@ func (sp *spritzState) sample(r *rng) int {
 
 // index returns the position of entropy e in the path list, or -1.
 func (sp *spritzState) index(e uint16) int {
+	if sp.paths == nil {
+		if int(e) < sp.n {
+			return int(e)
+		}
+		return -1
+	}
 	i := sort.Search(len(sp.paths), func(i int) bool { return sp.paths[i].EV >= e })
 	if i < len(sp.paths) && sp.paths[i].EV == e {
 		return i
@@ -183,18 +284,18 @@ func (sp *spritzState) index(e uint16) int {
 
 // unblock lifts blocks whose time is up.
 func (sp *spritzState) unblock(now Time) {
-	if sp.nBlock == 0 {
+	if len(sp.blocked) == 0 {
 		return
 	}
-	changed := false
-	for i, t := range sp.blocked {
-		if t != 0 && now >= t {
-			sp.blocked[i] = 0
-			sp.nBlock--
-			changed = true
+	w := 0
+	for _, b := range sp.blocked {
+		if now < b.until {
+			sp.blocked[w] = b
+			w++
 		}
 	}
-	if changed {
+	if w != len(sp.blocked) {
+		sp.blocked = sp.blocked[:w]
 		sp.reweight()
 	}
 }
@@ -205,31 +306,31 @@ func (b *balancer) nextPathAware(now Time) uint16 {
 	sp.unblock(now)
 	switch b.kind {
 	case OPSWeighted:
-		return sp.paths[sp.sample(b.rng)].EV
+		return sp.ev(sp.sample(b.rng))
 	case Flicr:
 		if sp.cellLeft <= 0 {
-			if sp.cellBad || sp.blocked[sp.cur] != 0 {
+			if sp.cellBad || (len(sp.blocked) > 0 && sp.isBlocked(sp.cur)) {
 				sp.cur = sp.sample(b.rng)
 			}
 			sp.cellLeft, sp.cellBad = sp.cell, false
 		}
 		sp.cellLeft--
-		return sp.paths[sp.cur].EV
+		return sp.ev(sp.cur)
 	}
 	if sp.count > sp.explore {
 		sp.count = 0
-		return sp.paths[sp.sample(b.rng)].EV
+		return sp.ev(sp.sample(b.rng))
 	}
 	sp.count++
 	if sp.bN == 0 {
-		return sp.paths[sp.sample(b.rng)].EV
+		return sp.ev(sp.sample(b.rng))
 	}
 	i := int(sp.buf[sp.bHead])
 	if b.kind == Spray {
 		sp.bHead = (sp.bHead + 1) % len(sp.buf)
 		sp.bN--
 	}
-	return sp.paths[i].EV
+	return sp.ev(i)
 }
 
 // bufHas reports whether path i is in the buffer.
@@ -257,12 +358,13 @@ func (sp *spritzState) bufRemove(i int) {
 }
 
 // bufInsertByLatency inserts path i before the first buffered path with a
-// longer latency (Algorithm 2: shorter paths first).
+// longer latency (Algorithm 2: shorter paths first; on the coarse list,
+// whose latencies are unknown, at the end).
 func (sp *spritzState) bufInsertByLatency(i int) {
 	L := len(sp.buf)
 	pos := sp.bN
 	for k := 0; k < sp.bN; k++ {
-		if sp.paths[sp.buf[(sp.bHead+k)%L]].Latency > sp.paths[i].Latency {
+		if sp.latency(int(sp.buf[(sp.bHead+k)%L])) > sp.latency(i) {
 			pos = k
 			break
 		}
@@ -335,10 +437,7 @@ func (b *balancer) lossPathAware(now Time, e uint16, timeout bool) {
 		}
 	}
 	if timeout && b.kind != OPSWeighted {
-		if sp.blocked[i] == 0 {
-			sp.nBlock++
-		}
-		sp.blocked[i] = max(AddTime(now, sp.block), 1)
+		sp.blockUntil(i, max(AddTime(now, sp.block), 1))
 		if b.kind == Spray {
 			sp.bufRemove(i)
 		}
