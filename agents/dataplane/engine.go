@@ -36,7 +36,10 @@ type Config struct {
 	// 1+EntropyPorts consecutive ports.
 	Port int
 	// EntropyPorts is the number of data sockets; entropy e is sent from
-	// Port+1+e%EntropyPorts. Default 64.
+	// Port+1+e%EntropyPorts. Default 64. The path-aware load balancers
+	// (ops-w, spritz-scout, spritz-spray, flicr) have no path list here:
+	// each entropy, i.e. source port, is one of their equal-weight EVs
+	// (coarse-grained Spritz, agents/transport/spritz.go).
 	EntropyPorts int
 	// RateBps paces all data of this host (a token bucket shared by every
 	// flow, served round robin). 0 leaves pacing to the kernel and the NIC.

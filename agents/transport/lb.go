@@ -27,8 +27,9 @@ type balancer struct {
 	tail int // next slot to write
 	n    int // entries held; with none, REPS sprays fresh random entropies
 
-	// sp is the path list of a source-guided fabric (spritz.go), nil
-	// without one.
+	// sp is the path list (spritz.go): a source-guided fabric's, or for
+	// the path-aware balancers without one the coarse-grained list of
+	// every entropy; nil otherwise.
 	sp *spritzState
 	// ow is the OWD balancer's state (owd.go), nil for the others.
 	ow *owdState

@@ -192,7 +192,8 @@ type Flow struct {
 	Path Path
 	// Paths, on a source-guided fabric, are the paths towards the
 	// destination's switch, sorted by EV (spritz.go); shared read-only
-	// between flows. Nil elsewhere.
+	// between flows. Nil elsewhere: the path-aware load balancers then use
+	// the coarse-grained list of Params.Entropies equal-weight EVs.
 	Paths []PathEV
 }
 

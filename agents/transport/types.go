@@ -74,7 +74,9 @@ const (
 	OPS                // oblivious packet spraying: random entropy per packet
 	REPS               // recycled entropy packet spraying
 	// The path-aware balancers (spritz.go) choose among the paths of a
-	// source-guided fabric (Flow.Paths), weighted by latency.
+	// source-guided fabric (Flow.Paths), weighted by latency, or without
+	// them among Params.Entropies equal-weight EVs that ECMP hashes
+	// (coarse-grained Spritz; in the UDP agent, its source ports).
 	OPSWeighted // weighted OPS: a path per packet, by weight
 	Scout       // Spritz-Scout: reuse good paths until negative feedback
 	Spray       // Spritz-Spray: recycle each good path once per good ACK

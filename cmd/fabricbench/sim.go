@@ -89,7 +89,7 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.StringVar(&o.topo, "topo", "", "fabric: htsim .topo file or generator spec (required)")
 	fl.StringVar(&o.tm, "tm", "", "traffic: htsim .cm file or generator spec (required)")
 	fl.StringVar(&o.cc, "cc", "nscc", "congestion control: nscc or dctcp")
-	fl.StringVar(&o.lb, "lb", "reps", "load balancing: reps, ops or ecmp; with --routing source-guided also ops-w (weighted OPS), spritz-scout, spritz-spray or flicr, which choose among the fabric's listed paths by latency weight; with --routing port-msb also owd (one path per flow, chosen by one-way queuing-delay probes)")
+	fl.StringVar(&o.lb, "lb", "reps", "load balancing: reps, ops or ecmp; also ops-w (weighted OPS), spritz-scout, spritz-spray or flicr, which with --routing source-guided choose among the fabric's listed paths by latency weight and on hash ECMP among --entropies equal-weight entropies (coarse-grained Spritz); with --routing port-msb also owd (one path per flow, chosen by one-way queuing-delay probes)")
 	fl.StringVar(&o.planes, "planes", "plb", "multi-plane hosts (a --topo with planes=N): plb (per-plane congestion control), global (one window over all planes) or entropy (entropy source routing)")
 	fl.BoolVar(&o.trim, "trim", true, "switches trim packets when the data queue is full (false: drop, recover by timeout)")
 	fl.BoolVar(&o.ecn, "ecn", true, "RED ECN marking at dequeue")
@@ -287,8 +287,12 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if lb == transport.OWD && lowDiam != sim.PortMSB {
 		return badInput(fmt.Errorf("--lb owd probes paths selected by the entropy's MSB: it needs --routing port-msb (on a dragonfly fabric)"))
 	}
-	if lb.PathAware() && lowDiam != sim.SourceGuided {
-		return badInput(fmt.Errorf("--lb %s chooses among a source-guided fabric's paths: it needs --routing source-guided (on a dragonfly or slimfly fabric)", lb))
+	// Path-aware load balancers learn per entropy (EV): fine-grained on
+	// source-guided routing, coarse-grained where switches hash the EV
+	// (hash, minimal). Where the switch picks each packet's path (adaptive,
+	// valiant, ugal) an EV names no path; with port-msb its MSB is owd's.
+	if lb.PathAware() && (routing == sim.RoutingAdaptive || (isLD && lowDiam != sim.SourceGuided && lowDiam != sim.Minimal)) {
+		return badInput(fmt.Errorf("--lb %s learns which entropies reach good paths: it needs --routing hash (ECMP hashing, coarse-grained), minimal or source-guided, not %s", lb, o.routing))
 	}
 	arStale, err := workloads.ParseDuration(o.arStaleness)
 	if err != nil {

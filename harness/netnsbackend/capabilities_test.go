@@ -68,6 +68,30 @@ jobs:
 	if want := "planes.yaml:1:16: fabric.spec: the netns backend cannot do multi-plane hosts: " + capabilities.Unsupported[harness.FeatPlanes] + "; use a single-plane fabric (this one has 2 planes)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("planes: %v, want %q", err, want)
 	}
+	// The path-aware load balancers run on the lab's ECMP hashing (each
+	// UDP source port an EV, coarse-grained Spritz); source-guided routing
+	// is refused at the mode.
+	for _, lb := range []string{"ops-w", "spritz-scout", "spritz-spray", "flicr"} {
+		for _, mode := range []string{"hash", "source-guided"} {
+			file := filepath.Join(dir, lb+"-"+mode+".yaml")
+			if err := os.WriteFile(file, []byte(`fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.2"}
+features: {ecn: {enabled: false}, trimming: {enabled: false}, ecmp: {mode: `+mode+`}}
+telemetry: {interval: 1ms}
+transport: {lb: `+lb+`}
+jobs:
+  - {name: p, workload: permutation, size: 64KiB}
+`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := harness.PlanBackend(context.Background(), file, Name)
+			if mode == "hash" && err != nil {
+				t.Errorf("%s on hash ECMP: %v", lb, err)
+			}
+			if want := "features.ecmp.mode: the netns backend cannot do low-diameter routing"; mode != "hash" && (err == nil || !strings.Contains(err.Error(), want)) {
+				t.Errorf("%s on %s: %v, want %q", lb, mode, err, want)
+			}
+		}
+	}
 	for _, s := range []string{"lab-smoke.yaml", "lab-degraded.yaml", "lab-srv6.yaml"} {
 		if _, _, err := harness.PlanBackend(context.Background(), filepath.Join("..", "..", "examples", "suites", s), Name); err != nil {
 			t.Errorf("%s: %v", s, err)

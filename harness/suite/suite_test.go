@@ -477,7 +477,10 @@ func TestBadSuites(t *testing.T) {
 		{"vrf table", base + "features:\n  vrfs:\n    - {name: a}\n", `9:7: features.vrfs[0].table: must be a positive routing table number, not 0`},
 		{"unknown cc", base + "transport:\n  cc: cubic\n", `8:7: transport.cc: unknown congestion control "cubic" (want nscc or dctcp)`},
 		{"unknown lb", base + "transport:\n  lb: flowlet\n", `8:7: transport.lb: unknown load balancer "flowlet" (want ecmp, ops, reps, ops-w, spritz-scout, spritz-spray, flicr or owd)`},
-		{"path-aware lb without source-guided routing", base + "transport:\n  lb: spritz-spray\n", `8:7: transport.lb: spritz-spray chooses among a source-guided fabric's paths: it needs features.ecmp.mode: source-guided (a dragonfly or slimfly fabric)`},
+		{"path-aware lb on adaptive routing", base + "features:\n  ecmp: {mode: adaptive}\ntransport:\n  lb: spritz-spray\n",
+			`10:7: transport.lb: spritz-spray learns which entropies reach good paths, but with features.ecmp.mode: adaptive the switches choose each packet's path: use mode hash (ECMP hashing, coarse-grained) or source-guided (a dragonfly or slimfly fabric)`},
+		{"path-aware lb without src-port in the hash", base + "features:\n  ecmp: {hash: [src-ip, dst-ip]}\ntransport:\n  lb: flicr\n",
+			`10:7: transport.lb: flicr steers packets by their UDP source port (the entropy); features.ecmp.hash must include src-port`},
 		{"mtu out of range", base + "transport:\n  mtu: 100\n", `8:8: transport.mtu: 100 is out of range (want 256..9216)`},
 		{"telemetry path", base + "telemetry:\n  paths: [interfaces]\n", `8:11: telemetry.paths[0]: "interfaces" must start with /`},
 		{"influx url", base + "telemetry:\n  sink:\n    influx: {url: 'localhost:8086', bucket: b}\n", `9:19: telemetry.sink.influx.url: "localhost:8086" is not an http(s) URL`},
@@ -717,5 +720,21 @@ func TestLoadErrors(t *testing.T) {
 	_, err := Parse("bomb.yaml", []byte(b.String()))
 	if err == nil || !strings.Contains(err.Error(), "document too large") {
 		t.Errorf("alias bomb: %v", err)
+	}
+}
+
+// TestPathAwareLBOnHashECMP: the path-aware load balancers run on plain
+// ECMP hashing (coarse-grained Spritz: each UDP source port an EV), also
+// in a matrix that sweeps them next to the others.
+func TestPathAwareLBOnHashECMP(t *testing.T) {
+	for _, lb := range []string{"ops-w", "spritz-scout", "spritz-spray", "flicr"} {
+		s := mustParse(t, "x.yaml", base+"transport:\n  lb: "+lb+"\n")
+		if s.Transport.LB != lb || s.Features.ECMP.Mode != ECMPModeHash {
+			t.Errorf("%s: parsed lb %q on mode %q", lb, s.Transport.LB, s.Features.ECMP.Mode)
+		}
+	}
+	s := mustParse(t, "x.yaml", base+"matrix:\n  transport.lb: [ecmp, reps, spritz-spray, flicr]\n")
+	if pts, err := s.Points(); err != nil || len(pts) != 4 {
+		t.Fatalf("%d points, %v", len(pts), err)
 	}
 }

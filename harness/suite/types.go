@@ -94,7 +94,8 @@ type ECMP struct {
 	// slimfly fabrics (simulator only) the low-diameter routing minimal,
 	// valiant, ugal-l, ugal-g or source-guided (the sender's entropy picks
 	// the first two hops; pair it with transport.lb spritz-spray,
-	// spritz-scout, ops-w or flicr).
+	// spritz-scout, ops-w or flicr, which on hash and minimal run
+	// coarse-grained, every entropy an equal-weight EV).
 	Mode string `yaml:"mode"`
 	// Adaptive routing's knobs (mode adaptive only). Staleness: how old
 	// the queue depths it decides on are (default 100ns; 0 live; at most
