@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -314,6 +315,7 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 				fmtUs(p.SimNow), p.Done, p.Flows, p.Events, float64(p.Events)/p.WallSoFar.Seconds()/1e6, p.WallSoFar.Truncate(time.Second))
 		}
 	}
+	setGC(fab)
 	s, err := sim.New(cfg)
 	if err != nil {
 		return badInput(err)
@@ -344,6 +346,17 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		}
 	}
 	return nil
+}
+
+// setGC bounds the Go heap's headroom on large fabrics: the default GOGC
+// of 100 lets the heap grow to twice the live data before a collection
+// (8192 hosts: 142 MB live, up to 248 MB of heap, 270 MB RSS); from 4096
+// hosts GOGC is 50 (about 1.5x, a few more collections of a heap that is
+// mostly long-lived), unless the GOGC environment variable is set.
+func setGC(fab *inventory.Fabric) {
+	if os.Getenv("GOGC") == "" && fab.NumHosts() >= 4096 {
+		debug.SetGCPercent(50)
+	}
 }
 
 // writeHeapProfile writes the live heap (after a collection) to path.
