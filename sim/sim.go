@@ -105,6 +105,12 @@ type Config struct {
 	// Minimal on (global hops, local hops), Valiant, UGALL or UGALG.
 	// LowDiameterOff (the default) leaves routing to Routing.
 	LowDiameter LowDiameter
+	// WindowRTT, when above a flow's own base RTT, is the base RTT its
+	// transport sizes the window on (initial and maximum window, QuickAdapt
+	// and FastIncrease targets, RTO): Spritz sizes every flow's window on
+	// the longest path of the topology (Sec. V-A; LongestPathRTT). 0: each
+	// flow's own path (the longest listed path under source-guided routing).
+	WindowRTT int64
 	// PFC makes traffic classes lossless with priority flow control
 	// (pfc.go); the zero value is off.
 	PFC PFC
@@ -681,6 +687,7 @@ func (s *Sim) startFlow(fi int32) {
 	if len(paths) > 0 {
 		rtt, hops = s.sgLongest(rtt, hops, mf.Src, mf.Dst, paths)
 	}
+	rtt = max(rtt, s.cfg.WindowRTT)
 	path := transport.Path{BaseRTT: rtt, RateBps: rate, RTO: s.pathRTO(rtt, rate, hops)}
 	st.snd = transport.NewSender(&s.tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path, Paths: paths})
 	st.rcv = transport.NewReceiverFor(&s.tp, uint32(fi), st.snd.Packets())

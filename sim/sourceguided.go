@@ -245,3 +245,29 @@ func (s *Sim) sgLongest(rtt int64, hops int, a, b int, paths []transport.PathEV)
 	// one (Dragonfly: local-global-local-global-local against a single global).
 	return rtt, hops + 3
 }
+
+// LongestPathRTT is the unloaded round trip of the fabric's longest
+// bounded path under source-guided routing, from the first and from the
+// last host to every other (Spritz's BDP "calculated based on the longest
+// path for each topology"; Config.WindowRTT). 0 when routing is not
+// source-guided.
+func (s *Sim) LongestPathRTT() int64 {
+	if s.ld.mode != SourceGuided {
+		return 0
+	}
+	var out int64
+	n := s.f.NumHosts()
+	for _, a := range []int{0, n - 1} {
+		for b := 0; b < n; b++ {
+			if a == b {
+				continue
+			}
+			rtt, _, _ := s.pathInfo(a, b)
+			if ps := s.SourceGuidedPaths(a, b); len(ps) > 0 {
+				rtt, _ = s.sgLongest(rtt, 0, a, b, ps)
+			}
+			out = max(out, rtt)
+		}
+	}
+	return out
+}

@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
@@ -14,21 +16,23 @@ import (
 // spritzScheme is one column of Spritz Table III: a switch routing mode
 // and an endpoint load balancer.
 type spritzScheme struct {
-	name string
-	mode LowDiameter
-	lb   transport.LBKind
+	name    string
+	mode    LowDiameter
+	lb      transport.LBKind
+	uniform bool // path weights all 1 (the paper's "(u)")
 }
 
 var spritzSchemes = []spritzScheme{
-	{"Minimal", Minimal, transport.OPS},
-	{"Valiant", Valiant, transport.OPS},
-	{"UGAL-L", UGALL, transport.OPS},
-	{"ECMP", SourceGuided, transport.ECMP},
-	{"Flicr (w)", SourceGuided, transport.Flicr},
-	{"OPS (u)", SourceGuided, transport.OPS},
-	{"OPS (w)", SourceGuided, transport.OPSWeighted},
-	{"Scout", SourceGuided, transport.Scout},
-	{"Spray (w)", SourceGuided, transport.Spray},
+	{"Minimal", Minimal, transport.OPS, false},
+	{"Valiant", Valiant, transport.OPS, false},
+	{"UGAL-L", UGALL, transport.OPS, false},
+	{"ECMP", SourceGuided, transport.ECMP, false},
+	{"Flicr (w)", SourceGuided, transport.Flicr, false},
+	{"OPS (u)", SourceGuided, transport.OPS, false},
+	{"OPS (w)", SourceGuided, transport.OPSWeighted, false},
+	{"Scout", SourceGuided, transport.Scout, false},
+	{"Spray (u)", SourceGuided, transport.Spray, true},
+	{"Spray (w)", SourceGuided, transport.Spray, false},
 }
 
 // spritzParams are the paper's transport settings: DCTCP with QuickAdapt
@@ -54,7 +58,9 @@ func spritzDragonfly(t testing.TB, p, a, h int, gbps int) *inventory.Fabric {
 
 func runSpritz(t testing.TB, f *inventory.Fabric, m *workloads.Matrix, sc spritzScheme, seed uint64, mut func(*Config)) (*Sim, *Result) {
 	t.Helper()
-	cfg := Config{Fabric: f, Matrix: m, Transport: spritzParams(sc.lb), Seed: seed, LowDiameter: sc.mode}
+	tp := spritzParams(sc.lb)
+	tp.SpritzUniform = sc.uniform
+	cfg := Config{Fabric: f, Matrix: m, Transport: tp, Seed: seed, LowDiameter: sc.mode}
 	if mut != nil {
 		mut(&cfg)
 	}
@@ -72,7 +78,7 @@ func fctUs(r *Result, id int) float64 { return float64(r.Flows[id].FCT) / 1e6 }
 func TestSpritzSolo91us(t *testing.T) {
 	f := spritzDragonfly(t, 4, 8, 4, 400)
 	m := &workloads.Matrix{Name: "solo", Hosts: f.NumHosts(), Flows: []workloads.Flow{{ID: 0, Src: 0, Dst: f.NumHosts() - 1, Size: 4 << 20, After: -1}}}
-	for _, sc := range []spritzScheme{{"Minimal", Minimal, transport.OPS}, {"Spray (w)", SourceGuided, transport.Spray}} {
+	for _, sc := range []spritzScheme{{"Minimal", Minimal, transport.OPS, false}, {"Spray (w)", SourceGuided, transport.Spray, false}} {
 		_, r := runSpritz(t, f, m, sc, 1, nil)
 		us := fctUs(r, 0)
 		t.Logf("solo 4 MiB, %s: %.1f us [paper 91 us]", sc.name, us)
@@ -82,94 +88,119 @@ func TestSpritzSolo91us(t *testing.T) {
 	}
 }
 
-// adversarialMonitored is the Figure 5 microbenchmark: a monitored 4 MiB
-// flow from the first host of group 0 to the last host of group dst,
-// while in every congested group the hosts send background flows to the
-// hosts of the router holding the group's global link to the destination
-// group. Groups listed in free carry no background.
-func adversarialMonitored(f *inventory.Fabric, dstGroup int, free map[int]bool, bg int64, variant int) *workloads.Matrix {
-	n := f.NumHosts()
-	per := f.HostsPerPod
-	m := &workloads.Matrix{Name: "spritz-fig5", Hosts: n}
-	mon := workloads.Flow{ID: 0, Src: 0, Dst: dstGroup*per + per - 1, Size: 4 << 20, After: -1}
-	m.Flows = append(m.Flows, mon)
-	groups := n / per
-	// the router of group g with a global link to dstGroup, by its hosts
-	exit := func(g int) []int {
-		for _, l := range f.Links {
-			if !l.Global {
-				continue
-			}
-			a, b := f.Ports[l.A].Node, f.Ports[l.B].Node
-			for _, xy := range [][2]int{{a, b}, {b, a}} {
-				if f.Nodes[xy[0]].Pod == g && f.Nodes[xy[1]].Pod == dstGroup {
-					var hs []int
-					for h := 0; h < n; h++ {
-						if f.HostLeaf(h) == xy[0] {
-							hs = append(hs, h)
-						}
-					}
-					return hs
+// spritzPaper is Spritz Sec. V-A's sizing: every port's queue holds one
+// BDP of the topology's longest bounded path (Table II: 88 packets on its
+// Dragonfly; 94 here, where a path's latency also counts serialisation
+// at every hop), and every flow's window (1.5 BDP, initial and maximum)
+// is sized on that path too, whatever its own path or routing mode.
+func spritzPaper(t testing.TB, f *inventory.Fabric) func(*Config) {
+	t.Helper()
+	m := &workloads.Matrix{Name: "x", Hosts: f.NumHosts(), Flows: []workloads.Flow{{ID: 0, Src: 0, Dst: 1, Size: 1, After: -1}}}
+	s, err := New(Config{Fabric: f, Matrix: m, Transport: spritzParams(transport.Spray), Seed: 1, LowDiameter: SourceGuided})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtt := s.LongestPathRTT()
+	w := s.wire()
+	bdp := int64(math.Ceil(float64(f.Links[0].RateBps) * float64(rtt) / 8e12 / float64(w)))
+	return func(c *Config) { c.WindowRTT, c.QueueBytes = rtt, bdp*w }
+}
+
+// spritzStats are one scheme's monitored FCTs over seeds 1..n.
+type spritzStats struct {
+	fct          []float64 // by seed
+	mean, median float64
+}
+
+// runTableIII runs the monitored benchmark m for every scheme over seeds
+// 1..seeds with the paper's sizing, two runs at a time.
+func runTableIII(t *testing.T, f *inventory.Fabric, m *workloads.Matrix, seeds int) map[string]*spritzStats {
+	t.Helper()
+	mut := spritzPaper(t, f)
+	out := map[string]*spritzStats{}
+	for _, sc := range spritzSchemes {
+		out[sc.name] = &spritzStats{fct: make([]float64, seeds)}
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for _, sc := range spritzSchemes {
+		for seed := 1; seed <= seeds; seed++ {
+			wg.Add(1)
+			go func(sc spritzScheme, seed int) {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				_, r := runSpritz(t, f, m, sc, uint64(seed), mut)
+				if r.Flows[0].FCT < 0 {
+					t.Errorf("%s seed %d: the monitored flow did not finish", sc.name, seed)
+					return
 				}
-			}
-		}
-		return nil
-	}
-	for g := 0; g < groups; g++ {
-		if g == dstGroup || free[g] {
-			continue
-		}
-		tg := exit(g)
-		in := map[int]bool{}
-		for _, h := range tg {
-			in[h] = true
-		}
-		k := 0
-		for h := g * per; h < (g+1)*per; h++ {
-			if h == mon.Src || in[h] {
-				continue
-			}
-			dst := tg[k%len(tg)]
-			if variant == 1 {
-				// through the exit router into the destination group,
-				// to any host there but the monitored one
-				dst = dstGroup*per + (g*per+k)%(per-1)
-			}
-			m.Flows = append(m.Flows, workloads.Flow{ID: len(m.Flows), Src: h, Dst: dst, Size: bg, After: -1})
-			k++
+				out[sc.name].fct[seed-1] = fctUs(r, 0)
+			}(sc, seed)
 		}
 	}
-	return m
+	wg.Wait()
+	for _, sc := range spritzSchemes {
+		st := out[sc.name]
+		v := append([]float64(nil), st.fct...)
+		sort.Float64s(v)
+		for _, x := range v {
+			st.mean += x / float64(len(v))
+		}
+		st.median = v[len(v)/2]
+		t.Logf("%-10s monitored FCT mean %4.0f us, median %4.0f, by seed %4.0f", sc.name, st.mean, st.median, st.fct)
+	}
+	return out
 }
 
 // TestSpritzTableIII is Spritz Table III on the 72-host Dragonfly (p2 a4
-// h2, 400 Gb/s, Table II's latencies): the monitored 4 MiB flow from
-// group 0 to group 8 while every group but 7 (free) and 8 pushes
-// background through its exit router into group 8 (adversarialMonitored),
-// each scheme over seeds 1-5. Spritz-Scout and Spritz-Spray find the paths
-// through the free group: at least 1.3x faster than UGAL-L [paper 110 and
-// 121 vs 199 us]. ECMP, one path per flow, is a lottery (logged, not
-// asserted: here it is not the worst, see README).
+// h2, 400 Gb/s, Table II's latencies and sizing): the monitored 4 MiB flow
+// from host 0 (group 0) to host 71 (group 8) with the paper's Figure 5
+// background (workloads.Monitored: group 7 and the destination group
+// idle; in groups 0-6 every host off the exit router sends 6 MiB to the
+// exit router's hosts), each scheme over seeds 1-5.
+//
+// ECMP, one path per flow for the background too, is the worst on
+// average [paper: 502 us, every other scheme <= 244]. The paper's other
+// ordering, Scout and Spray >= 1.3x faster than UGAL-L [110/121 vs 199
+// us], does not hold with this background here and is only logged
+// (README): the background's congestion is transient in this simulator
+// (DCTCP settles the exit routers' incasts within ~35 us, after which no
+// monitored packet is marked), so the monitored FCT is decided by how
+// fast each flow's window recovers, not by the paths it finds.
 func TestSpritzTableIII(t *testing.T) {
 	f := spritzDragonfly(t, 2, 4, 2, 400)
-	m := adversarialMonitored(f, 8, map[int]bool{7: true}, 6<<20, 1)
-	mon, worst, all := map[string]float64{}, map[string]float64{}, map[string]float64{}
-	const seeds = 5
-	for _, sc := range spritzSchemes {
-		var fcts []float64
-		for seed := uint64(1); seed <= seeds; seed++ {
-			_, r := runSpritz(t, f, m, sc, seed, nil)
-			fcts = append(fcts, fctUs(r, 0))
-			mon[sc.name] += fctUs(r, 0) / seeds
-			worst[sc.name] = max(worst[sc.name], fctUs(r, 0))
-			all[sc.name] += meanFCTUs(t, r) / seeds
-		}
-		t.Logf("%-10s monitored FCT mean %4.0f us %4.0f, all flows mean %4.0f us", sc.name, mon[sc.name], fcts, all[sc.name])
+	m, err := workloads.ParseSpec("monitored:size=6MiB,free=1", f, 1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("worst seed: ECMP %.0f us, UGAL-L %.0f, Scout %.0f, Spray %.0f", worst["ECMP"], worst["UGAL-L"], worst["Scout"], worst["Spray (w)"])
+	st := runTableIII(t, f, m, 5)
+	for _, sc := range spritzSchemes {
+		if sc.name != "ECMP" && st[sc.name].mean >= st["ECMP"].mean {
+			t.Errorf("%s mean %.0f us is not below ECMP's %.0f: ECMP should be the worst [paper 502 us]", sc.name, st[sc.name].mean, st["ECMP"].mean)
+		}
+	}
 	for _, n := range []string{"Scout", "Spray (w)"} {
-		if sp := mon["UGAL-L"] / mon[n]; sp < 1.3 {
-			t.Errorf("monitored flow: %s %.0f us is only %.2fx faster than UGAL-L %.0f us, want >= 1.3x", n, mon[n], sp, mon["UGAL-L"])
+		t.Logf("%s vs UGAL-L: %.2fx [paper 1.8x]", n, st["UGAL-L"].mean/st[n].mean)
+	}
+}
+
+// TestSpritzFreeGroups is the Table III benchmark with the background of
+// the into=dst variant (not the paper's text): the congested groups'
+// background goes on through their exit routers' global links into the
+// destination group, so the congestion sits on the paths through those
+// groups and stays. Spritz-Scout and Spritz-Spray find the paths through
+// the free group: >= 1.3x faster than UGAL-L over seeds 1-5.
+func TestSpritzFreeGroups(t *testing.T) {
+	f := spritzDragonfly(t, 2, 4, 2, 400)
+	m, err := workloads.ParseSpec("monitored:size=6MiB,free=1,into=dst", f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := runTableIII(t, f, m, 5)
+	for _, n := range []string{"Scout", "Spray (w)"} {
+		if sp := st["UGAL-L"].mean / st[n].mean; sp < 1.3 {
+			t.Errorf("%s %.0f us is only %.2fx faster than UGAL-L %.0f us, want >= 1.3x", n, st[n].mean, sp, st["UGAL-L"].mean)
 		}
 	}
 }
@@ -189,22 +220,40 @@ func meanFCTUs(t testing.TB, r *Result) float64 {
 
 // TestSpritzAdversarial is the adversarial pattern (every host sends 2 MiB
 // to the host in the same position of the next group) on the 72-host
-// Dragonfly: minimal routing crowds each group pair's one global link
-// (>= 2x slower than Valiant), and Spritz-Spray beats the best baseline (the switch
-// routing modes, ECMP and Flicr) by >= 1.2x in mean FCT [paper: 1.3-1.5x
-// over the next best].
+// Dragonfly with the paper's sizing, mean FCT of all flows over seeds 1-5:
+// minimal routing crowds each group pair's one global link (>= 2x slower
+// than Valiant), and Spritz-Spray beats the best baseline (the switch
+// routing modes, ECMP and Flicr) by >= 1.2x [paper: 1.3-1.5x over the
+// next best]. Against weighted OPS (a Spritz-framework sprayer) the gap
+// is smaller and only logged: both come close to the pattern's capacity
+// bound (README), which leaves no room for 1.2x between them here.
 func TestSpritzAdversarial(t *testing.T) {
 	f := spritzDragonfly(t, 2, 4, 2, 400)
 	m := nextGroup(f, 2<<20)
-	mean, tail := map[string]float64{}, map[string]float64{}
+	mut := spritzPaper(t, f)
+	const seeds = 5
+	mean := map[string]float64{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
 	for _, sc := range spritzSchemes {
-		_, r := runSpritz(t, f, m, sc, 1, nil)
-		var mx float64
-		for _, fr := range r.Flows {
-			mx = max(mx, float64(fr.FCT)/1e6)
+		for seed := 1; seed <= seeds; seed++ {
+			wg.Add(1)
+			go func(sc spritzScheme, seed int) {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				_, r := runSpritz(t, f, m, sc, uint64(seed), mut)
+				v := meanFCTUs(t, r)
+				mu.Lock()
+				mean[sc.name] += v / seeds
+				mu.Unlock()
+			}(sc, seed)
 		}
-		mean[sc.name], tail[sc.name] = meanFCTUs(t, r), mx
-		t.Logf("%-10s group i->i+1: mean FCT %4.0f us, max %4.0f us, trims %d", sc.name, mean[sc.name], mx, r.Packets.Trimmed)
+	}
+	wg.Wait()
+	for _, sc := range spritzSchemes {
+		t.Logf("%-10s group i->i+1: mean FCT %4.0f us (seeds 1-%d)", sc.name, mean[sc.name], seeds)
 	}
 	if mean["Minimal"] < 2*mean["Valiant"] {
 		t.Errorf("minimal %.0f us should be >= 2x valiant %.0f us on adversarial traffic", mean["Minimal"], mean["Valiant"])
@@ -218,7 +267,7 @@ func TestSpritzAdversarial(t *testing.T) {
 	if sp := best / mean["Spray (w)"]; sp < 1.2 {
 		t.Errorf("Spray %.0f us is only %.2fx faster than the best baseline %s %.0f us, want >= 1.2x", mean["Spray (w)"], sp, bestName, best)
 	} else {
-		t.Logf("Spray %.0f us: %.2fx faster than the best baseline, %s %.0f us", mean["Spray (w)"], sp, bestName, best)
+		t.Logf("Spray %.0f us: %.2fx faster than the best baseline, %s %.0f us; %.2fx faster than OPS (w)", mean["Spray (w)"], sp, bestName, best, mean["OPS (w)"]/mean["Spray (w)"])
 	}
 }
 
@@ -319,11 +368,11 @@ func TestSpritzLinkFailures(t *testing.T) {
 	m := workloads.Permutation(f, 1<<20, 3)
 	p99 := map[string]float64{}
 	for _, sc := range []spritzScheme{
-		{"Valiant", Valiant, transport.OPS},
-		{"OPS (u)", SourceGuided, transport.OPS},
-		{"Scout", SourceGuided, transport.Scout},
-		{"Spray (w)", SourceGuided, transport.Spray},
-		{"ECMP", SourceGuided, transport.ECMP},
+		{"Valiant", Valiant, transport.OPS, false},
+		{"OPS (u)", SourceGuided, transport.OPS, false},
+		{"Scout", SourceGuided, transport.Scout, false},
+		{"Spray (w)", SourceGuided, transport.Spray, false},
+		{"ECMP", SourceGuided, transport.ECMP, false},
 	} {
 		_, r := runSpritz(t, f, m, sc, 1, func(c *Config) { c.Links = fails; c.End = 2_000_000_000 })
 		var p float64
@@ -364,24 +413,56 @@ func TestSpritzLinkFailures(t *testing.T) {
 	}
 }
 
-// TestSpritzTableIII342 is the Table III benchmark on the 342-host
-// Dragonfly (p3 a6 h3, 19 groups; groups 16 and 17 free, destination group
-// 18), seed 1. About 15 s of CPU: it runs with FABRICBENCH_SPRITZ_342=1.
+// TestSpritzTableIII342 is the Table III benchmark (paper pattern and
+// sizing) on the 342-host Dragonfly (p3 a6 h3, 19 groups; groups 16 and
+// 17 free, destination host 341 in group 18), seeds 1-5: ECMP's mean is
+// the worst. About a minute of CPU: it runs with FABRICBENCH_SPRITZ_342=1.
 func TestSpritzTableIII342(t *testing.T) {
 	if os.Getenv("FABRICBENCH_SPRITZ_342") == "" {
-		t.Skip("342-host Table III takes about 15 s of CPU; set FABRICBENCH_SPRITZ_342=1 to run it")
+		t.Skip("342-host Table III (10 schemes x 5 seeds) takes about a minute of CPU; set FABRICBENCH_SPRITZ_342=1 to run it")
 	}
 	f := spritzDragonfly(t, 3, 6, 3, 400)
-	m := adversarialMonitored(f, 18, map[int]bool{17: true, 16: true}, 6<<20, 1)
-	mon := map[string]float64{}
+	m, err := workloads.ParseSpec("monitored:size=6MiB,free=2", f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := runTableIII(t, f, m, 5)
 	for _, sc := range spritzSchemes {
-		_, r := runSpritz(t, f, m, sc, 1, nil)
-		mon[sc.name] = fctUs(r, 0)
-		t.Logf("%-10s monitored FCT %4.0f us, all flows mean %4.0f us", sc.name, mon[sc.name], meanFCTUs(t, r))
+		if sc.name != "ECMP" && st[sc.name].mean >= st["ECMP"].mean {
+			t.Errorf("%s mean %.0f us is not below ECMP's %.0f: ECMP should be the worst", sc.name, st[sc.name].mean, st["ECMP"].mean)
+		}
 	}
 	for _, n := range []string{"Scout", "Spray (w)"} {
-		if sp := mon["UGAL-L"] / mon[n]; sp < 1.3 {
-			t.Errorf("%s %.0f us is only %.2fx faster than UGAL-L %.0f us, want >= 1.3x", n, mon[n], sp, mon["UGAL-L"])
+		t.Logf("%s vs UGAL-L: %.2fx [paper 1.8x]", n, st["UGAL-L"].mean/st[n].mean)
+	}
+}
+
+// TestSpritzTableIII1056 runs the Table III benchmark (paper pattern and
+// sizing, groups 30 and 31 free, monitored host 0 -> 1055) on the paper's
+// own Dragonfly (p4 a8 h4, 1056 hosts), seed 1, for Minimal, UGAL-L,
+// ECMP, Scout and Spray (w). A measurement for the README (about two
+// minutes of CPU, with FABRICBENCH_SPRITZ_1056=1): it asserts only that
+// the monitored flow finishes.
+func TestSpritzTableIII1056(t *testing.T) {
+	if os.Getenv("FABRICBENCH_SPRITZ_1056") == "" {
+		t.Skip("1056-host Table III takes about two minutes of CPU; set FABRICBENCH_SPRITZ_1056=1 to run it")
+	}
+	f := spritzDragonfly(t, 4, 8, 4, 400)
+	m, err := workloads.ParseSpec("monitored:size=6MiB,free=2", f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mut := spritzPaper(t, f)
+	for _, sc := range spritzSchemes {
+		switch sc.name {
+		case "Minimal", "UGAL-L", "ECMP", "Scout", "Spray (w)":
+		default:
+			continue
 		}
+		_, r := runSpritz(t, f, m, sc, 1, mut)
+		if r.Flows[0].FCT < 0 {
+			t.Fatalf("%s: the monitored flow did not finish", sc.name)
+		}
+		t.Logf("%-10s monitored FCT %4.0f us", sc.name, fctUs(r, 0))
 	}
 }

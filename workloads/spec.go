@@ -28,6 +28,7 @@ var specKinds = []specKind{
 	{name: "unf", keys: []string{"size", "flows", "start"}, required: []string{"size"}},
 	{name: "adv1", keys: []string{"size", "flows", "src_group", "dst_group", "start"}, required: []string{"size"}},
 	{name: "adv2", keys: []string{"size", "flows", "dst_group", "start"}, required: []string{"size"}},
+	{name: "monitored", keys: []string{"size", "flow", "src", "dst", "free", "into", "start"}, required: []string{"size"}},
 }
 
 func specKindNames() string {
@@ -185,6 +186,43 @@ func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
 			return nil, err
 		}
 		if m, err = GroupShift(f, size, shift); err != nil {
+			return nil, fail("%v", err)
+		}
+	case "monitored":
+		mb := Monitored{Src: 0, Dst: hosts - 1, Size: 4 << 20, BackgroundSize: size}
+		if v, ok := params["flow"]; ok {
+			if mb.Size, err = ParseSize(v); err != nil || mb.Size <= 0 {
+				return nil, fail("key \"flow\" expects a positive size, got %q", v)
+			}
+		}
+		if x, err := hostKey(f, params, "src", fail); err != nil {
+			return nil, err
+		} else if x >= 0 {
+			mb.Src = x
+		}
+		if x, err := hostKey(f, params, "dst", fail); err != nil {
+			return nil, err
+		} else if x >= 0 {
+			mb.Dst = x
+		}
+		switch v := params["into"]; v {
+		case "", "exit":
+		case "dst":
+			mb.IntoDst = true
+		default:
+			return nil, fail("key \"into\" expects exit (the paper's pattern) or dst, got %q", v)
+		}
+		nFree, err := intKey("free", 1, 0, hosts)
+		if err != nil {
+			return nil, err
+		}
+		gs, err := hostGroupsOf(f)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		pod := func(h int) int { return f.Nodes[f.HostLeaf(h)].Pod }
+		mb.Free = FreeBefore(len(gs), pod(mb.Src), pod(mb.Dst), nFree)
+		if m, err = mb.Matrix(f); err != nil {
 			return nil, fail("%v", err)
 		}
 	case "unf", "adv1", "adv2":

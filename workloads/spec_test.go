@@ -114,8 +114,8 @@ func TestParseSpec(t *testing.T) {
 	checkAllToAll(t, stripStart(AllToAll(f, 1<<20, 4, 3)), 16, 4, 1<<20)
 
 	for _, tc := range []struct{ spec, want string }{
-		{"", `workload "": missing workload kind (valid kinds: permutation, incast, alltoall, groupshift, unf, adv1, adv2; or the path of a .cm file)`},
-		{"perm:size=1", `workload "perm:size=1": unknown workload kind "perm" (valid kinds: permutation, incast, alltoall, groupshift, unf, adv1, adv2; or the path of a .cm file)`},
+		{"", `workload "": missing workload kind (valid kinds: permutation, incast, alltoall, groupshift, unf, adv1, adv2, monitored; or the path of a .cm file)`},
+		{"perm:size=1", `workload "perm:size=1": unknown workload kind "perm" (valid kinds: permutation, incast, alltoall, groupshift, unf, adv1, adv2, monitored; or the path of a .cm file)`},
 		{"permutation", `workload "permutation": permutation needs key "size" (valid keys: size, start)`},
 		{"permutation:", `workload "permutation:": permutation needs key "size" (valid keys: size, start)`},
 		{"permutation:sz=1", `workload "permutation:sz=1": unknown key "sz" for permutation (valid keys: size, start)`},

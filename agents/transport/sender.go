@@ -60,6 +60,7 @@ type Params struct {
 	SpritzECNThreshold int     `json:"spritz_ecn_threshold"` // ECN marks before Scout drops a path (8)
 	SpritzWeightScale  float64 `json:"spritz_weight_scale"`  // w_scale on the shorter paths' weights (3)
 	SpritzBlock        Time    `json:"spritz_block_ps"`      // a path that timed out is not sampled for this long (500 us)
+	SpritzUniform      bool    `json:"spritz_uniform"`       // every path weight 1 (the paper's "(u)" variants) instead of Eq. 1
 	FlicrCell          int     `json:"flicr_cell"`           // Flicr flowcell, packets (16)
 	// OWD path selection (owd.go); 0 takes the paper's default.
 	OWDPaths  int     `json:"owd_paths"`  // candidates: 1 shortest + OWDPaths-1 non-shortest (8)

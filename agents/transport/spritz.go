@@ -151,6 +151,11 @@ func (b *balancer) initPaths(p *Params, paths []PathEV) {
 			scale = DefaultSpritzWeightScale
 		}
 		spritzWeights(paths, scale, sp.base)
+		if p.SpritzUniform {
+			for i := range sp.base {
+				sp.base[i] = 1
+			}
+		}
 	}
 	sp.explore, sp.ecnThr, sp.cell, sp.minBias, sp.block = p.SpritzExplore, p.SpritzECNThreshold, p.FlicrCell, DefaultSpritzMinBias, p.SpritzBlock
 	if sp.explore <= 0 {

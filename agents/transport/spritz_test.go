@@ -421,3 +421,34 @@ func TestParseLBNames(t *testing.T) {
 		}
 	}
 }
+
+// TestECMPOnePathPerFlow is the Spritz paper's ECMP baseline (Sec. V-A:
+// "each flow is assigned to a fixed path based on its five-tuple. Assigned
+// paths may be minimal or non-minimal"): given a path list, every packet
+// of a flow takes one EV, whatever the feedback, and across flows (seeds
+// standing in for five-tuple hashes) every listed path, minimal or not,
+// is drawn about equally often.
+func TestECMPOnePathPerFlow(t *testing.T) {
+	p := DefaultParams()
+	p.LB = ECMP
+	n := map[uint16]int{}
+	const flows = 4000
+	for seed := uint64(1); seed <= flows; seed++ {
+		r := newRNG(seed, 7)
+		b := newBalancer(ECMP, p.Entropies, p.REPSBuffer, &r, &p, testPaths)
+		e := b.next(0)
+		for i := 0; i < 50; i++ {
+			b.onAck(e, i%2 == 0)
+			b.onLoss(Time(i), e, i%7 == 0)
+			if x := b.next(Time(i)); x != e {
+				t.Fatalf("flow %d moved from path %04x to %04x", seed, e, x)
+			}
+		}
+		n[e]++
+	}
+	for _, pe := range testPaths {
+		if got := float64(n[pe.EV]) / flows; math.Abs(got-0.25) > 0.03 {
+			t.Errorf("path %04x (minimal %v) drawn for %.3f of the flows, want 0.25", pe.EV, pe.Minimal, got)
+		}
+	}
+}
