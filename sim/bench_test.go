@@ -8,7 +8,7 @@ import (
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
-func benchPermutation(b *testing.B, spec string) {
+func benchPermutation(b *testing.B, spec string, shards int) {
 	f, err := inventory.ParseSpec(spec)
 	if err != nil {
 		b.Fatal(err)
@@ -17,7 +17,7 @@ func benchPermutation(b *testing.B, spec string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s, err := New(Config{Fabric: f, Matrix: m, Transport: transport.DefaultParams(), Seed: 1})
+		s, err := New(Config{Fabric: f, Matrix: m, Transport: transport.DefaultParams(), Seed: 1, Shards: shards})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -29,7 +29,7 @@ func benchPermutation(b *testing.B, spec string) {
 
 // BenchmarkPermutation128: 128-host fat tree, 2 MiB permutation.
 func BenchmarkPermutation128(b *testing.B) {
-	benchPermutation(b, "fattree:hosts=128,tiers=3,gbps=100")
+	benchPermutation(b, "fattree:hosts=128,tiers=3,gbps=100", 0)
 }
 
 // BenchmarkPermutation1024 is the benchmark (also run by task bench
@@ -38,7 +38,16 @@ func BenchmarkPermutation1024(b *testing.B) {
 	if testing.Short() {
 		b.Skip("-short: the 1024-host benchmark takes a few seconds")
 	}
-	benchPermutation(b, "fattree:hosts=1024,tiers=3,gbps=100")
+	benchPermutation(b, "fattree:hosts=1024,tiers=3,gbps=100", 0)
+}
+
+// BenchmarkPermutation1024Parallel: the same in the parallel mode, 8
+// shards on GOMAXPROCS workers.
+func BenchmarkPermutation1024Parallel(b *testing.B) {
+	if testing.Short() {
+		b.Skip("-short: the 1024-host benchmark takes a few seconds")
+	}
+	benchPermutation(b, "fattree:hosts=1024,tiers=3,gbps=100", 8)
 }
 
 // TestHotPathAllocations: once the packet pool, queues and heap have grown,
@@ -54,12 +63,15 @@ func TestHotPathAllocations(t *testing.T) {
 	// Per-packet ACKs (the default), and coalesced ACKs with the ACK timer.
 	coalesced := transport.DefaultParams()
 	coalesced.AckEvery, coalesced.AckDelay = 4, 2*transport.Microsecond
-	for i, tp := range []transport.Params{transport.DefaultParams(), coalesced, transport.DefaultParams()} {
+	for i, tp := range []transport.Params{transport.DefaultParams(), coalesced, transport.DefaultParams(), coalesced} {
 		allocs := func(m *workloads.Matrix) float64 {
 			return testing.AllocsPerRun(3, func() {
 				cfg := Config{Fabric: f, Matrix: m, Transport: tp, Seed: 1}
 				if i == 2 { // adaptive routing on stale, weighted depths
 					cfg.Routing, cfg.ARStaleness, cfg.ARWeighted = RoutingAdaptive, 1e6, true
+				}
+				if i == 3 { // the parallel mode: 4 shards on 2 workers
+					cfg.Shards, cfg.Workers = 4, 2
 				}
 				s, err := New(cfg)
 				if err != nil {
@@ -71,9 +83,9 @@ func TestHotPathAllocations(t *testing.T) {
 		a, b := allocs(small), allocs(big)
 		// 128x more packets; per-flow arrays (sent state per packet) grow in a
 		// few allocations per flow, so the difference must stay tiny.
-		t.Logf("ack every %d: allocations per run: %.0f for 16 x 64 KiB flows, %.0f for 16 x 8 MiB flows", tp.AckEvery, a, b)
+		t.Logf("case %d, ack every %d: allocations per run: %.0f for 16 x 64 KiB flows, %.0f for 16 x 8 MiB flows", i, tp.AckEvery, a, b)
 		if b-a > 40*16 {
-			t.Errorf("ack every %d: the event loop allocates per packet: %.0f extra allocations for 128x the packets", tp.AckEvery, b-a)
+			t.Errorf("case %d, ack every %d: the event loop allocates per packet: %.0f extra allocations for 128x the packets", i, tp.AckEvery, b-a)
 		}
 	}
 }

@@ -104,4 +104,25 @@
 // Hosts pull packets from their senders round robin whenever the NIC is
 // free, with ACKs first; a host's NIC has no class queues (under PFC it
 // skips the senders of a paused class).
+//
+// Parallel mode (parallel.go, Config.Shards > 1): a conservative, windowed
+// (YAWNS) simulation of the same pipeline. Hosts are cut into contiguous
+// blocks (a fat tree's pods, a leaf-spine's leaf groups) and switches
+// follow the majority of their neighbours one tier down (core switches
+// and spines round robin). Each shard is a copy of the Sim sharing the
+// fabric-wide arrays, with its own event queue, packet pool, ECN random
+// stream and counters; a node's ports, a flow's sender (at its source
+// host) and its receiver (at its destination) belong to one shard each.
+// Windows are as long as the lookahead L, the shortest latency of a link
+// between shards (1 us on the benchmark's trees): within [T, T+L) shards
+// run independently on Workers goroutines, and the pipe stage copies a
+// packet for another shard into an outbox instead of onto its wire; at
+// the barrier each shard takes its inbound packets onto the wires (source
+// shard by source shard, in sending order) and the coordinator starts
+// successors of the flows completed in the window, in (time, flow) order,
+// at the barrier at the earliest. Results depend on the shard count, not
+// on the workers. Features that read or change state across shards in
+// mid-window are refused (ParallelUnsupported): link events and
+// reconvergence, telemetry sampling, adaptive and low-diameter routing,
+// PFC, SRv6, VRFs and multi-plane fabrics run serially.
 package sim

@@ -111,6 +111,36 @@ func (q *eventQueue) release(ch *evChunk) {
 	q.free = ch
 }
 
+// peek returns the time of the earliest event without moving the queue's
+// base (events can still be pushed at any time >= the last one popped).
+// The queue must not be empty.
+func (q *eventQueue) peek() int64 {
+	if q.b[0].tail != nil {
+		return q.last
+	}
+	_, min := q.lowest()
+	return min
+}
+
+// popBefore pops the earliest event if it is due before limit; otherwise
+// it leaves the queue as it is (the parallel mode's windows: events from
+// other shards may still come before the next one here).
+func (q *eventQueue) popBefore(limit int64) (event, bool) {
+	if q.n == 0 {
+		return event{}, false
+	}
+	if q.b[0].tail == nil {
+		i, min := q.lowest()
+		if min >= limit {
+			return event{}, false
+		}
+		q.spread(i, min)
+	} else if q.last >= limit {
+		return event{}, false
+	}
+	return q.pop(), true
+}
+
 // pop removes and returns the earliest event. The queue must not be empty.
 func (q *eventQueue) pop() event {
 	if q.b[0].tail == nil {
@@ -136,12 +166,16 @@ func (q *eventQueue) pop() event {
 // refill empties the lowest non-empty bucket into lower ones (bucket 0
 // gets the events at its minimum time), keeping their order.
 func (q *eventQueue) refill() {
+	q.spread(q.lowest())
+}
+
+// lowest returns the lowest non-empty bucket and its earliest time.
+func (q *eventQueue) lowest() (int, int64) {
 	i := 1
 	for q.b[i].head == nil {
 		i++
 	}
-	bk := q.b[i]
-	q.b[i] = evBucket{}
+	bk := &q.b[i]
 	min := bk.head.ev[0].at
 	for ch := bk.head; ch != nil; ch = ch.next {
 		for _, e := range ch.ev[:ch.n] {
@@ -150,6 +184,14 @@ func (q *eventQueue) refill() {
 			}
 		}
 	}
+	return i, min
+}
+
+// spread moves bucket i's events, whose earliest time is min, into lower
+// buckets with min as the new last key.
+func (q *eventQueue) spread(i int, min int64) {
+	bk := q.b[i]
+	q.b[i] = evBucket{}
 	q.last = min
 	for ch := bk.head; ch != nil; {
 		for _, e := range ch.ev[:ch.n] {

@@ -122,6 +122,19 @@ func TestFidelityHTSimCompatible(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: 25 runs of about 0.1-0.5 s")
 	}
+	fidelityHTSimCompatible(t, 0)
+}
+
+// TestFidelityHTSimCompatibleParallel runs the same scenarios, with the
+// same tolerances, in the parallel mode with 2 shards (2 workers).
+func TestFidelityHTSimCompatibleParallel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 25 runs of about 0.1-0.5 s")
+	}
+	fidelityHTSimCompatible(t, 2)
+}
+
+func fidelityHTSimCompatible(t *testing.T, shards int) {
 	_, err := os.Stat(filepath.Join(refDir, "perm_128n_128c_2MB.cm"))
 	haveRef := err == nil
 	f := refFabric(t)
@@ -137,11 +150,14 @@ func TestFidelityHTSimCompatible(t *testing.T) {
 		{"incast 32:1 OPS", "incast32.cm", transport.OPS, 4767.9, 5256.3},
 	} {
 		m := refMatrix(t, c.cm)
-		pp := fcts(t, run(t, Config{Fabric: f, Matrix: m, Transport: htsimParams(c.lb), Seed: 1}))
+		pp := fcts(t, run(t, Config{Fabric: f, Matrix: m, Transport: htsimParams(c.lb), Seed: 1, Shards: shards, Workers: shards}))
 		var p50s, maxs []float64
 		var retx []uint64
 		for _, seed := range compatSeeds {
-			co := run(t, Config{Fabric: f, Matrix: m, Transport: htsimCompat(c.lb), Seed: seed})
+			co := run(t, Config{Fabric: f, Matrix: m, Transport: htsimCompat(c.lb), Seed: seed, Shards: shards, Workers: shards})
+			if co.Shards != shards && shards > 1 {
+				t.Fatalf("%s: ran on %d shards, want %d", c.name, co.Shards, shards)
+			}
 			cs := fcts(t, co)
 			p50s, maxs, retx = append(p50s, cs.p50), append(maxs, cs.max), append(retx, co.Packets.Retransmitted)
 		}

@@ -22,6 +22,11 @@ func (s *Sim) transmit(pid int32, p *port, pi int32) {
 		}
 		pkt.epoch, pkt.port = p.epoch, pid
 		arr := p.freeAt + p.lat
+		if p.xshard != 0 {
+			// To another shard: copied into the outbox, merged at the barrier.
+			s.sendAcross(pid, p, arr, pi)
+			return
+		}
 		// Arrivals on one link are in transmission order (constant latency),
 		// so only the head of the wire needs a scheduled event.
 		if p.wire.size == 0 {

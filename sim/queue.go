@@ -20,6 +20,7 @@ type port struct {
 	up       bool
 	pending  bool  // an evTxDone is scheduled at freeAt
 	rrFresh  bool  // DWRR: the class at rr has not had its quantum this turn
+	xshard   uint8 // parallel mode: 1 + the shard of the far end when it is another shard's, else 0
 	freeAt   int64 // the port is serialising until this time
 	epoch    uint32
 	q0       classQueue

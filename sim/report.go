@@ -58,6 +58,11 @@ type Summary struct {
 	Events       uint64        `json:"events"`
 	EventsPerS   float64       `json:"events_per_s"`
 	PeakRSSBytes int64         `json:"peak_rss_bytes"`
+	// Shards is the parallel mode's shard count (results depend on it);
+	// Workers how many goroutines ran them (they do not). Both are 0 in the
+	// serial mode.
+	Shards  int `json:"shards,omitempty"`
+	Workers int `json:"workers,omitempty"`
 }
 
 // Quantiles of the completed flows' FCTs (all null when none completed).
@@ -126,6 +131,7 @@ func BuildReport(cfg ReportConfig, r *Result) *Report {
 		s.EventsPerS = float64(r.Events) / s.WallS
 	}
 	s.PeakRSSBytes = PeakRSS()
+	s.Shards, s.Workers = r.Shards, r.Workers
 	rep.Config.QueueBytes = r.QueueBytes
 	rep.Config.BaseRTTus = us(r.BaseRTT)
 	return rep

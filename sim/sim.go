@@ -120,6 +120,19 @@ type Config struct {
 	// VRF puts hosts into routing instances (vrf.go); the zero value is
 	// one routing table.
 	VRF VRF
+
+	// Shards, when > 1, runs the conservative parallel mode (parallel.go):
+	// the fabric is cut into this many shards (at most 255), each with its
+	// own event queue, packet pool and random stream, run in lock-step
+	// windows as long as the shortest link between two shards. Results
+	// depend on Shards (same-time events and ECN draws are ordered per
+	// shard) but not on Workers. 0 or 1 is the classic serial simulator.
+	// New refuses Shards > 1 with a feature that reads or changes state
+	// across shards (see ParallelUnsupported).
+	Shards int
+	// Workers is how many goroutines run the shards (0: GOMAXPROCS, at
+	// most Shards). It does not change results.
+	Workers int
 }
 
 // Class is a traffic class of the egress scheduler.
@@ -194,6 +207,10 @@ type Result struct {
 	Reroutes   int // ECMP recomputations after link changes (Config.Reconverge)
 	// Interrupted is set when Interrupt stopped the run early.
 	Interrupted bool
+	// Parallel mode (Config.Shards > 1): shards, worker goroutines and the
+	// lookahead (window) in picoseconds; 0 in the serial mode.
+	Shards, Workers int
+	Lookahead       int64
 }
 
 type flowState struct {
@@ -257,7 +274,10 @@ type Sim struct {
 	// Barrier groups: flows still running per group, flows waiting for it.
 	groupLeft map[int]int
 	groupWait map[int][]int32
-	stop      atomic.Bool
+	stop      *atomic.Bool
+	// Parallel mode (parallel.go): par on the coordinator, sh on a shard.
+	par *parallel
+	sh  *shard
 }
 
 // Interrupt asks a running Run to stop at the next check (every few
@@ -329,7 +349,15 @@ func New(cfg Config) (*Sim, error) {
 			return nil, fmt.Errorf("sim: link event %d: rate factor %g outside [0, 1]", i, le.RateFactor)
 		}
 	}
-	s := &Sim{cfg: cfg, f: cfg.Fabric, tp: cfg.Transport}
+	if cfg.Shards < 0 || cfg.Shards > maxShards || cfg.Workers < 0 {
+		return nil, fmt.Errorf("sim: %d shards and %d workers: want 0..%d shards and workers >= 0", cfg.Shards, cfg.Workers, maxShards)
+	}
+	if cfg.Shards > 1 {
+		if why := ParallelUnsupported(&cfg); why != "" {
+			return nil, fmt.Errorf("sim: the parallel mode (%d shards) does not support %s", cfg.Shards, why)
+		}
+	}
+	s := &Sim{cfg: cfg, f: cfg.Fabric, tp: cfg.Transport, stop: new(atomic.Bool)}
 	s.tp.Seed = cfg.Seed
 	s.rng = cfg.Seed*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
 	s.buildPorts()
@@ -360,6 +388,11 @@ func New(cfg Config) (*Sim, error) {
 	}
 	if err := s.buildVRF(); err != nil {
 		return nil, err
+	}
+	if cfg.Shards > 1 {
+		if err := s.buildShards(); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -550,6 +583,9 @@ func (s *Sim) buildFlows() error {
 
 // Run executes the simulation to completion (or End) and returns the result.
 func (s *Sim) Run() *Result {
+	if s.par != nil {
+		return s.runParallel()
+	}
 	wall := time.Now()
 	lastReport := wall
 	end := s.cfg.End
@@ -748,6 +784,12 @@ func (s *Sim) complete(fi int32) {
 	st := &s.flows[fi]
 	st.fct = s.now - st.start
 	s.done++
+	if s.sh != nil {
+		// Successors and barrier groups are global: the coordinator
+		// starts them at the next barrier, in a fixed order.
+		s.sh.completed = append(s.sh.completed, fi)
+		return
+	}
 	for _, nx := range st.succ {
 		s.q.push(s.now+s.cfg.Matrix.Flows[nx].Start, evFlowStart, nx, 0)
 	}

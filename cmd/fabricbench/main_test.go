@@ -118,6 +118,9 @@ func TestSimBadInput(t *testing.T) {
 		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--kmin", "0.9", "--kmax", "0.1"}, "kmin"},
 		{[]string{"sim", "--topo", "nosuchfile.topo", "--tm", "permutation:size=1MB"}, "nosuchfile.topo"},
 		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--bogus"}, "unknown flag"},
+		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--shards", "256"}, "--shards"},
+		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--workers", "-1"}, "--workers"},
+		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--shards", "2", "--routing", "adaptive"}, "parallel mode (2 shards) does not support adaptive routing"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, c.args...)
@@ -127,6 +130,43 @@ func TestSimBadInput(t *testing.T) {
 		}
 		if !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: error %q does not mention %q", c.args, stderr, c.want)
+		}
+	}
+}
+
+// TestSimShardsAndWorkers: --shards runs the parallel mode; --workers does
+// not change its results.
+func TestSimShardsAndWorkers(t *testing.T) {
+	var flows []any
+	for _, w := range []string{"1", "2"} {
+		out := filepath.Join(t.TempDir(), "run.json")
+		code, stdout, stderr := runCLI(t, "sim", "-q", "--topo", "fattree:hosts=16,tiers=3,gbps=100", "--tm", "permutation:size=256KiB",
+			"--json", out, "--seed", "5", "--shards", "4", "--workers", w)
+		if code != 0 {
+			t.Fatalf("--workers %s: exit %d: %s", w, code, stderr)
+		}
+		if !strings.Contains(stdout, "parallel: 4 shards on "+w+" workers") {
+			t.Errorf("--workers %s: summary does not name the parallel mode:\n%s", w, stdout)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if got := doc["summary"].(map[string]any)["shards"]; got != 4.0 {
+			t.Errorf("--workers %s: summary shards %v, want 4", w, got)
+		}
+		if flows == nil {
+			flows = doc["flows"].([]any)
+			continue
+		}
+		a, _ := json.Marshal(flows)
+		b, _ := json.Marshal(doc["flows"])
+		if string(a) != string(b) {
+			t.Errorf("--workers 1 and 2 give different flows:\n%s\n%s", a, b)
 		}
 	}
 }

@@ -52,6 +52,8 @@ type simOpts struct {
 	opsCycle      bool
 	repsWarmup    bool
 	cpuProfile    string
+	shards        int
+	workers       int
 	memProfile    string
 	// changed reports whether a flag was given (the preset fills the rest).
 	changed func(name string) bool
@@ -121,6 +123,8 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.StringVar(&o.arQuantum, "ar-quantum", "0", "with --routing adaptive: queue-depth step, bytes (e.g. 4160, 128KiB); 0: one full packet")
 	fl.BoolVar(&o.arWeighted, "ar-weighted", false, "with --routing adaptive: weigh ports by the capacity left downstream (weighted AR after link failures)")
 	fl.StringVar(&o.preset, "preset", "", "named setting: smartt (the SMaRTT paper's 800G fabric and transport; flags and spec keys given win)")
+	fl.IntVar(&o.shards, "shards", 0, "parallel mode: cut the fabric into this many shards run in lock-step windows (results depend on it, at most 255); 1: the serial simulator; 0: 8 shards on fabrics of 2048 hosts or more whose features the parallel mode supports, else serial")
+	fl.IntVar(&o.workers, "workers", 0, "parallel mode: goroutines running the shards (results do not depend on it); 0: the number of CPUs")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress line")
 	fl.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run (setup included) to this file (go tool pprof)")
 	fl.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile taken at the end of the run to this file (go tool pprof)")
@@ -315,6 +319,19 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 				fmtUs(p.SimNow), p.Done, p.Flows, p.Events, float64(p.Events)/p.WallSoFar.Seconds()/1e6, p.WallSoFar.Truncate(time.Second))
 		}
 	}
+	if o.shards < 0 || o.shards > 255 {
+		return badInput(fmt.Errorf("--shards: %d is out of range (0 for automatic, 1 for serial, at most 255)", o.shards))
+	}
+	if o.workers < 0 || o.workers > 1024 {
+		return badInput(fmt.Errorf("--workers: %d is out of range (0 for the number of CPUs, at most 1024)", o.workers))
+	}
+	cfg.Shards, cfg.Workers = o.shards, o.workers
+	if o.shards == 0 {
+		cfg.Shards = autoShards(fab, &cfg)
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
 	setGC(fab)
 	s, err := sim.New(cfg)
 	if err != nil {
@@ -346,6 +363,17 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		}
 	}
 	return nil
+}
+
+// autoShards is --shards 0: the parallel mode's default shard count on
+// fabrics of sim.ParallelMinHosts hosts or more when the run's features
+// allow it, else 1 (serial). It depends on the fabric and the flags, never
+// on the machine, so results do not either.
+func autoShards(fab *inventory.Fabric, cfg *sim.Config) int {
+	if fab.NumHosts() >= sim.ParallelMinHosts && sim.ParallelUnsupported(cfg) == "" {
+		return sim.DefaultShards
+	}
+	return 1
 }
 
 // setGC bounds the Go heap's headroom on large fabrics: the default GOGC
@@ -419,6 +447,10 @@ func printSummary(w io.Writer, fab *inventory.Fabric, r *sim.Report) {
 	fmt.Fprintf(w, "; FCT µs min %s p50 %s p99 %s max %s\n", fmtQ(s.FCTUs.Min), fmtQ(s.FCTUs.P50), fmtQ(s.FCTUs.P99), fmtQ(s.FCTUs.Max))
 	p := &s.Packets
 	fmt.Fprintf(w, "packets  sent %d, retransmitted %d, trimmed %d, dropped %d, ECN-marked %d\n", p.Sent, p.Retransmitted, p.Trimmed, p.Dropped, p.ECNMarked)
-	fmt.Fprintf(w, "engine   %.1f µs simulated in %.3f s wall, %d events (%.2f M events/s), peak RSS %.1f MB\n",
+	fmt.Fprintf(w, "engine   %.1f µs simulated in %.3f s wall, %d events (%.2f M events/s), peak RSS %.1f MB",
 		s.SimEndUs, s.WallS, s.Events, s.EventsPerS/1e6, float64(s.PeakRSSBytes)/1e6)
+	if s.Shards > 1 {
+		fmt.Fprintf(w, "; parallel: %d shards on %d workers", s.Shards, s.Workers)
+	}
+	fmt.Fprintln(w)
 }
