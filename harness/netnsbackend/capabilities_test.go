@@ -92,7 +92,7 @@ jobs:
 			}
 		}
 	}
-	for _, s := range []string{"lab-smoke.yaml", "lab-degraded.yaml", "lab-srv6.yaml"} {
+	for _, s := range []string{"lab-smoke.yaml", "lab-degraded.yaml", "lab-srv6.yaml", "lab-spritz.yaml"} {
 		if _, _, err := harness.PlanBackend(context.Background(), filepath.Join("..", "..", "examples", "suites", s), Name); err != nil {
 			t.Errorf("%s: %v", s, err)
 		}
