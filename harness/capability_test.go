@@ -147,3 +147,25 @@ jobs:
 		t.Errorf("exit code %d, want 3", code)
 	}
 }
+
+// TestCapabilitiesRefuse: Configure's check names the first listed
+// feature the backend cannot do, in the order ECN, trimming, PFC, VRFs,
+// queue size, and passes what the backend does not list.
+func TestCapabilitiesRefuse(t *testing.T) {
+	c := harness.Capabilities{Unsupported: map[harness.Feature]string{
+		harness.FeatTrimming: "no trimming here", harness.FeatQueue: "fixed queues"}}
+	for _, tc := range []struct {
+		feat harness.Features
+		want string
+	}{
+		{harness.Features{}, ""},
+		{harness.Features{ECN: true, PFC: true, VRFs: []harness.VRF{{Name: "a"}}}, ""},
+		{harness.Features{ECN: true, Trimming: true, QueueBytes: 1}, "the lab backend cannot do features.trimming: no trimming here"},
+		{harness.Features{QueueBytes: 1}, "the lab backend cannot do features.queue: fixed queues"},
+	} {
+		err := c.Refuse("lab", tc.feat)
+		if (err == nil) != (tc.want == "") || (err != nil && err.Error() != tc.want) {
+			t.Errorf("Refuse(%+v) = %v, want %q", tc.feat, err, tc.want)
+		}
+	}
+}

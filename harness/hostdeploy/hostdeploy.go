@@ -28,6 +28,7 @@ import (
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/telemetry"
 	"github.com/fabricbench/fabricbench/workloads"
 )
@@ -315,6 +316,46 @@ func (d *Deployment) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Ensure returns d, or when d is nil a new deployment of run runID: the
+// binary env.AgentBinary ("" for this one), agent logs kept in env.Dir.
+func Ensure(d *Deployment, env harness.Env, runID uint32, logf func(format string, args ...any)) (*Deployment, error) {
+	if d != nil {
+		return d, nil
+	}
+	bin, err := deploy.LocalBinary(env.AgentBinary)
+	if err != nil {
+		return nil, err
+	}
+	return &Deployment{Tag: "run-" + strconv.FormatUint(uint64(runID), 16), Dir: env.Dir, Logf: logf, Bin: bin}, nil
+}
+
+// NodeExporter is the exporter of fabric node id: it serves the node's
+// ports under their fabric names, each read from the kernel device
+// kernel(port, name), and its queues when it is a switch.
+func NodeExporter(f *inventory.Fabric, id int, listen string, interval time.Duration, password string, kernel func(port int, name string) string) Exporter {
+	n := &f.Nodes[id]
+	e := Exporter{Node: n.Name, Device: n.Name, Listen: listen, Interval: interval, Queues: n.IsSwitch(), Password: password}
+	for _, p := range n.Ports {
+		name := f.Ports[p].Name
+		e.Interfaces = append(e.Interfaces, [2]string{name, kernel(p, name)})
+	}
+	return e
+}
+
+// StartExporters starts the exporters in parallel.
+func (d *Deployment) StartExporters(ctx context.Context, es []Exporter) ([]telemetry.TargetSpec, error) {
+	out := make([]telemetry.TargetSpec, len(es))
+	err := Parallel(len(es), func(i int) error {
+		var err error
+		out[i], err = d.StartExporter(ctx, es[i])
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start exporters: %w", err)
+	}
+	return out, nil
+}
+
 // Parallel runs fn(0..n-1) at once and joins their errors.
 func Parallel(n int, fn func(i int) error) error {
 	errs := make([]error, n)
@@ -327,16 +368,40 @@ func Parallel(n int, fn func(i int) error) error {
 	return errors.Join(errs...)
 }
 
-// Jobs is how RunJobs runs a workload on started agents.
+// Faults are the faults a backend's InjectFaults recorded, for RunJobs to
+// apply on time.
+type Faults []harness.Fault
+
+// Set checks that every fault names a link of f and records them.
+func (fs *Faults) Set(f *inventory.Fabric, faults []harness.Fault) error {
+	for _, ft := range faults {
+		if ft.Link < 0 || ft.Link >= len(f.Links) {
+			return fmt.Errorf("fault %q: link %d out of range", ft.Description, ft.Link)
+		}
+	}
+	*fs = faults
+	return nil
+}
+
+// Jobs is how RunJobs runs a workload on the agents started one per
+// fabric host.
 type Jobs struct {
 	Agents []fleet.Host // by host number
-	// Flow makes the control API's flow i from the workload's flow.
-	Flow func(i int, fl workloads.Flow) control.Flow
+	// Fabric, Params and Costs give every flow its base RTT and ideal
+	// completion time (Paths, computed when the jobs start).
+	Fabric *inventory.Fabric
+	Params transport.Params
+	Costs  Costs
+	// HostIP[h]:DataPort is the data-plane address of host h's agent.
+	HostIP   []netip.Addr
+	DataPort uint16
+	// Mark, when set, gives the flows from host src to host dst their
+	// policy-routing mark (read when each flow starts).
+	Mark func(src, dst int) uint32
 	// Faults are applied on time by Apply (those at 0 before the first
 	// packet).
-	Faults []harness.Fault
+	Faults Faults
 	Apply  func(ctx context.Context, ft harness.Fault) error
-	Ideal  func(src, dst int, size int64) int64
 	Logf   func(format string, args ...any)
 }
 
@@ -355,7 +420,16 @@ func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(har
 			later = append(later, ft)
 		}
 	}
-	opt := fleet.Options{Flow: j.Flow, Logf: j.Logf}
+	paths := NewPaths(j.Fabric, j.Params, j.Costs)
+	flow := func(i int, fl workloads.Flow) control.Flow {
+		cf := control.Flow{ID: uint32(i), Dst: netip.AddrPortFrom(j.HostIP[fl.Dst], j.DataPort).String(), Size: fl.Size,
+			BaseRTTPs: paths.BaseRTT(fl.Src, fl.Dst), RateBps: HostRate(j.Fabric, fl.Src)}
+		if j.Mark != nil {
+			cf.Mark = j.Mark(fl.Src, fl.Dst)
+		}
+		return cf
+	}
+	opt := fleet.Options{Flow: flow, Logf: j.Logf}
 	if progress != nil {
 		t0 := time.Now()
 		opt.Progress = func(done, total int) {
@@ -387,7 +461,7 @@ func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(har
 	out := &harness.RunResult{
 		Flows: make([]harness.FlowOutcome, len(res.Flows)), End: res.End.Nanoseconds() * 1000,
 		Wall: time.Since(start), EpochNs: res.Epoch.UnixNano(), Interrupted: res.Interrupted,
-		Ideal: j.Ideal, Failures: res.Failures, Extra: map[string]float64{},
+		Ideal: paths.IdealFCT, Failures: res.Failures, Extra: map[string]float64{},
 	}
 	for i, o := range res.Flows {
 		fo := harness.FlowOutcome{ID: w.Matrix.Flows[i].ID, Start: -1, FCT: -1, Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts,

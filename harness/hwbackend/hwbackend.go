@@ -47,9 +47,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fabricbench/fabricbench/agents/control"
 	"github.com/fabricbench/fabricbench/agents/dataplane"
-	"github.com/fabricbench/fabricbench/agents/deploy"
 	"github.com/fabricbench/fabricbench/agents/fleet"
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/drivers"
@@ -62,7 +60,6 @@ import (
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
-	"github.com/fabricbench/fabricbench/workloads"
 )
 
 // Name is the backend's registry name.
@@ -117,7 +114,7 @@ type Backend struct {
 	runID  uint32
 	token  string
 	gnmiPW string
-	faults []harness.Fault
+	faults hostdeploy.Faults
 	hd     *hostdeploy.Deployment
 	agents []fleet.Host
 	srun   *srunLauncher
@@ -267,17 +264,10 @@ func (b *Backend) switches() []string {
 // change is applied, remembered and reverted at Down. A change the
 // driver could not revert is refused before anything is applied.
 func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
+	if err := capabilities.Refuse(Name, feat); err != nil {
+		return err
+	}
 	switch {
-	case feat.ECN:
-		return unsupported("features.ecn", harness.FeatECN)
-	case feat.Trimming:
-		return unsupported("features.trimming", harness.FeatTrimming)
-	case feat.PFC:
-		return unsupported("features.pfc", harness.FeatPFC)
-	case len(feat.VRFs) > 0:
-		return unsupported("features.vrfs", harness.FeatVRF)
-	case feat.QueueBytes > 0:
-		return unsupported("features.queue", harness.FeatQueue)
 	case feat.SRv6 || len(feat.SRv6Paths) > 0:
 		return unsupported("features.srv6", harness.FeatSRv6)
 	case feat.Adaptive:
@@ -452,12 +442,9 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 // connect opens SSH sessions to the named devices and installs the
 // binary there.
 func (b *Backend) connect(ctx context.Context, names []string) error {
-	if b.hd == nil {
-		bin, err := deploy.LocalBinary(b.env.AgentBinary)
-		if err != nil {
-			return err
-		}
-		b.hd = &hostdeploy.Deployment{Tag: "run-" + strconv.FormatUint(uint64(b.runID), 16), Dir: b.env.Dir, Logf: b.logf, Bin: bin}
+	var err error
+	if b.hd, err = hostdeploy.Ensure(b.hd, b.env, b.runID, b.logf); err != nil {
+		return err
 	}
 	nodes := make([]hostdeploy.Node, len(names))
 	for i, n := range names {
@@ -497,22 +484,15 @@ func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) 
 		if err := b.connect(ctx, exporters); err != nil {
 			return nil, err
 		}
-		out := make([]telemetry.TargetSpec, len(exporters))
-		err := hostdeploy.Parallel(len(exporters), func(i int) error {
-			dev := b.devs[exporters[i]]
-			n := &b.f.Nodes[dev.id]
-			e := hostdeploy.Exporter{Node: n.Name, Device: n.Name, Listen: net.JoinHostPort(dev.inv.MgmtHost, strconv.Itoa(GNMIPort)),
-				Interval: interval, Queues: n.IsSwitch(), Password: b.gnmiPW}
-			for _, p := range n.Ports {
-				name := b.f.Ports[p].Name
-				e.Interfaces = append(e.Interfaces, [2]string{name, dev.inv.Interface(name)})
-			}
-			var err error
-			out[i], err = b.hd.StartExporter(ctx, e)
-			return err
-		})
+		es := make([]hostdeploy.Exporter, len(exporters))
+		for i, name := range exporters {
+			dev := b.devs[name]
+			es[i] = hostdeploy.NodeExporter(b.f, dev.id, net.JoinHostPort(dev.inv.MgmtHost, strconv.Itoa(GNMIPort)), interval, b.gnmiPW,
+				func(_ int, port string) string { return dev.inv.Interface(port) })
+		}
+		out, err := b.hd.StartExporters(ctx, es)
 		if err != nil {
-			return nil, fmt.Errorf("start exporters: %w", err)
+			return nil, err
 		}
 		specs = append(specs, out...)
 	}
@@ -563,27 +543,14 @@ func (b *Backend) gnmiTarget(dev *device) (telemetry.TargetSpec, error) {
 }
 
 // InjectFaults records the faults; RunJobs applies them on time.
-func (b *Backend) InjectFaults(ctx context.Context, faults []harness.Fault) error {
-	for _, ft := range faults {
-		if ft.Link < 0 || ft.Link >= len(b.f.Links) {
-			return fmt.Errorf("fault %q: link %d out of range", ft.Description, ft.Link)
-		}
-	}
-	b.faults = faults
-	return nil
+func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error {
+	return b.faults.Set(b.f, faults)
 }
 
 // RunJobs runs the workload on the agents.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
-	paths := hostdeploy.NewPaths(b.f, b.tp, b.costs())
-	return hostdeploy.RunJobs(ctx, hostdeploy.Jobs{
-		Agents: b.agents,
-		Flow: func(i int, fl workloads.Flow) control.Flow {
-			return control.Flow{ID: uint32(i), Dst: netip.AddrPortFrom(b.hostIP[fl.Dst], DataPort).String(), Size: fl.Size,
-				BaseRTTPs: paths.BaseRTT(fl.Src, fl.Dst), RateBps: hostdeploy.HostRate(b.f, fl.Src)}
-		},
-		Faults: b.faults, Apply: b.applyFault, Ideal: paths.IdealFCT, Logf: b.logf,
-	}, w, progress)
+	return hostdeploy.RunJobs(ctx, hostdeploy.Jobs{Agents: b.agents, Fabric: b.f, Params: b.tp, Costs: b.costs(), HostIP: b.hostIP,
+		DataPort: DataPort, Faults: b.faults, Apply: b.applyFault, Logf: b.logf}, w, progress)
 }
 
 // costs are the per-hop costs: software forwarding when a switch is an
@@ -675,6 +642,4 @@ func (b *Backend) Down(ctx context.Context) error {
 }
 
 // unsupported is Configure's error for a feature the backend cannot do.
-func unsupported(field string, f harness.Feature) error {
-	return fmt.Errorf("the %s backend cannot do %s: %s", Name, field, capabilities.Unsupported[f])
-}
+func unsupported(field string, f harness.Feature) error { return capabilities.Cannot(Name, field, f) }

@@ -26,9 +26,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fabricbench/fabricbench/agents/control"
 	"github.com/fabricbench/fabricbench/agents/dataplane"
-	"github.com/fabricbench/fabricbench/agents/deploy"
 	"github.com/fabricbench/fabricbench/agents/fleet"
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/containerlab"
@@ -41,7 +39,6 @@ import (
 	"github.com/fabricbench/fabricbench/harness/hostdeploy"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/telemetry"
-	"github.com/fabricbench/fabricbench/workloads"
 )
 
 // Name is the backend's registry name.
@@ -76,7 +73,7 @@ type Backend struct {
 	token    string
 	gnmiPW   string
 	runID    uint32
-	faults   []harness.Fault
+	faults   hostdeploy.Faults
 	marks    map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
 	hd       *hostdeploy.Deployment
 	agents   []fleet.Host
@@ -271,15 +268,8 @@ func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
 // host's kernel lacks is an error naming it.
 func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	b.feat = feat
-	switch {
-	case feat.ECN:
-		return unsupported("features.ecn", harness.FeatECN)
-	case feat.Trimming:
-		return unsupported("features.trimming", harness.FeatTrimming)
-	case feat.PFC:
-		return unsupported("features.pfc", harness.FeatPFC)
-	case feat.QueueBytes > 0:
-		return unsupported("features.queue", harness.FeatQueue)
+	if err := capabilities.Refuse(Name, feat); err != nil {
+		return err
 	}
 	feats := map[string]*drivers.DeviceFeatures{}
 	for _, d := range b.target.Devices {
@@ -343,12 +333,9 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 
 // connectAll opens an SSH session to every node and installs the binary.
 func (b *Backend) connectAll(ctx context.Context) error {
-	if b.hd == nil {
-		bin, err := deploy.LocalBinary(b.env.AgentBinary)
-		if err != nil {
-			return err
-		}
-		b.hd = &hostdeploy.Deployment{Tag: "run-" + strconv.FormatUint(uint64(b.runID), 16), Dir: b.env.Dir, Logf: b.logf, Bin: bin}
+	var err error
+	if b.hd, err = hostdeploy.Ensure(b.hd, b.env, b.runID, b.logf); err != nil {
+		return err
 	}
 	nodes := make([]hostdeploy.Node, len(b.target.Devices))
 	for i, d := range b.target.Devices {
@@ -366,47 +353,27 @@ func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) 
 	if err := b.connectAll(ctx); err != nil {
 		return nil, err
 	}
-	specs := make([]telemetry.TargetSpec, len(b.f.Nodes))
-	err := hostdeploy.Parallel(len(b.f.Nodes), func(id int) error {
-		n := &b.f.Nodes[id]
-		ni := b.nodes[n.Name]
-		e := hostdeploy.Exporter{Node: n.Name, Device: n.Name, Listen: net.JoinHostPort(ni.mgmt, strconv.Itoa(GNMIPort)),
-			Interval: interval, Queues: n.IsSwitch(), Password: b.gnmiPW}
-		for _, p := range n.Ports {
-			e.Interfaces = append(e.Interfaces, [2]string{b.f.Ports[p].Name, ni.ifaces[p]})
-		}
-		var err error
-		specs[id], err = b.hd.StartExporter(ctx, e)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start exporters: %w", err)
+	es := make([]hostdeploy.Exporter, len(b.f.Nodes))
+	for id := range es {
+		ni := b.nodes[b.f.Nodes[id].Name]
+		es[id] = hostdeploy.NodeExporter(b.f, id, net.JoinHostPort(ni.mgmt, strconv.Itoa(GNMIPort)), interval, b.gnmiPW,
+			func(p int, _ string) string { return ni.ifaces[p] })
 	}
-	return specs, nil
+	return b.hd.StartExporters(ctx, es)
 }
 
 // InjectFaults records the faults; RunJobs applies them on time.
-func (b *Backend) InjectFaults(ctx context.Context, faults []harness.Fault) error {
-	for _, ft := range faults {
-		if ft.Link < 0 || ft.Link >= len(b.f.Links) {
-			return fmt.Errorf("fault %q: link %d out of range", ft.Description, ft.Link)
-		}
-	}
-	b.faults = faults
-	return nil
+func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error {
+	return b.faults.Set(b.f, faults)
 }
 
-// RunJobs runs the workload on the agents.
+// RunJobs runs the workload on the agents; flows of a pinned host pair
+// carry its mark.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
-	paths := hostdeploy.NewPaths(b.f, b.tp, hostdeploy.Costs{HopPs: hopForwardPs, EndpointPs: endpointPs})
-	out, err := hostdeploy.RunJobs(ctx, hostdeploy.Jobs{
-		Agents: b.agents,
-		Flow: func(i int, fl workloads.Flow) control.Flow {
-			return control.Flow{ID: uint32(i), Dst: netip.AddrPortFrom(b.hostIP[fl.Dst], DataPort).String(), Size: fl.Size,
-				BaseRTTPs: paths.BaseRTT(fl.Src, fl.Dst), RateBps: hostdeploy.HostRate(b.f, fl.Src), Mark: b.marks[[2]int{fl.Src, fl.Dst}]}
-		},
-		Faults: b.faults, Apply: b.applyFault, Ideal: paths.IdealFCT, Logf: b.logf,
-	}, w, progress)
+	out, err := hostdeploy.RunJobs(ctx, hostdeploy.Jobs{Agents: b.agents, Fabric: b.f, Params: b.tp,
+		Costs: hostdeploy.Costs{HopPs: hopForwardPs, EndpointPs: endpointPs}, HostIP: b.hostIP, DataPort: DataPort,
+		Mark:   func(src, dst int) uint32 { return b.marks[[2]int{src, dst}] },
+		Faults: b.faults, Apply: b.applyFault, Logf: b.logf}, w, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -456,9 +423,4 @@ func (b *Backend) Exec(ctx context.Context, node, script string) (string, error)
 		return "", errors.New("lab not deployed")
 	}
 	return b.dep.Exec(ctx, b.st, node, script)
-}
-
-// unsupported is Configure's error for a feature the backend cannot do.
-func unsupported(field string, f harness.Feature) error {
-	return fmt.Errorf("the %s backend cannot do %s: %s", Name, field, capabilities.Unsupported[f])
 }
