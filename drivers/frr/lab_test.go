@@ -16,38 +16,26 @@ import (
 	"github.com/fabricbench/fabricbench/drivers"
 )
 
-// The lab of this package: labtest.Tiny on its own management subnet, so
-// that it can run next to the linux package's lab.
-const (
-	labName = "fbtest-frr"
-	labMgmt = "198.19.253.0/24"
-)
-
+// The lab of this package: labtest.Tiny on its own management subnet
+// (198.19.253.0/24), so that it can run next to the linux package's lab.
 type testLab struct{ *labtest.Lab }
 
 // open opens the frr driver on a lab node through the registry; it is
-// closed when the test ends.
+// closed (without error) when the test ends.
 func (l *testLab) open(t *testing.T, node string) *Driver {
 	t.Helper()
-	drv, err := drivers.Open(Platform, l.Config(t, node))
-	if err != nil {
-		t.Fatalf("open %s: %v", node, err)
-	}
-	t.Cleanup(func() {
-		if err := drv.Close(); err != nil {
-			t.Errorf("close %s: %v", node, err)
+	return labtest.OpenDriver(t, l.Lab, node, func(c drivers.Config) (*Driver, error) {
+		drv, err := drivers.Open(Platform, c)
+		if err != nil {
+			return nil, err
 		}
-	})
-	return drv.(*Driver)
+		return drv.(*Driver), nil
+	}, true)
 }
 
 // TestLab runs every lab test against one lab, torn down at the end.
 func TestLab(t *testing.T) {
-	labtest.Require(t)
-	lab := labtest.TinyAt(t, labName, labMgmt)
-	start := time.Now()
-	l := &testLab{labtest.StartLab(t, lab)}
-	t.Logf("lab up in %s", time.Since(start).Round(time.Millisecond))
+	l := &testLab{labtest.StartTinyAt(t, "fbtest-frr", "198.19.253.0/24")}
 	t.Run("OpenAndFacts", func(t *testing.T) { testOpenAndFacts(t, l) })
 	t.Run("Capabilities", func(t *testing.T) { testCapabilities(t, l) })
 	t.Run("State", func(t *testing.T) { testState(t, l) })
@@ -99,13 +87,7 @@ func testOpenAndFacts(t *testing.T, l *testLab) {
 
 func testCapabilities(t *testing.T, l *testLab) {
 	drv := l.open(t, "leaf0")
-	caps, err := drv.Capabilities(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range drivers.AllFeatures {
-		t.Logf("%-10s %+v", f, caps[f])
-	}
+	caps := labtest.Capabilities(t, context.Background(), drv)
 	want := map[drivers.Feature]string{drivers.FeatBGP: "", drivers.FeatECMPHash: "l4", drivers.FeatVRF: "netns", drivers.FeatSRv6: "kernel-seg6local"}
 	for f, mode := range want {
 		if s := caps[f]; !s.Supported || s.Mode != mode {
@@ -162,15 +144,7 @@ func testECMP(t *testing.T, l *testLab) {
 	drv := l.open(t, node)
 	ctx := context.Background()
 	want := &drivers.DeviceFeatures{ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port"}}
-	diff, err := drv.Diff(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("diff:\n%s", diff)
-	keys := map[string]drivers.Change{}
-	for _, c := range diff {
-		keys[c.Key] = c
-	}
+	diff, keys := labtest.Diff(t, ctx, drv, want)
 	// The lab sets maximum-paths 64 for ipv4 unicast and the IPv4 policy;
 	// the ipv6 family and the IPv6 policy are left.
 	mp := keys["frr router bgp 65101 address-family ipv6 unicast maximum-paths"]
@@ -185,12 +159,7 @@ func testECMP(t *testing.T, l *testLab) {
 	if !strings.Contains(cfg, " address-family ipv6 unicast\n  maximum-paths 64\n exit-address-family") {
 		t.Errorf("running config after apply:\n%s", cfg)
 	}
-	if diff, err := drv.Diff(ctx, want); err != nil || len(diff) != 0 {
-		t.Errorf("second diff: %v\n%s", err, diff)
-	}
-	if again, err := drv.Apply(ctx, want); err != nil || len(again) != 0 {
-		t.Errorf("second apply: %v\n%s", err, again)
-	}
+	labtest.CheckApplied(t, ctx, drv, want)
 	checks, err := drv.Verify(ctx, want)
 	if err != nil {
 		t.Fatal(err)
@@ -293,16 +262,8 @@ func testSRv6(t *testing.T, l *testLab) {
 	p := netip.MustParsePrefix
 	want := &drivers.DeviceFeatures{SRv6: &drivers.SRv6{Locator: "main", Prefix: p("fd00:bbbb:11::/48"), BlockLen: 32, NodeLen: 16,
 		SIDs: []drivers.SID{{Addr: p("fd00:bbbb:11::/48"), Behavior: "uN"}}}}
-	diff, err := drv.Diff(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("diff:\n%s", diff)
-	keys := map[string]bool{}
-	for _, c := range diff {
-		keys[c.Key] = true
-	}
-	if !keys["route fd00:bbbb:11::/48"] || !keys["frr ipv6 forwarding"] || keys["sysctl net.ipv6.conf.all.forwarding"] {
+	diff, keys := labtest.Diff(t, ctx, drv, want)
+	if !keys.Has("route fd00:bbbb:11::/48") || !keys.Has("frr ipv6 forwarding") || keys.Has("sysctl net.ipv6.conf.all.forwarding") {
 		t.Errorf("diff:\n%s", diff)
 	}
 	if _, err := drv.Apply(ctx, want); err != nil {
@@ -460,11 +421,7 @@ func testVRFNetns(t *testing.T, l *testLab) {
 		t.Fatalf("vrf %+v", s)
 	}
 	want := &drivers.DeviceFeatures{VRFs: []drivers.VRF{{Name: "red", Interfaces: []string{"eth2"}}}}
-	diff, err := drv.Diff(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("diff:\n%s", diff)
+	diff, _ := labtest.Diff(t, ctx, drv, want)
 	if len(diff) != 2 || diff[0].Key != "vrf red netns" || diff[1].Key != "vrf red member eth2" || diff[1].New != "red (198.18.0.6/31)" {
 		t.Fatalf("diff:\n%s", diff)
 	}
@@ -501,12 +458,7 @@ func testVRFNetns(t *testing.T, l *testLab) {
 	if c := names["vrf red in zebra"]; !strings.Contains(c.Evidence, "netns /run/netns/red") {
 		t.Errorf("zebra check %+v", c)
 	}
-	if diff, err := drv.Diff(ctx, want); err != nil || len(diff) != 0 {
-		t.Errorf("second diff: %v\n%s", err, diff)
-	}
-	if again, err := drv.Apply(ctx, want); err != nil || len(again) != 0 {
-		t.Errorf("second apply: %v\n%s", err, again)
-	}
+	labtest.CheckApplied(t, ctx, drv, want)
 	st, err := drv.State(ctx)
 	if err != nil {
 		t.Fatal(err)

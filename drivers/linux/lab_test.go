@@ -22,34 +22,20 @@ import (
 	"github.com/fabricbench/fabricbench/drivers/sshx"
 )
 
-// The lab of this package: labtest.Tiny on its own management subnet, so
-// that it can run next to the frr package's lab.
-const (
-	labName = "fbtest-linux"
-	labMgmt = "198.19.252.0/24"
-)
-
+// The lab of this package: labtest.Tiny on its own management subnet
+// (198.19.252.0/24), so that it can run next to the frr package's lab.
 type testLab struct{ *labtest.Lab }
 
 // open opens the linux driver on a lab node; it is closed when the test
 // ends.
 func (l *testLab) open(t *testing.T, node string) *Driver {
 	t.Helper()
-	d, err := New(context.Background(), l.Config(t, node))
-	if err != nil {
-		t.Fatalf("open %s: %v", node, err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d
+	return labtest.OpenDriver(t, l.Lab, node, func(c drivers.Config) (*Driver, error) { return New(context.Background(), c) }, false)
 }
 
 // TestLab runs every lab test against one lab, torn down at the end.
 func TestLab(t *testing.T) {
-	labtest.Require(t)
-	lab := labtest.TinyAt(t, labName, labMgmt)
-	start := time.Now()
-	l := &testLab{labtest.StartLab(t, lab)}
-	t.Logf("lab up in %s", time.Since(start).Round(time.Millisecond))
+	l := &testLab{labtest.StartTinyAt(t, "fbtest-linux", "198.19.252.0/24")}
 	t.Run("Capabilities", func(t *testing.T) { testCapabilities(t, l) })
 	t.Run("Facts", func(t *testing.T) { testFacts(t, l) })
 	t.Run("Exec", func(t *testing.T) { testExec(t, l) })
@@ -64,13 +50,7 @@ func TestLab(t *testing.T) {
 func testCapabilities(t *testing.T, l *testLab) {
 	drv := l.open(t, "host0")
 	ctx := context.Background()
-	caps, err := drv.Capabilities(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range drivers.AllFeatures {
-		t.Logf("%-10s %+v", f, caps[f])
-	}
+	caps := labtest.Capabilities(t, ctx, drv)
 	// What the kernel says, seen through the deployer (not the driver).
 	vrfOut, vrfErr := l.D.Exec(ctx, l.St, "host0", "ip link add fbtvrf type vrf table 77")
 	if vrfErr == nil {
@@ -168,11 +148,7 @@ func testECMPHash(t *testing.T, l *testLab) {
 	drv := l.open(t, node)
 	ctx := context.Background()
 	want := &drivers.DeviceFeatures{ECMPHash: []string{"src-ip", "dst-ip", "protocol", "src-port", "dst-port"}}
-	diff, err := drv.Diff(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("diff:\n%s", diff)
+	diff, _ := labtest.Diff(t, ctx, drv, want)
 	if len(diff) != 2 || diff[0].Key != "sysctl net.ipv4.fib_multipath_hash_policy" || diff[0].Old != "0" || diff[0].New != "1" ||
 		diff[1].Key != "sysctl net.ipv6.fib_multipath_hash_policy" || diff[1].New != "1" {
 		t.Fatalf("diff on a fresh node:\n%s", diff)
@@ -187,12 +163,7 @@ func testECMPHash(t *testing.T, l *testLab) {
 	if got := l.Sh(t, node, "sysctl -n net.ipv4.fib_multipath_hash_policy net.ipv6.fib_multipath_hash_policy"); strings.Fields(got)[0] != "1" || strings.Fields(got)[1] != "1" {
 		t.Fatalf("after apply the node has policies %q", got)
 	}
-	if diff, err := drv.Diff(ctx, want); err != nil || len(diff) != 0 {
-		t.Errorf("second diff: %v\n%s", err, diff)
-	}
-	if again, err := drv.Apply(ctx, want); err != nil || len(again) != 0 {
-		t.Errorf("second apply: %v\n%s", err, again)
-	}
+	labtest.CheckApplied(t, ctx, drv, want)
 	checks, err := drv.Verify(ctx, want)
 	if err != nil {
 		t.Fatal(err)
@@ -261,18 +232,10 @@ func testSRv6(t *testing.T, l *testLab) {
 			{Prefix: p("2001:db8:99::/64"), Segments: []netip.Addr{a("fd00:bbbb:1::")}, Dev: "eth1"},
 		},
 	}}
-	diff, err := drv.Diff(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("diff:\n%s", diff)
-	keys := map[string]bool{}
-	for _, c := range diff {
-		keys[c.Key] = true
-	}
+	diff, keys := labtest.Diff(t, ctx, drv, want)
 	for _, k := range []string{"sysctl net.ipv6.conf.all.seg6_enabled", "sysctl net.ipv6.conf.eth1.seg6_enabled", "link sr0",
 		"route fd00:bbbb:22::/48", "route fd00:bbbb:22:e001::/64", "route 10.99.0.0/24", "route 2001:db8:99::/64"} {
-		if !keys[k] {
+		if !keys.Has(k) {
 			t.Errorf("diff lacks %s", k)
 		}
 	}
@@ -320,12 +283,7 @@ func testSRv6(t *testing.T, l *testLab) {
 	if sidCheck == nil || !strings.Contains(sidCheck.Evidence, "seg6local action End flavors next-csid") {
 		t.Errorf("uN check %+v", sidCheck)
 	}
-	if diff, err := drv.Diff(ctx, want); err != nil || len(diff) != 0 {
-		t.Errorf("second diff: %v\n%s", err, diff)
-	}
-	if again, err := drv.Apply(ctx, want); err != nil || len(again) != 0 {
-		t.Errorf("second apply: %v\n%s", err, again)
-	}
+	labtest.CheckApplied(t, ctx, drv, want)
 	st, err := drv.State(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -28,41 +28,7 @@ import (
 	"github.com/fabricbench/fabricbench/results"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// fabricbenchBinary builds the fabricbench command once: the CLI the test
-// runs, and what the backend copies to the hosts.
-func fabricbenchBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fabricbench-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "fabricbench")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/fabricbench/fabricbench/cmd/fabricbench").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // hwLab is the FRR lab of a suite's fabric, deployed natively and
 // described by an inventory file whose switches' gNMI servers are
@@ -101,7 +67,7 @@ func startHWLab(t *testing.T, spec string) *hwLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hwLab{lab: labtest.StartLab(t, cl), f: f, cl: cl, dir: dir, ca: testca.New(t), bin: fabricbenchBinary(t)}
+	h := &hwLab{lab: labtest.StartLab(t, cl), f: f, cl: cl, dir: dir, ca: testca.New(t), bin: labtest.Fabricbench(t)}
 	return h
 }
 

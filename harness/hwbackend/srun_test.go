@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/internal/slurmtest"
 	"github.com/fabricbench/fabricbench/inventory"
@@ -29,7 +30,7 @@ import (
 // agents' output is kept as their logs.
 func TestSrunLauncher(t *testing.T) {
 	c := slurmtest.Start(t)
-	bin := fabricbenchBinary(t)
+	bin := labtest.Fabricbench(t)
 	dir := t.TempDir()
 	// A key and known_hosts for the inventory (no SSH is used: the
 	// launcher is srun and the test does not validate or configure).

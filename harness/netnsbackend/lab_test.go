@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,41 +22,7 @@ import (
 	"github.com/fabricbench/fabricbench/telemetry"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// fabricbenchBinary builds the fabricbench command once: it is what the
-// backend copies to the lab's hosts.
-func fabricbenchBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fabricbench-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "fabricbench")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/fabricbench/fabricbench/cmd/fabricbench").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // runSuite runs a suite file on a backend and returns its results and
 // results directory.
@@ -68,7 +32,7 @@ func runSuite(t *testing.T, suite, backend string) (*results.Results, string) {
 	var log bytes.Buffer
 	opts := harness.Options{SuiteFile: suite, Out: out, Backend: backend, LabStateRoot: t.TempDir(), Log: &log, Progress: &log}
 	if backend == Name {
-		opts.AgentBinary = fabricbenchBinary(t)
+		opts.AgentBinary = labtest.Fabricbench(t)
 	}
 	res, err := harness.Run(context.Background(), opts)
 	t.Logf("%s on %s:\n%s", suite, backend, log.String())
@@ -145,6 +109,32 @@ func portOctets(t *testing.T, out string, run *results.Run) map[string]float64 {
 		d[k] = v - first[k]
 	}
 	return d
+}
+
+// upLab brings a netns backend's lab up for fabric f (run runID) outside a
+// suite run; when the test ends the backend is brought down and nothing
+// of its lab may be left.
+func upLab(t *testing.T, runID string, f *inventory.Fabric) *Backend {
+	t.Helper()
+	b := New()
+	b.Prepare(harness.Env{RunID: runID, Dir: t.TempDir(), LabStateRoot: t.TempDir(), AgentBinary: labtest.Fabricbench(t), Logf: t.Logf})
+	ctx := context.Background()
+	var lab string
+	t.Cleanup(func() {
+		if err := b.Down(ctx); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		if lab != "" {
+			if s := labtest.TakeSnapshot(t, lab); !s.Empty() {
+				t.Errorf("lab %s left: %s", lab, s)
+			}
+		}
+	})
+	if err := b.Up(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	lab = b.LabName()
+	return b
 }
 
 // TestLabSmoke is the acceptance run: the lab-smoke suite on the FRR lab,
@@ -353,24 +343,8 @@ func TestAgentDeathIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := New()
-	b.Prepare(harness.Env{RunID: "death", Dir: t.TempDir(), LabStateRoot: t.TempDir(), AgentBinary: fabricbenchBinary(t), Logf: t.Logf})
+	b := upLab(t, "death", f)
 	ctx := context.Background()
-	var lab string
-	defer func() {
-		if err := b.Down(ctx); err != nil {
-			t.Errorf("down: %v", err)
-		}
-		if lab != "" {
-			if s := labtest.TakeSnapshot(t, lab); !s.Empty() {
-				t.Errorf("lab %s left: %s", lab, s)
-			}
-		}
-	}()
-	if err := b.Up(ctx, f); err != nil {
-		t.Fatal(err)
-	}
-	lab = b.LabName()
 	if err := b.Configure(ctx, harness.Features{ECMPHash: []string{"src-ip", "dst-ip", "src-port", "dst-port"}}); err != nil {
 		t.Fatal(err)
 	}

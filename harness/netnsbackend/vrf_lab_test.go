@@ -22,24 +22,8 @@ func TestVRFIsolationOnLab(t *testing.T) {
 	}
 	p := pts[0]
 	f := p.Fabric
-	b := New()
-	b.Prepare(harness.Env{RunID: "vrfs", Dir: t.TempDir(), LabStateRoot: t.TempDir(), AgentBinary: fabricbenchBinary(t), Logf: t.Logf})
+	b := upLab(t, "vrfs", f)
 	ctx := context.Background()
-	var lab string
-	defer func() {
-		if err := b.Down(ctx); err != nil {
-			t.Errorf("down: %v", err)
-		}
-		if lab != "" {
-			if s := labtest.TakeSnapshot(t, lab); !s.Empty() {
-				t.Errorf("lab %s left: %s", lab, s)
-			}
-		}
-	}()
-	if err := b.Up(ctx, f); err != nil {
-		t.Fatal(err)
-	}
-	lab = b.LabName()
 	if err := b.Configure(ctx, p.Features); err != nil {
 		t.Fatal(err)
 	}
