@@ -228,7 +228,19 @@ func meanFCTUs(t testing.TB, r *Result) float64 {
 // is smaller and only logged: both come close to the pattern's capacity
 // bound (README), which leaves no room for 1.2x between them here.
 func TestSpritzAdversarial(t *testing.T) {
-	f := spritzDragonfly(t, 2, 4, 2, 400)
+	spritzAdversarial(t, spritzDragonfly(t, 2, 4, 2, 400))
+}
+
+// TestSpritzAdversarial342 is TestSpritzAdversarial on the 342-host
+// Dragonfly (p3 a6 h3), seeds 1-5, with FABRICBENCH_SPRITZ_342=1.
+func TestSpritzAdversarial342(t *testing.T) {
+	if os.Getenv("FABRICBENCH_SPRITZ_342") == "" {
+		t.Skip("342-host adversarial (10 schemes x 5 seeds) takes about a minute of CPU; set FABRICBENCH_SPRITZ_342=1 to run it")
+	}
+	spritzAdversarial(t, spritzDragonfly(t, 3, 6, 3, 400))
+}
+
+func spritzAdversarial(t *testing.T, f *inventory.Fabric) {
 	m := nextGroup(f, 2<<20)
 	mut := spritzPaper(t, f)
 	const seeds = 5
