@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -318,16 +316,7 @@ func testHostKey(t *testing.T, l *testLab) {
 	cfg.Options = nil
 	// The vtysh session itself checks the host key: leaf1's address with
 	// spine0's key.
-	kh, _ := os.ReadFile(l.St.KnownHosts)
-	var spineKey string
-	for _, line := range strings.Split(string(kh), "\n") {
-		if strings.HasPrefix(line, "spine0,") {
-			spineKey = strings.SplitN(line, " ", 2)[1]
-		}
-	}
-	wrong := filepath.Join(t.TempDir(), "known_hosts")
-	os.WriteFile(wrong, []byte(cfg.Address+" "+spineKey+"\n"), 0o644)
-	cfg.KnownHosts = wrong
+	cfg.KnownHosts = l.MismatchedKnownHosts(t, cfg.Address)
 	d := &Driver{name: "leaf1", timeout: 10 * time.Second, cfg: cfg}
 	if conn, err := d.openVtysh(ctx); err == nil || !strings.Contains(err.Error(), "knownhosts: key mismatch") {
 		if conn != nil {

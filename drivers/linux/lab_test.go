@@ -415,23 +415,8 @@ func testHostKey(t *testing.T, l *testLab) {
 	dir := t.TempDir()
 
 	// leaf0's address with spine0's key.
-	kh, err := os.ReadFile(l.St.KnownHosts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var spineKey string
-	for _, line := range strings.Split(string(kh), "\n") {
-		if strings.HasPrefix(line, "spine0,") {
-			spineKey = strings.SplitN(line, " ", 2)[1]
-		}
-	}
-	if spineKey == "" {
-		t.Fatalf("no spine0 entry in %s", kh)
-	}
-	wrong := filepath.Join(dir, "wrong")
-	os.WriteFile(wrong, []byte(cfg.Address+" "+spineKey+"\n"), 0o644)
-	cfg.KnownHosts = wrong
-	_, err = New(ctx, cfg)
+	cfg.KnownHosts = l.MismatchedKnownHosts(t, cfg.Address)
+	_, err := New(ctx, cfg)
 	var ke *knownhosts.KeyError
 	var he *sshx.HostKeyError
 	if !errors.As(err, &ke) || len(ke.Want) == 0 || !errors.As(err, &he) || !strings.Contains(err.Error(), "host key") {

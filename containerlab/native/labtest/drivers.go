@@ -3,6 +3,9 @@ package labtest
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +92,29 @@ func CheckApplied(t *testing.T, ctx context.Context, drv drivers.Driver, want *d
 	if again, err := drv.Apply(ctx, want); err != nil || len(again) != 0 {
 		t.Errorf("second apply: %v\n%s", err, again)
 	}
+}
+
+// MismatchedKnownHosts writes a known_hosts file (in a temporary directory
+// of the test) that gives addr spine0's host key: a client that verifies
+// host keys must refuse the node at addr with it.
+func (l *Lab) MismatchedKnownHosts(t *testing.T, addr string) string {
+	t.Helper()
+	kh, err := os.ReadFile(l.St.KnownHosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spineKey string
+	for _, line := range strings.Split(string(kh), "\n") {
+		if strings.HasPrefix(line, "spine0,") {
+			spineKey = strings.SplitN(line, " ", 2)[1]
+		}
+	}
+	if spineKey == "" {
+		t.Fatalf("no spine0 entry in %s", kh)
+	}
+	wrong := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(wrong, []byte(addr+" "+spineKey+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return wrong
 }
