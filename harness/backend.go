@@ -227,6 +227,9 @@ type RunResult struct {
 	// died, naming its host); the flows it owed are in Flows as not
 	// finished and the run is an error, but its results are kept.
 	Failures []string
+	// EndReason says why the backend's run ended when that was before
+	// every flow finished (the simulator's time limit or stall), or "".
+	EndReason string
 }
 
 // Feature is a switch feature a suite may ask for (Capabilities).

@@ -651,6 +651,9 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	maps.Copy(extra, rr.Extra)
 	run.KPIs = judgeUnfinished(kpis.Evaluate(p.KPIs, out, extra), p.KPIs, out.Jobs, rr.Interrupted)
+	if k, ok := unfinishedFlowsKPI(p.KPIs, rr); ok {
+		run.KPIs = append(run.KPIs, k)
+	}
 	if p.NoTelemetry {
 		skipTelemetryKPIs(run.KPIs, p.KPIs)
 	}
@@ -891,6 +894,28 @@ func redactURL(s string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// unfinishedFlowsKPI is the implicit verdict on flows that did not finish
+// in a run that ended on its own (not interrupted): they fail the run,
+// whatever its other KPIs say, unless the suite judges them itself with a
+// KPI on incomplete_flows.
+func unfinishedFlowsKPI(specs []kpis.Spec, rr *RunResult) (results.KPI, bool) {
+	n := countIncomplete(rr)
+	if n == 0 || rr.Interrupted {
+		return results.KPI{}, false
+	}
+	for _, sp := range specs {
+		if sp.Metric == "incomplete_flows" {
+			return results.KPI{}, false
+		}
+	}
+	msg := fmt.Sprintf("%d of %d flows did not finish by the end of the run at %s", n, len(rr.Flows), fmtPs(rr.End))
+	if rr.EndReason != "" {
+		msg += ": " + rr.EndReason
+	}
+	return results.KPI{Name: "fabric.incomplete_flows", Metric: "incomplete_flows", Scope: "fabric", Op: "<=",
+		Threshold: 0, Value: float64(n), Unit: "count", Verdict: results.Fail, Message: msg}, true
 }
 
 func countIncomplete(rr *RunResult) int {

@@ -22,6 +22,7 @@ const (
 	evSample                  // a = sampler index: periodic telemetry sample
 	evAckTimer                // a = flow: the receiver's held ACK is due (transport.Params.AckDelay)
 	evPause                   // a = egress port, b = class | xoff<<8 | generation<<9: a PFC frame arrives (pfc.go)
+	evStall                   // the stall check is due (termination.go)
 )
 
 // eventQueue is a radix heap. A discrete-event simulation never schedules

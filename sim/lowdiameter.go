@@ -302,8 +302,9 @@ func (s *Sim) ldRoute(node int32, pkt *packet) int32 {
 		return s.rt.pick(node, dh, uint32(pkt.flow), pkt.entropy, pkt.kind, s.ports)
 	}
 	if ld.mode == SourceGuided {
-		// ACKs keep the data packet's EV (Spritz Sec. IV: the receiver
-		// echoes it), steering the reverse path's first two hops.
+		// An ACK's EV (transport.Ack.Route: the data packet's, as Spritz
+		// Sec. IV assumes, unless the receiver moved off it) steers the
+		// reverse path's first two hops.
 		if out, ok := s.sgRoute(node, i, pkt); ok {
 			return out
 		}

@@ -56,6 +56,7 @@ func (s *Sim) pull(hn int32) int32 {
 		if d.AckReq {
 			p.flags |= pfAckReq
 		}
+		p.setAckRoute(&d)
 		if s.sr.on {
 			s.srEncap(fi, p)
 		}
@@ -115,7 +116,11 @@ func (s *Sim) deliver(h int32, pi int32) {
 	if st.fct >= 0 {
 		return
 	}
+	acked := st.snd.Acked()
 	st.snd.OnAck(s.now, &a)
+	if st.snd.Acked() != acked {
+		s.progressAt = s.now
+	}
 	if st.snd.Done() {
 		s.complete(fi)
 		return

@@ -38,6 +38,9 @@ type packet struct {
 	// (hashed by ECMP) and an optional explicit path (source routing): 1 +
 	// the offset into Sim.paths of the egress ports to take, 0 for none
 	// (so a zeroed packet has none); hop is the next hop's index on it.
+	// An ACK takes no explicit path: its entropy is the one it travels on
+	// (transport.Ack.Route) and, when the data packet's entropy it echoes
+	// differs, path holds -1 minus that echoed entropy.
 	// An SRv6-encapsulated packet (pfSRv6) has instead its uSID container
 	// here, 1 + an offset into Sim.sr.sids, and its cursor in hop (srv6.go).
 	path    int32
@@ -50,6 +53,8 @@ type packet struct {
 	// between payload (low 32 bits, unused by ACKs) and sackHi, and its base
 	// is psn - hop (hop is unused by ACKs, which take no explicit path): the
 	// struct stays one cache line.
+	// A data packet carries here the sender's echo of its latest ACK's
+	// route (transport.Data.AckRoute) as 1<<16 | route, 0 for none.
 	sackHi uint32
 	// via is low-diameter routing's header (lowdiameter.go): 0 undecided,
 	// 1 minimal to dst, 2+t through intermediate target t. In the
@@ -77,13 +82,23 @@ func (pl *pool) release(i int32) { pl.free = append(pl.free, i) }
 // dataHeader converts a data packet to the transport's view.
 func (p *packet) dataHeader() transport.Data {
 	return transport.Data{Flow: uint32(p.flow), PSN: p.psn, Payload: p.payload, Entropy: p.entropy, SentAt: p.ts,
-		Retx: p.flags&pfRetx != 0, AckReq: p.flags&pfAckReq != 0}
+		Retx: p.flags&pfRetx != 0, AckReq: p.flags&pfAckReq != 0, AckRoute: uint16(p.sackHi), AckRouteValid: p.sackHi&(1<<16) != 0}
+}
+
+// setAckRoute records a data packet's echo of the sender's latest ACK route.
+func (p *packet) setAckRoute(d *transport.Data) {
+	if d.AckRouteValid {
+		p.sackHi = 1<<16 | uint32(d.AckRoute)
+	}
 }
 
 // setAck makes p the ACK or NACK a (ECMP-routed, no explicit path) of flow
 // fi towards node dst, of size bytes.
 func (p *packet) setAck(a *transport.Ack, fi, dst, size int32) {
-	*p = packet{ts: a.EchoTS, flow: fi, dst: dst, size: size, psn: a.PSN, cum: a.CumAck, entropy: a.Entropy, kind: pkAck}
+	*p = packet{ts: a.EchoTS, flow: fi, dst: dst, size: size, psn: a.PSN, cum: a.CumAck, entropy: a.Route, kind: pkAck}
+	if a.Route != a.Entropy {
+		p.path = -1 - int32(a.Entropy)
+	}
 	if a.Sack != 0 {
 		p.payload, p.sackHi = int32(uint32(a.Sack)), uint32(a.Sack>>32)
 		p.hop = uint8(a.PSN - a.SackBase) // the receiver keeps PSN in the bitmap
@@ -98,8 +113,11 @@ func (p *packet) setAck(a *transport.Ack, fi, dst, size int32) {
 
 // ackHeader converts an ACK packet to the transport's view.
 func (p *packet) ackHeader() transport.Ack {
-	a := transport.Ack{Flow: uint32(p.flow), PSN: p.psn, CumAck: p.cum, Entropy: p.entropy,
+	a := transport.Ack{Flow: uint32(p.flow), PSN: p.psn, CumAck: p.cum, Entropy: p.entropy, Route: p.entropy,
 		ECN: p.flags&pfECN != 0, Nack: p.flags&pfNack != 0, EchoTS: p.ts}
+	if p.path < 0 {
+		a.Entropy = uint16(-1 - p.path)
+	}
 	if sack := uint64(uint32(p.payload)) | uint64(p.sackHi)<<32; sack != 0 {
 		a.Sack, a.SackBase = sack, p.psn-uint32(p.hop)
 	}

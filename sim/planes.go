@@ -140,6 +140,7 @@ func (s *Sim) mpPull(pid int32) int32 {
 		if d.AckReq {
 			p.flags |= pfAckReq
 		}
+		p.setAckRoute(&d)
 		if st.timerAt == 0 {
 			s.armTimer(fi)
 		}

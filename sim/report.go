@@ -48,16 +48,21 @@ type ReportFlow struct {
 
 // Summary aggregates a run.
 type Summary struct {
-	FCTUs        Quantiles     `json:"fct_us"`
-	Packets      PacketSummary `json:"packets"`
-	Flows        int           `json:"flows"`
-	Completed    int           `json:"completed"`
-	Incomplete   int           `json:"incomplete"`
-	SimEndUs     float64       `json:"sim_end_us"`
-	WallS        float64       `json:"wall_s"`
-	Events       uint64        `json:"events"`
-	EventsPerS   float64       `json:"events_per_s"`
-	PeakRSSBytes int64         `json:"peak_rss_bytes"`
+	FCTUs      Quantiles     `json:"fct_us"`
+	Packets    PacketSummary `json:"packets"`
+	Flows      int           `json:"flows"`
+	Completed  int           `json:"completed"`
+	Incomplete int           `json:"incomplete"`
+	SimEndUs   float64       `json:"sim_end_us"`
+	// EndReason is why the run ended: done (every flow finished),
+	// time-limit (--end), stalled (no flow progressed for the stall
+	// stretch, StallUs) or interrupted.
+	EndReason    string  `json:"end_reason"`
+	StallUs      float64 `json:"stall_us,omitempty"`
+	WallS        float64 `json:"wall_s"`
+	Events       uint64  `json:"events"`
+	EventsPerS   float64 `json:"events_per_s"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 	// Shards is the parallel mode's shard count (results depend on it);
 	// Workers how many goroutines ran them (they do not). Both are 0 in the
 	// serial mode.
@@ -125,6 +130,7 @@ func BuildReport(cfg ReportConfig, r *Result) *Report {
 	s.Packets = PacketSummary{Sent: r.Packets.Sent, Retransmitted: r.Packets.Retransmitted, Trimmed: r.Packets.Trimmed, Dropped: r.Packets.Dropped, ECNMarked: r.Packets.ECNMarked}
 	s.Flows, s.Completed, s.Incomplete = len(r.Flows), len(fcts), r.Incomplete
 	s.SimEndUs = us(r.SimEnd)
+	s.EndReason, s.StallUs = r.EndReason.String(), us(r.StallAfter)
 	s.WallS = r.Wall.Seconds()
 	s.Events = r.Events
 	if s.WallS > 0 {

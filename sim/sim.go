@@ -45,10 +45,16 @@ type Config struct {
 	// (defaults 0.2 and 0.8). ECN disables marking when false.
 	KMin, KMax float64
 	NoECN      bool
-	// End stops the run at this simulated time (0: when every flow is done).
-	End   int64
-	Seed  uint64
-	Links []LinkEvent
+	// End stops the run at this simulated time, in picoseconds, if flows
+	// are still running: 0 is DefaultEnd (1 s), at most MaxEnd (1 h).
+	End int64
+	// StallAfter ends the run earlier when no flow has made progress for
+	// this long (termination.go): 0 is the larger of DefaultStallAfter
+	// (10 ms) and StallRTOs (100) retransmission timeouts of the slowest
+	// path, -1 never; at most MaxEnd.
+	StallAfter int64
+	Seed       uint64
+	Links      []LinkEvent
 	// Reconverge, when > 0, is how long after a link goes down (or comes
 	// back up) the fabric recomputes its ECMP groups without (with) it, as a
 	// routing protocol would. Until then only the switch at either end of the
@@ -211,6 +217,11 @@ type Result struct {
 	// lookahead (window) in picoseconds; 0 in the serial mode.
 	Shards, Workers int
 	Lookahead       int64
+	// EndReason says why the run ended: every flow done, the time limit,
+	// a stall (no progress for StallAfter) or an interrupt.
+	EndReason EndReason
+	// StallAfter is the stall stretch the run used (0: none).
+	StallAfter int64
 }
 
 type flowState struct {
@@ -278,6 +289,12 @@ type Sim struct {
 	// Parallel mode (parallel.go): par on the coordinator, sh on a shard.
 	par *parallel
 	sh  *shard
+	// Termination (termination.go).
+	progressAt int64     // last time a flow made progress
+	stallAt    int64     // pending stall check, 0 if none
+	started    int       // flows started
+	maxRTO     int64     // largest path RTO of the flows started
+	halt       EndReason // set (non-zero) to end the run at once
 }
 
 // Interrupt asks a running Run to stop at the next check (every few
@@ -313,6 +330,9 @@ func New(cfg Config) (*Sim, error) {
 	}
 	if err := cfg.Transport.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: transport: %w", err)
+	}
+	if err := checkLimits(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Matrix.Hosts > cfg.Fabric.NumHosts() {
 		return nil, fmt.Errorf("sim: traffic matrix is for %d hosts but the fabric has %d", cfg.Matrix.Hosts, cfg.Fabric.NumHosts())
@@ -588,16 +608,18 @@ func (s *Sim) Run() *Result {
 	}
 	wall := time.Now()
 	lastReport := wall
-	end := s.cfg.End
+	end := s.endTime()
 	total := len(s.flows)
-	for s.q.len() > 0 && s.done < total {
+	for s.q.len() > 0 && s.done < total && s.halt == EndDone {
 		if s.events&0xFFF == 0 && s.stop.Load() {
 			s.res.Interrupted = true
+			s.halt = EndInterrupted
 			break
 		}
 		e := s.q.pop()
-		if end > 0 && e.at > end {
+		if e.at > end {
 			s.now = end
+			s.halt = EndLimit
 			break
 		}
 		s.now = e.at
@@ -615,10 +637,14 @@ func (s *Sim) Run() *Result {
 			s.startFlow(e.a)
 		case evLinkState:
 			s.linkEvent(&s.cfg.Links[e.a])
+			s.progress()
 		case evReroute:
 			s.reroute()
+			s.progress()
 		case evPause:
 			s.pause(e.a, e.b)
+		case evStall:
+			s.stallCheck(e.at)
 		case evSample:
 			s.cfg.OnSample(s, s.now)
 			// Keep sampling only while something else can still happen.
@@ -633,6 +659,9 @@ func (s *Sim) Run() *Result {
 			}
 		}
 	}
+	if s.halt == EndDone && s.done < total {
+		s.halt = EndStalled // nothing left to happen, flows unfinished
+	}
 	if s.cfg.OnSample != nil {
 		s.cfg.OnSample(s, s.now) // the final counters
 	}
@@ -644,6 +673,11 @@ func (s *Sim) finish(wall time.Duration) *Result {
 	r.Wall = wall
 	r.Events = s.events
 	r.SimEnd = s.now
+	r.EndReason = s.halt
+	if r.EndReason == EndLimit && s.done == len(s.flows) {
+		r.EndReason = EndDone
+	}
+	r.StallAfter = s.stallFor()
 	m := s.cfg.Matrix
 	r.Flows = make([]FlowResult, len(s.flows))
 	for i := range s.flows {
@@ -725,9 +759,15 @@ func (s *Sim) startFlow(fi int32) {
 	}
 	rtt = max(rtt, s.cfg.WindowRTT)
 	path := transport.Path{BaseRTT: rtt, RateBps: rate, RTO: s.pathRTO(rtt, rate, hops)}
+	s.maxRTO = max(s.maxRTO, path.RTO)
 	st.snd = transport.NewSender(&s.tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path, Paths: paths})
 	st.rcv = transport.NewReceiverFor(&s.tp, uint32(fi), st.snd.Packets())
+	// The receiver's own paths towards the sender, for when its ACKs on
+	// the data packets' entropies get lost (transport's ackroute.go).
+	st.rcv.SetAckPaths(s.SourceGuidedPaths(mf.Dst, mf.Src))
 	st.start = s.now
+	s.started++
+	s.progress()
 	s.activate(fi)
 }
 
@@ -784,6 +824,7 @@ func (s *Sim) complete(fi int32) {
 	st := &s.flows[fi]
 	st.fct = s.now - st.start
 	s.done++
+	s.progress()
 	if s.sh != nil {
 		// Successors and barrier groups are global: the coordinator
 		// starts them at the next barrier, in a fixed order.

@@ -388,9 +388,10 @@ func p99FCTUs(r *Result) (p99 float64, incomplete int) {
 // link and recover them by timeouts, each collapsing the window; Spritz
 // blocks a path after its first timeout: its p99 FCT is at most half of
 // Valiant's [paper: 2.5-25x over the next best], and every flow finishes.
-// ECMP (one path per flow, ACKs on the same EV) recovers only by timeout:
-// the flows whose path crosses a dead link see timeouts and no NACK and
-// never finish; the others finish without a timeout.
+// ECMP (one path per flow) recovers only by timeout: the flows whose data
+// path crosses a dead link see timeouts and no NACK and never finish; those
+// whose ACKs on the data EV die finish after timeouts, once the receiver
+// moves its ACKs to paths of its own.
 func TestSpritzLinkFailures(t *testing.T) {
 	f := spritzDragonfly(t, 3, 6, 3, 400)
 	fails, err := RandomLinkFailures(f, 0.02, 5, 0)
@@ -417,7 +418,7 @@ func TestSpritzLinkFailures(t *testing.T) {
 		p99[sc.name] = p
 		t.Logf("%-10s %d links down: p99 FCT %.0f us, %d incomplete, %d timeouts, %d dropped", sc.name, len(fails), p, inc, to, r.Packets.Dropped)
 		if sc.name == "ECMP" {
-			stalled := 0
+			stalled, recovered := 0, 0
 			for _, fr := range r.Flows {
 				switch {
 				case fr.FCT < 0:
@@ -426,9 +427,13 @@ func TestSpritzLinkFailures(t *testing.T) {
 						t.Errorf("ECMP flow %d stalled with %d timeouts and %d NACKs; a dead path only shows as timeouts", fr.ID, fr.Timeouts, fr.Nacks)
 					}
 				case fr.Timeouts != 0:
-					t.Errorf("ECMP flow %d finished after %d timeouts: its single path should be either up or dead", fr.ID, fr.Timeouts)
+					// Its data path lives but the ACKs on its EV died: the
+					// receiver moved them to its own paths after the
+					// retransmissions (transport's ackroute.go).
+					recovered++
 				}
 			}
+			t.Logf("ECMP: %d flows stalled, %d recovered by timeout", stalled, recovered)
 			if stalled == 0 {
 				t.Error("no ECMP flow crossed a failed link; the test does not exercise failures")
 			}

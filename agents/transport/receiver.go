@@ -46,18 +46,22 @@ type Receiver struct {
 	// gap fills), the rest are discarded silently.
 	gbn bool
 	nak bool
+
+	// ar chooses the entropy each ACK travels on (ackroute.go).
+	ar ackRouter
 }
 
 // NewReceiver makes the receiver for a flow of npkts packets. It
 // acknowledges every data packet.
 func NewReceiver(flow uint32, npkts uint32) *Receiver {
-	return &Receiver{flow: flow, npkts: npkts}
+	return &Receiver{flow: flow, npkts: npkts, ar: newAckRouter(&Params{}, flow)}
 }
 
 // NewReceiverFor makes the receiver for a flow of npkts packets that
 // acknowledges as p says (Params.AckEvery, AckEveryBytes, AckDelay).
 func NewReceiverFor(p *Params, flow uint32, npkts uint32) *Receiver {
 	r := NewReceiver(flow, npkts)
+	r.ar = newAckRouter(p, flow)
 	r.gbn = p.GoBackN
 	if p.Coalescing() {
 		if p.AckEvery > 1 {
@@ -85,12 +89,17 @@ func (r *Receiver) OnData(d *Data, ecn, trimmed bool) (ack Ack, complete bool) {
 	if trimmed || r.tooFar(d.PSN) {
 		ack.Nack = true
 		ack.CumAck = r.cum
+		r.ar.observe(d, false)
+		ack.Route = r.ar.route(ack.Entropy)
 		return ack, false
 	}
-	if !r.duplicate(d.PSN) {
+	dup := r.duplicate(d.PSN)
+	if !dup {
 		complete = r.record(d)
 	}
 	ack.CumAck = r.cum
+	r.ar.observe(d, dup)
+	ack.Route = r.ar.route(ack.Entropy)
 	return ack, complete
 }
 
@@ -141,17 +150,23 @@ func (r *Receiver) Receive(now Time, d *Data, ecn, trimmed bool, ack *Ack) (send
 	if trimmed || r.tooFar(psn) {
 		ack.Nack = true
 		ack.CumAck = r.cum
+		r.ar.observe(d, false)
+		ack.Route = r.ar.route(ack.Entropy)
 		return true, false
 	}
 	if r.duplicate(psn) {
 		ack.CumAck = r.cum
+		r.ar.observe(d, true)
+		ack.Route = r.ar.route(ack.Entropy)
 		return true, false
 	}
+	r.ar.observe(d, false)
 	complete = r.record(d)
 	first := !r.started
 	r.started = true
 	if !r.hold(psn) {
 		ack.CumAck = r.cum
+		ack.Route = r.ar.route(ack.Entropy)
 		return true, complete
 	}
 	r.pbytes += int64(d.Payload) + r.hdr
@@ -166,6 +181,7 @@ func (r *Receiver) Receive(now Time, d *Data, ecn, trimmed bool, ack *Ack) (send
 	}
 	if force || (r.every > 0 && r.pn >= r.every) || (r.everyB > 0 && r.pbytes >= r.everyB) {
 		r.take(ack)
+		ack.Route = r.ar.route(ack.Entropy)
 		return true, complete
 	}
 	if r.pn == 1 && r.delay > 0 {
@@ -219,6 +235,7 @@ func (r *Receiver) Flush(ack *Ack) bool {
 	}
 	*ack = Ack{Flow: r.flow, PSN: r.lastPSN, Entropy: r.lastEnt, EchoTS: r.lastTS}
 	r.take(ack)
+	ack.Route = r.ar.route(ack.Entropy)
 	return true
 }
 
@@ -286,19 +303,27 @@ func (b *ringBits) grow(need, cum uint32) {
 // fills.
 func (r *Receiver) receiveGBN(d *Data, ecn, trimmed bool, ack *Ack) (send, complete bool) {
 	*ack = Ack{Flow: r.flow, PSN: d.PSN, Entropy: d.Entropy, ECN: ecn, EchoTS: d.SentAt, QDelay: d.QDelay, QDelayValid: d.QDelayValid}
+	dup := false
 	switch {
 	case !trimmed && d.PSN == r.cum && d.PSN < r.npkts:
 		complete = r.record(d)
 		r.nak = false
 	case d.PSN < r.cum || d.PSN >= r.npkts:
 		// a duplicate: acknowledged again
+		dup = d.PSN < r.cum
 	default:
+		r.ar.observe(d, false)
 		if r.nak {
 			return false, false
 		}
 		r.nak = true
 		ack.Nack, ack.GoBack = true, true
+		ack.CumAck = r.cum
+		ack.Route = r.ar.route(ack.Entropy)
+		return true, false
 	}
+	r.ar.observe(d, dup)
 	ack.CumAck = r.cum
+	ack.Route = r.ar.route(ack.Entropy)
 	return true, complete
 }

@@ -270,6 +270,10 @@ type Sender struct {
 	rng      rng
 	est      *RTTEstimator // nil unless Params.MeasureRTO
 	pl       *planes       // nil unless Params.Planes > 1 (plane.go)
+	// The route entropy of the latest ACK received, echoed in data
+	// packets (Data.AckRoute; ackroute.go).
+	ackRoute    uint16
+	hasAckRoute bool
 
 	Stats SenderStats
 }
@@ -366,6 +370,9 @@ func (s *Sender) SetPacing(rateBps int64) { s.paceBps = rateBps }
 
 // Packets returns the number of data packets in the flow.
 func (s *Sender) Packets() uint32 { return s.npkts }
+
+// Acked returns the number of packets acknowledged so far.
+func (s *Sender) Acked() uint32 { return s.acked }
 
 // Done reports whether every packet has been acknowledged.
 func (s *Sender) Done() bool { return s.acked == s.npkts }
@@ -497,7 +504,8 @@ func (s *Sender) emit(now Time, d *Data, e uint16, p int) int64 {
 	// soon: the last packet, a retransmission, or a full window (htsim's
 	// AR rule).
 	ackReq := retx || psn == s.npkts-1 || float64(s.inflight+size) >= s.cc.window()
-	*d = Data{Flow: s.f.ID, PSN: psn, Payload: payload, Entropy: e, SentAt: now, Retx: retx, AckReq: ackReq, Plane: uint8(p)}
+	*d = Data{Flow: s.f.ID, PSN: psn, Payload: payload, Entropy: e, SentAt: now, Retx: retx, AckReq: ackReq, Plane: uint8(p),
+		AckRoute: s.ackRoute, AckRouteValid: s.hasAckRoute}
 	return size
 }
 
@@ -512,6 +520,7 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 	if a.PSN >= s.nextNew {
 		return // never sent
 	}
+	s.ackRoute, s.hasAckRoute = a.Route, true
 	if a.Nack {
 		s.onNack(now, a)
 		return

@@ -165,6 +165,11 @@ type Data struct {
 	// field), when QDelayValid; the receiver echoes it in the ACK.
 	QDelay      Time
 	QDelayValid bool
+	// AckRoute echoes the route entropy (Ack.Route) of the latest ACK the
+	// sender received, when AckRouteValid: the receiver's confirmation
+	// that ACKs on it get through (ackroute.go).
+	AckRoute      uint16
+	AckRouteValid bool
 }
 
 // Ack is an acknowledgement, or a NACK for a trimmed packet.
@@ -182,8 +187,12 @@ type Ack struct {
 	SackBase uint32 // first PSN of the Sack bitmap
 	Sack     uint64 // selective ACK bitmap over [SackBase, SackBase+SackBits); 0: PSN only
 	Entropy  uint16 // echoed from the data packet
-	ECN      bool   // the data packet arrived ECN-marked
-	Nack     bool   // the data packet arrived trimmed: retransmit it
+	// Route is the entropy the ACK itself travels on, chosen by the
+	// receiver (ackroute.go): the data packet's entropy unless the
+	// receiver saw its ACKs get lost. Drivers route the ACK by it.
+	Route uint16
+	ECN   bool // the data packet arrived ECN-marked
+	Nack  bool // the data packet arrived trimmed: retransmit it
 	// GoBack (with Nack, go-back-N receivers): resend everything from
 	// CumAck on.
 	GoBack bool

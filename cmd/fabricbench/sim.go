@@ -26,6 +26,7 @@ type simOpts struct {
 	trim, ecn     bool
 	seed          uint64
 	end           string
+	stallAfter    string
 	jsonOut       string
 	mtu, header   int
 	queue         string
@@ -81,7 +82,10 @@ gbps=800,latency=600ns,switch_latency=400ns to a --topo spec that does not
 set them and sets --mtu 4096, --queue bdp, --kmin 0.2, --kmax 0.8, --ecn,
 --trim, --target-rtt 1.5 and --max-window 1.5 unless they are given.
 
-A flow that has not finished by --end is reported with fct_us null.`,
+A flow that has not finished by --end is reported with fct_us null. A run
+also ends when no flow has made progress for --stall-after (flows that
+cannot finish: a destination cut off, every path dead); it then exits 1,
+as it does when flows are unfinished at the default --end.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.changed = cmd.Flags().Changed
@@ -97,7 +101,8 @@ A flow that has not finished by --end is reported with fct_us null.`,
 	fl.BoolVar(&o.trim, "trim", true, "switches trim packets when the data queue is full (false: drop, recover by timeout)")
 	fl.BoolVar(&o.ecn, "ecn", true, "RED ECN marking at dequeue")
 	fl.Uint64Var(&o.seed, "seed", 1, "random seed (same inputs and seed give identical results)")
-	fl.StringVar(&o.end, "end", "10s", "stop at this simulated time (e.g. 500us, 20ms); 0 runs until every flow is done")
+	fl.StringVar(&o.end, "end", "10s", "stop at this simulated time (e.g. 500us, 20ms; at most 3600s); 0: the simulator's default limit, 1s")
+	fl.StringVar(&o.stallAfter, "stall-after", "0", "end the run when no flow has made progress (a new ACK, a flow start or end, a link event) for this long of simulated time (at most 3600s); 0: the larger of 10ms and 100 RTOs of the slowest path; off: never")
 	fl.StringVar(&o.jsonOut, "json", "", "write per-flow results and a summary as JSON to this file")
 	fl.IntVar(&o.mtu, "mtu", 4096, "payload bytes per data packet")
 	fl.IntVar(&o.header, "header", 64, "header bytes per packet (also the size of ACKs, NACKs and trimmed headers)")
@@ -208,6 +213,12 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if err != nil {
 		return badInput(fmt.Errorf("--end: %w", err))
 	}
+	var stallAfter int64 = -1
+	if o.stallAfter != "off" {
+		if stallAfter, err = workloads.ParseDuration(o.stallAfter); err != nil {
+			return badInput(fmt.Errorf("--stall-after: %w (or off)", err))
+		}
+	}
 	var queue int64
 	if o.queue != "bdp" {
 		if queue, err = workloads.ParseSize(o.queue); err != nil {
@@ -308,7 +319,7 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		return badInput(fmt.Errorf("--ar-quantum: %w", err))
 	}
 	cfg := sim.Config{Fabric: fab, Matrix: m, Transport: tp, QueueBytes: queue, KMin: o.kmin, KMax: o.kmax,
-		NoECN: !o.ecn, End: end, Seed: o.seed, Links: faults, Reconverge: reconverge,
+		NoECN: !o.ecn, End: end, StallAfter: stallAfter, Seed: o.seed, Links: faults, Reconverge: reconverge,
 		Routing: routing, ARStaleness: arStale, ARQuantum: arQuantum, ARWeighted: o.arWeighted, LowDiameter: lowDiam}
 	if !o.quiet {
 		cfg.Progress = func(p sim.Progress) {
@@ -361,6 +372,11 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		if err := writeJSONFile(o.jsonOut, rep); err != nil {
 			return &exitError{code: exitBadInput, err: fmt.Errorf("--json: %w", err)}
 		}
+	}
+	// Flows that could not finish fail the run; an --end given on purpose
+	// may cut flows short.
+	if res.Incomplete > 0 && (res.EndReason == sim.EndStalled || (res.EndReason == sim.EndLimit && (o.changed == nil || !o.changed("end")))) {
+		return &exitError{code: exitFail, err: fmt.Errorf("%d of %d flows did not finish (%s)", res.Incomplete, len(res.Flows), rep.Summary.EndReason)}
 	}
 	return nil
 }
@@ -442,7 +458,7 @@ func printSummary(w io.Writer, fab *inventory.Fabric, r *sim.Report) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "flows    %d/%d completed", s.Completed, s.Flows)
 	if s.Incomplete > 0 {
-		fmt.Fprintf(w, " (%d unfinished at the end of the run)", s.Incomplete)
+		fmt.Fprintf(w, " (%d unfinished at the end of the run: %s)", s.Incomplete, s.EndReason)
 	}
 	fmt.Fprintf(w, "; FCT µs min %s p50 %s p99 %s max %s\n", fmtQ(s.FCTUs.Min), fmtQ(s.FCTUs.P50), fmtQ(s.FCTUs.P99), fmtQ(s.FCTUs.Max))
 	p := &s.Packets

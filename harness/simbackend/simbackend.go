@@ -215,7 +215,7 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		Packets: results.Packets{Sent: res.Packets.Sent, Retransmitted: res.Packets.Retransmitted,
 			Trimmed: res.Packets.Trimmed, Dropped: res.Packets.Dropped, ECNMarked: res.Packets.ECNMarked},
 		End: res.SimEnd, Wall: res.Wall, EpochNs: b.epoch, Interrupted: res.Interrupted,
-		Ideal: s.IdealFCT,
+		Ideal: s.IdealFCT, EndReason: endReason(res),
 		Extra: map[string]float64{"sim_events": float64(res.Events), "reroutes": float64(res.Reroutes)},
 	}
 	if len(b.feat.VRFs) > 0 {
@@ -419,4 +419,16 @@ func (b *Backend) ConcurrentRuns() bool { return true }
 
 func unsupported(field, reason string) error {
 	return fmt.Errorf("the %s backend cannot do %s: %s", Name, field, reason)
+}
+
+// endReason describes why a simulation ended, for the harness's verdict on
+// unfinished flows.
+func endReason(res *sim.Result) string {
+	switch res.EndReason {
+	case sim.EndLimit:
+		return "the simulated-time limit (sim.end; default 1 s) was reached"
+	case sim.EndStalled:
+		return fmt.Sprintf("no flow made progress for %s of simulated time (the stall limit)", time.Duration(res.StallAfter/1000))
+	}
+	return ""
 }
