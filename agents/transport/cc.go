@@ -9,6 +9,9 @@ type controller interface {
 	onAck(now, rtt Time, ecn bool, size, inflight int64, lb *balancer, entropy uint16)
 	onNack(now Time, size, inflight int64)
 	onTimeout(now Time, inflight int64)
+	// setWindow sets the window to w bytes, within the algorithm's
+	// bounds (slow start after a path change, owd.go).
+	setWindow(w float64)
 }
 
 func newController(p *Params, path Path, mtu int64) controller {
@@ -160,6 +163,8 @@ func newNSCC(p *Params, path Path, mtu int64) *nscc {
 
 func (n *nscc) window() float64 { return n.cwnd }
 
+func (n *nscc) setWindow(w float64) { n.cwnd = w; n.clamp() }
+
 func (n *nscc) clamp() {
 	if n.cwnd > n.maxW {
 		n.cwnd = n.maxW
@@ -285,6 +290,8 @@ func newDCTCP(p *Params, path Path, mtu int64) *dctcp {
 }
 
 func (d *dctcp) window() float64 { return d.cwnd }
+
+func (d *dctcp) setWindow(w float64) { d.cwnd = w; d.clamp() }
 
 func (d *dctcp) clamp() {
 	d.cwnd = math.Min(math.Max(d.cwnd, d.minW), d.maxW)

@@ -229,9 +229,75 @@ func (s *Sender) OnProbeReply(now Time, r *ProbeReply) {
 		return
 	}
 	if k != o.cur && o.curValid && o.better(float64(r.QDelay), o.curQD) {
+		old := o.curQD
 		o.switchTo(k, float64(r.QDelay))
-		// The new path starts slowly (the paper: slow start on the new
-		// path): the window halves, as after a loss.
+		s.pathRestart(now, Time(max(old-float64(r.QDelay), 0)))
+	}
+}
+
+// Path change (the paper's Sec. III, lossy version): "the sender simply
+// stops using the old path and starts using the new path with slow-start",
+// after waiting idle for the difference between the old and the new path's
+// latency so that the new path's packets do not overtake the old one's.
+// The sender knows the paths' queuing delays, not their base latencies
+// (it is topology-unaware): it waits for the difference of the queuing
+// delays, and stops waiting as soon as nothing is in flight on the old
+// path. Slow start begins at one packet and adds every newly acknowledged
+// byte (doubling per RTT) up to the window before the change
+// (ssthresh); an ECN mark or a NACK of a packet on the new path, or a
+// timeout, ends it, and the congestion control goes on from where it is.
+//
+// The initial choice after the probes (decide) is not a path change in
+// this sense: the flow has just begun at its initial window.
+
+// pathRestart starts the wait and slow start after a path change at now.
+func (s *Sender) pathRestart(now, wait Time) {
+	if s.pl != nil {
+		return // multi-plane senders do not use OWD
+	}
+	s.ssthresh = s.cc.window()
+	s.cc.setWindow(float64(s.wire))
+	// Bytes in flight on earlier paths: every packet sent after the
+	// change takes the new path's entropy.
+	cur := s.lb.ow.cands[s.lb.ow.cur]
+	s.oldIn = 0
+	for q := s.base; q != s.nextNew; q++ {
+		if sl := s.slot(q); sl.st&stOut != 0 && sl.ent != cur {
+			s.oldIn += s.pktWire(q)
+		}
+	}
+	s.slowStart = true
+	s.idleUntil = AddTime(now, wait)
+	s.Stats.PathRestarts++
+}
+
+// onCurPath reports whether entropy e is the OWD sender's current path
+// (feedback from packets still on the old path does not end slow start).
+func (s *Sender) onCurPath(e uint16) bool {
+	return s.lb.ow == nil || e == s.lb.ow.cands[s.lb.ow.cur]
+}
+
+// leftOld accounts a packet that left the flight (acknowledged or queued
+// for retransmission) against the earlier paths' bytes after a path change.
+func (s *Sender) leftOld(sl *slot, psn uint32) {
+	if s.oldIn > 0 && !s.onCurPath(sl.ent) {
+		s.oldIn = max(s.oldIn-s.pktWire(psn), 0)
+	}
+}
+
+// slowStartAck grows the window in slow start by newly acknowledged bytes.
+func (s *Sender) slowStartAck(ecn bool, newly int64) {
+	if ecn {
+		s.slowStart = false
+		return
+	}
+	if newly == 0 {
+		return
+	}
+	w := min(s.cc.window()+float64(newly), s.ssthresh)
+	s.cc.setWindow(w)
+	if w >= s.ssthresh {
+		s.slowStart = false
 	}
 }
 

@@ -104,3 +104,95 @@ func TestGoBackN(t *testing.T) {
 		t.Fatalf("resent %v, want 1..5", resent)
 	}
 }
+
+// TestOWDPathChangeSlowStart: when a probe moves the flow to a better path
+// after the initial choice, the sender waits (while packets are in flight
+// on the old path) for the difference of the paths' queuing delays, then
+// restarts at one packet and grows by the acknowledged bytes (doubling per
+// round trip) back to the window it had, unless an ECN mark on the new path
+// ends slow start first; feedback from the old path does not.
+func TestOWDPathChangeSlowStart(t *testing.T) {
+	s := owdSender(t)
+	var pr Probe
+	var sent []Probe
+	for s.NextProbe(Microsecond, &pr) {
+		sent = append(sent, pr)
+	}
+	// All candidates alike: the flow stays on the shortest path.
+	for i, p := range sent {
+		s.OnProbeReply(20*Microsecond+Time(i), &ProbeReply{Flow: 1, ID: p.ID, Entropy: p.Entropy, QDelay: 10 * Microsecond})
+	}
+	var d Data
+	now := 30 * Microsecond
+	var out []Data
+	for s.NextPacket(now, &d) > 0 {
+		out = append(out, d)
+	}
+	w0 := s.Cwnd()
+	if len(out) < 4 || s.OWDSwitches() != 0 {
+		t.Fatalf("%d packets in the first window, %d switches", len(out), s.OWDSwitches())
+	}
+	// The current path's delay is 20 us; a probe finds candidate 3 at 2 us.
+	s.OnAck(now+Microsecond, &Ack{Flow: 1, PSN: out[0].PSN, Entropy: out[0].Entropy, EchoTS: out[0].SentAt, QDelay: 20 * Microsecond, QDelayValid: true})
+	old := out[0].Entropy
+	for i := 0; i < 200 && len(s.lb.ow.pending) == 0; i++ {
+		s.lb.ow.sent(1)
+	}
+	if !s.NextProbe(now+2*Microsecond, &pr) {
+		t.Fatal("no periodic probe due")
+	}
+	switchAt := now + 3*Microsecond
+	s.OnProbeReply(switchAt, &ProbeReply{Flow: 1, ID: pr.ID, Entropy: pr.Entropy, QDelay: 2 * Microsecond})
+	if s.OWDSwitches() != 1 || s.Stats.PathRestarts != 1 {
+		t.Fatalf("switches %d, path restarts %d after a 10x better probe", s.OWDSwitches(), s.Stats.PathRestarts)
+	}
+	if got := s.Cwnd(); got != float64(s.wire) {
+		t.Errorf("window %.0f after the path change, want one packet (%d)", got, s.wire)
+	}
+	// Packets in flight on the old path: idle for 20 - 2 = 18 us.
+	if s.CanSend(switchAt + 17*Microsecond) {
+		t.Error("sends before the old path drained (18 us wait)")
+	}
+	if !s.CanSend(switchAt + 18*Microsecond) {
+		t.Error("still idle after the 18 us wait")
+	}
+	// ECN from the old path does not end slow start.
+	s.OnAck(switchAt+18*Microsecond, &Ack{Flow: 1, PSN: out[1].PSN, Entropy: old, ECN: true, EchoTS: out[1].SentAt})
+	if !s.slowStart {
+		t.Fatal("an ECN mark on the old path ended slow start")
+	}
+	// Round trips on the new path: the window doubles, up to w0.
+	now = switchAt + 20*Microsecond
+	prev := s.Cwnd()
+	for rt := 0; rt < 40 && s.slowStart; rt++ {
+		var batch []Data
+		for s.NextPacket(now, &d) > 0 {
+			if d.Entropy != pr.Entropy && !d.Retx {
+				t.Fatalf("new packet on %04x, want the new path %04x", d.Entropy, pr.Entropy)
+			}
+			batch = append(batch, d)
+		}
+		now += 10 * Microsecond
+		for _, b := range batch {
+			s.OnAck(now, &Ack{Flow: 1, PSN: b.PSN, Entropy: b.Entropy, EchoTS: b.SentAt})
+		}
+		// Old-path packets are acknowledged too (they arrived).
+		for _, o := range out[2:] {
+			s.OnAck(now, &Ack{Flow: 1, PSN: o.PSN, Entropy: o.Entropy, EchoTS: o.SentAt})
+		}
+		out = out[:2]
+		if w := s.Cwnd(); s.slowStart && w < 1.9*prev {
+			t.Errorf("round trip %d: window %.0f -> %.0f, want doubling in slow start", rt, prev, w)
+		}
+		prev = s.Cwnd()
+	}
+	if s.slowStart || s.Cwnd() < w0*0.99 || s.Cwnd() > w0*1.01+float64(s.wire) {
+		t.Errorf("slow start ended %v at window %.0f, want %.0f (the window before the change)", !s.slowStart, s.Cwnd(), w0)
+	}
+	// An ECN mark on the new path ends slow start.
+	s.pathRestart(now, 0)
+	s.OnAck(now, &Ack{Flow: 1, PSN: 0, Entropy: pr.Entropy, ECN: true})
+	if s.slowStart {
+		t.Error("an ECN mark on the new path did not end slow start")
+	}
+}

@@ -274,6 +274,15 @@ type Sender struct {
 	// packets (Data.AckRoute; ackroute.go).
 	ackRoute    uint16
 	hasAckRoute bool
+	// Slow start after an OWD path change (owd.go): the window grows
+	// from one packet by the acknowledged bytes up to ssthresh; no packet
+	// leaves before idleUntil while packets are in flight on the old path.
+	slowStart bool
+	ssthresh  float64
+	idleUntil Time
+	// Bytes still in flight on earlier paths after a path change: they
+	// do not count against the new path's window.
+	oldIn int64
 
 	Stats SenderStats
 }
@@ -293,6 +302,8 @@ type SenderStats struct {
 	Completed Time   // time the last ACK arrived (0 while running)
 	Spurious  uint64 // retransmitted packets whose first ACK echoed an earlier transmission (rtt.go); at most Retx
 	Probes    uint64 // path test messages sent (OWD)
+	// PathRestarts counts OWD path changes that restarted slow start.
+	PathRestarts uint64
 }
 
 // NewSender creates the sender for f. Its memory does not depend on the
@@ -420,6 +431,9 @@ func (s *Sender) CanSend(now Time) bool {
 	if s.paceBps > 0 && now < s.nextSend {
 		return false
 	}
+	if now < s.idleUntil && s.oldIn > 0 {
+		return false // a path change: the old path drains first (owd.go)
+	}
 	return s.hasEligible()
 }
 
@@ -434,7 +448,8 @@ func (s *Sender) hasEligible() bool {
 }
 
 func (s *Sender) windowAllows(size int64) bool {
-	return s.inflight == 0 || float64(s.inflight+size) <= s.cc.window()
+	in := s.inflight - s.oldIn // after a path change, the new path's (owd.go)
+	return in == 0 || float64(in+size) <= s.cc.window()
 }
 
 // NextSendTime returns when pacing next allows a transmission (0 if unpaced).
@@ -578,6 +593,9 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 			s.cc.onAck(now, rtt, a.ECN, newly, s.inflight, &s.lb, a.Entropy)
 		}
 	}
+	if s.slowStart {
+		s.slowStartAck(a.ECN && s.onCurPath(a.Entropy), newly)
+	}
 	if s.acked == s.npkts && s.Stats.Completed == 0 {
 		s.Stats.Completed = now
 	}
@@ -591,6 +609,7 @@ func (s *Sender) markAcked(psn uint32) {
 		if s.pl != nil {
 			s.planeLeft(sl.plane, s.pktWire(psn))
 		}
+		s.leftOld(sl, psn)
 	}
 	sl.st = (st | stAcked) &^ (stOut | stRtxQ)
 	s.acked++
@@ -632,6 +651,7 @@ func (s *Sender) onNack(now Time, a *Ack) {
 		s.planeCC(sl.plane).onNack(now, size, s.pl.inflight[sl.plane])
 	} else {
 		s.cc.onNack(now, size, s.inflight)
+		s.slowStart = s.slowStart && !s.onCurPath(a.Entropy)
 	}
 }
 
@@ -643,6 +663,7 @@ func (s *Sender) queueRetx(psn uint32) {
 		if s.pl != nil {
 			s.planeLeft(sl.plane, s.pktWire(psn))
 		}
+		s.leftOld(sl, psn)
 	}
 	if st&stRtxQ == 0 {
 		s.rtxq = append(s.rtxq, psn)
@@ -714,6 +735,7 @@ func (s *Sender) OnTimeout(now Time) int {
 		s.Stats.Timeouts += uint64(n)
 		if s.pl == nil || s.pl.mode != PlanePLB {
 			s.cc.onTimeout(now, s.inflight)
+			s.slowStart = false
 		}
 		s.onRTOExpired()
 	}
@@ -739,6 +761,7 @@ func (s *Sender) goBack(now Time, a *Ack) {
 	s.resendFrom(s.base)
 	s.lb.onLoss(now, a.Entropy, false)
 	s.cc.onNack(now, s.pktWire(s.base), s.inflight)
+	s.slowStart = false
 }
 
 // resendFrom queues every outstanding packet from psn on for retransmission,
