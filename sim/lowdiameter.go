@@ -42,8 +42,10 @@ const (
 	// byte, the second from EV2, the low byte; minimal routing after.
 	SourceGuided
 	// PortMSB routes by the entropy's MSB (owd.go): 0 minimal, 1 through
-	// the intermediate group the other 15 bits select; switches add their
-	// queuing delay to data packets and probes (one-way-delay probing).
+	// the intermediate group the other 15 bits select, for every packet
+	// (an ACK travels on its receiver's choice, transport.Ack.Route: MSB
+	// 0 until its ACKs get lost); switches add their queuing delay to
+	// data packets and probes (one-way-delay probing).
 	PortMSB
 )
 
@@ -312,7 +314,7 @@ func (s *Sim) ldRoute(node int32, pkt *packet) int32 {
 	if pkt.via == 0 {
 		pkt.via = 1
 		if ld.mode == PortMSB {
-			if pkt.kind == pkData && pkt.entropy&0x8000 != 0 {
+			if pkt.entropy&0x8000 != 0 {
 				s.ldMSB(i, d, pkt)
 			}
 		} else if ld.mode != Minimal && ld.mode != SourceGuided && (pkt.kind == pkData || ld.mode == Valiant) {

@@ -24,7 +24,7 @@ import (
 // pfProbe marks a PTM (kind data) or PTR (kind ACK).
 const pfProbe uint8 = 1 << 7
 
-// ldMSB picks the intermediate group of a non-shortest data packet at its
+// ldMSB picks the intermediate group of a non-shortest packet at its
 // source switch (index i, destination switch d).
 func (s *Sim) ldMSB(i, d int32, pkt *packet) {
 	ld := &s.ld

@@ -65,6 +65,7 @@ func TestFailuresEveryFlowFinishes(t *testing.T) {
 			{name: "Scout", mode: SourceGuided, lb: transport.Scout},
 			{name: "OPS-w", mode: SourceGuided, lb: transport.OPSWeighted},
 			{name: "Valiant", mode: Valiant, lb: transport.OPS},
+			{name: "OWD", mode: PortMSB, lb: transport.OWD},
 		} {
 			_, r := runSpritz(t, f, m, sc, seed, func(c *Config) { c.Links = fails })
 			moved := 0

@@ -38,6 +38,10 @@ type ackRouter struct {
 	hasBad  bool
 	// Moves counts duplicates that moved the ACK route.
 	moves uint64
+	// echoMask is applied to the echoed entropy: with the OWD balancer
+	// (port-msb routing, where the entropy's MSB asks for a non-shortest
+	// path) ACKs go on a shortest path (MSB 0) until they move.
+	echoMask uint16
 }
 
 func newAckRouter(p *Params, flow uint32) ackRouter {
@@ -45,7 +49,11 @@ func newAckRouter(p *Params, flow uint32) ackRouter {
 	if sp == 0 || sp > 1<<16 {
 		sp = 1 << 16
 	}
-	return ackRouter{space: sp, rng: newRNG(p.Seed, uint64(flow)+0x5bd1e995<<20)}
+	a := ackRouter{space: sp, rng: newRNG(p.Seed, uint64(flow)+0x5bd1e995<<20), echoMask: 0xFFFF}
+	if p.LB == OWD {
+		a.echoMask = 0x7FFF
+	}
+	return a
 }
 
 // SetAckPaths gives the receiver its paths towards the sender (a
@@ -84,7 +92,7 @@ func (a *ackRouter) observe(d *Data, dup bool) {
 func (a *ackRouter) route(echo uint16) uint16 {
 	switch {
 	case !a.own:
-		return echo
+		return echo & a.echoMask
 	case a.hasGood:
 		return a.good
 	case len(a.paths) > 0:

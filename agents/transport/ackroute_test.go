@@ -131,3 +131,28 @@ func TestSenderEchoesAckRoute(t *testing.T) {
 		t.Errorf("data echoes route %04x (valid %v), want 0a0b", d.AckRoute, d.AckRouteValid)
 	}
 }
+
+// TestAckRouteOWD: with the OWD balancer (port-msb routing) ACKs go on a
+// shortest path (the echoed entropy with its MSB cleared) while the data
+// packet's entropy is echoed whole; after a duplicate they may take any
+// entropy, non-shortest ones included.
+func TestAckRouteOWD(t *testing.T) {
+	p := DefaultParams()
+	p.LB = OWD
+	r := NewReceiverFor(&p, 2, 100)
+	d := Data{Flow: 2, PSN: 0, Payload: 1024, Entropy: 0x8003, SentAt: 1}
+	a, _ := r.OnData(&d, false, false)
+	if a.Route != 0x0003 || a.Entropy != 0x8003 {
+		t.Fatalf("ACK routed on %04x echoing %04x, want 0003 and 8003", a.Route, a.Entropy)
+	}
+	msb := 0
+	for i := 0; i < 32; i++ {
+		d.SentAt = Time(2 + i)
+		if a, _ = r.OnData(&d, false, false); a.Route&0x8000 != 0 {
+			msb++
+		}
+	}
+	if msb < 4 || msb > 28 {
+		t.Errorf("%d of 32 ACKs after duplicates asked for a non-shortest path, want about half", msb)
+	}
+}
