@@ -390,12 +390,13 @@ func (s *Sim) runParallel() *Result {
 		}
 		defer close(par.work)
 	}
-	end := s.cfg.End
+	end := s.endTime()
 	total := len(s.flows)
 	idle := false
 	for s.done < total {
 		if s.stop.Load() {
 			s.res.Interrupted = true
+			s.halt = EndInterrupted
 			break
 		}
 		t := int64(math.MaxInt64)
@@ -408,8 +409,14 @@ func (s *Sim) runParallel() *Result {
 			idle = true
 			break
 		}
-		if end > 0 && t > end {
-			s.now = end
+		// Every event before t has run: stop at the stall deadline or
+		// the time limit when t lies beyond it (termination.go).
+		if dl, ok := s.parDeadline(); ok && dl < end && t > dl {
+			s.now, s.halt = dl, EndStalled
+			break
+		}
+		if t > end {
+			s.now, s.halt = end, EndLimit
 			break
 		}
 		wend := int64(math.MaxInt64)
@@ -428,6 +435,9 @@ func (s *Sim) runParallel() *Result {
 				s.cfg.Progress(Progress{SimNow: t, Done: s.done, Flows: total, Events: s.shardEvents(), WallSoFar: now.Sub(wall)})
 			}
 		}
+	}
+	if idle && s.done < total {
+		s.halt = EndStalled // nothing left to happen, flows unfinished
 	}
 	if idle || s.res.Interrupted {
 		// Nothing left to run (flows that cannot finish) or stopped: the

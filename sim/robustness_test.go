@@ -212,3 +212,26 @@ func TestEndLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestStallBothModes: the stall check ends a run in the serial and the
+// parallel mode alike, at the latest progress plus StallAfter (here 1 ns
+// after the flow's start, before its first ACK), and the time limit
+// reports as such.
+func TestStallBothModes(t *testing.T) {
+	f := refFabric(t)
+	m := refMatrix(t, "one128.cm")
+	for _, shards := range []int{0, 2} {
+		r := run(t, Config{Fabric: f, Matrix: m, Transport: htsimParams(transport.REPS), Seed: 1, StallAfter: 1000, Shards: shards})
+		if r.EndReason != EndStalled || r.SimEnd != 1000 || r.Incomplete != 1 {
+			t.Errorf("%d shards, stall after 1 ns: ended by %s at %d ps with %d incomplete, want stalled at 1000", shards, r.EndReason, r.SimEnd, r.Incomplete)
+		}
+		r = run(t, Config{Fabric: f, Matrix: m, Transport: htsimParams(transport.REPS), Seed: 1, End: 100e6, Shards: shards})
+		if r.EndReason != EndLimit || r.SimEnd != 100e6 {
+			t.Errorf("%d shards, end 100 us: ended by %s at %d ps", shards, r.EndReason, r.SimEnd)
+		}
+		r = run(t, Config{Fabric: f, Matrix: m, Transport: htsimParams(transport.REPS), Seed: 1, Shards: shards})
+		if r.EndReason != EndDone || r.Incomplete != 0 {
+			t.Errorf("%d shards: ended by %s with %d incomplete, want done", shards, r.EndReason, r.Incomplete)
+		}
+	}
+}

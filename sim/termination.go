@@ -104,6 +104,9 @@ func (s *Sim) stallFor() int64 {
 // the stall check when none is pending.
 func (s *Sim) progress() {
 	s.progressAt = s.now
+	if s.sh != nil {
+		return // a shard: the coordinator checks at its barriers (parStalled)
+	}
 	if s.stallAt == 0 {
 		if d := s.stallFor(); d > 0 {
 			s.stallAt = transport.AddTime(s.now, d)
@@ -142,4 +145,22 @@ func (s *Sim) stallCheck(at int64) {
 		return
 	}
 	s.halt = EndStalled
+}
+
+// parDeadline is the stall deadline of the parallel mode (which has no
+// link events), read at a barrier: the latest progress of any shard plus
+// the stall stretch; ok is false while no flow is running or stall
+// detection is off.
+func (s *Sim) parDeadline() (dl int64, ok bool) {
+	last, started := s.progressAt, 0
+	for _, sh := range s.par.shards {
+		last = max(last, sh.progressAt)
+		started += sh.started
+		s.maxRTO = max(s.maxRTO, sh.maxRTO)
+	}
+	d := s.stallFor()
+	if d == 0 || started == s.done {
+		return 0, false
+	}
+	return transport.AddTime(last, d), true
 }
