@@ -113,6 +113,8 @@ type lowDiam struct {
 	tOff   []int32
 	tCnt   []uint8
 	ports  []int32
+	swNode []int32 // switch index -> node
+	global bool    // the fabric has global links (Dragonfly)
 	// Counters: data packets sent minimally and non-minimally by the
 	// source switch's decision.
 	nMin, nNonMin uint64
@@ -182,80 +184,8 @@ func (s *Sim) buildLowDiameter() error {
 	for h := range f.Hosts {
 		ld.hostSw[h] = s.rt.sw[f.HostLeaf(h)]
 	}
-	// Multi-source Dijkstra from each target set, over switch-switch links.
-	cost := make([]int32, nsw)
-	var hp ldHeap
-	var members []int32
-	tables := func(set func(i int) bool, cOut []int32, off []int32, cnt []uint8, stride, col int) {
-		for i := range cost {
-			cost[i] = -1
-		}
-		hp = hp[:0]
-		for i := 0; i < nsw; i++ {
-			if set(i) {
-				cost[i] = 0
-				hp = append(hp, int64(i))
-			}
-		}
-		heap.Init(&hp)
-		done := make([]bool, nsw)
-		for hp.Len() > 0 {
-			x := heap.Pop(&hp).(int64)
-			i, c := int32(x&0xFFFFFFFF), int32(x>>32)
-			if done[i] || c != cost[i] {
-				continue
-			}
-			done[i] = true
-			for _, p := range f.Nodes[swNode[i]].Ports {
-				j := s.rt.sw[f.PeerNode(p)]
-				if j < 0 {
-					continue
-				}
-				w := int32(ldLocal)
-				if f.Links[f.Ports[p].Link].Global {
-					w = ldGlobal
-				}
-				if nc := c + w; cost[j] < 0 || nc < cost[j] {
-					cost[j] = nc
-					heap.Push(&hp, int64(nc)<<32|int64(j))
-				}
-			}
-		}
-		for i := 0; i < nsw; i++ {
-			k := i*stride + col
-			cOut[k] = cost[i]
-			members = members[:0]
-			if cost[i] > 0 {
-				for _, p := range f.Nodes[swNode[i]].Ports {
-					j := s.rt.sw[f.PeerNode(p)]
-					if j < 0 || cost[j] < 0 {
-						continue
-					}
-					w := int32(ldLocal)
-					if f.Links[f.Ports[p].Link].Global {
-						w = ldGlobal
-					}
-					if cost[j]+w == cost[i] && len(members) < 255 {
-						members = append(members, int32(p))
-					}
-				}
-			}
-			off[k], cnt[k] = int32(len(ld.ports)), uint8(len(members))
-			ld.ports = append(ld.ports, members...)
-		}
-	}
-	ld.dCost, ld.dOff, ld.dCnt = make([]int32, nsw*nsw), make([]int32, nsw*nsw), make([]uint8, nsw*nsw)
-	for d := 0; d < nsw; d++ {
-		tables(func(i int) bool { return i == d }, ld.dCost, ld.dOff, ld.dCnt, nsw, d)
-	}
-	if global {
-		ld.tCost, ld.tOff, ld.tCnt = make([]int32, nsw*ld.nT), make([]int32, nsw*ld.nT), make([]uint8, nsw*ld.nT)
-		for t := 0; t < ld.nT; t++ {
-			tables(func(i int) bool { return ld.tgt[i] == int32(t) }, ld.tCost, ld.tOff, ld.tCnt, ld.nT, t)
-		}
-	} else {
-		ld.tCost, ld.tOff, ld.tCnt = ld.dCost, ld.dOff, ld.dCnt
-	}
+	ld.swNode, ld.global = swNode, global
+	s.ldTables(nil)
 	if m == SourceGuided {
 		s.buildSourceGuided()
 	}
@@ -406,4 +336,93 @@ func (s *Sim) ldCost(node, i, d, t int32, pkt *packet) int64 {
 		return depth(first) * hops
 	}
 	return sum + hops*s.wire()
+}
+
+// ldTables computes the minimal-routing tables over the switch-to-switch
+// links that are not down (nil: all of them): at the start, and again when
+// the fabric reconverges after link changes (Config.Reconverge), as a
+// routing protocol would.
+func (s *Sim) ldTables(down []bool) {
+	f := s.f
+	ld := &s.ld
+	nsw, swNode, global := ld.nsw, ld.swNode, ld.global
+	ld.ports = ld.ports[:0]
+	// Multi-source Dijkstra from each target set, over switch-switch links.
+	cost := make([]int32, nsw)
+	var hp ldHeap
+	var members []int32
+	tables := func(set func(i int) bool, cOut []int32, off []int32, cnt []uint8, stride, col int) {
+		for i := range cost {
+			cost[i] = -1
+		}
+		hp = hp[:0]
+		for i := 0; i < nsw; i++ {
+			if set(i) {
+				cost[i] = 0
+				hp = append(hp, int64(i))
+			}
+		}
+		heap.Init(&hp)
+		done := make([]bool, nsw)
+		for hp.Len() > 0 {
+			x := heap.Pop(&hp).(int64)
+			i, c := int32(x&0xFFFFFFFF), int32(x>>32)
+			if done[i] || c != cost[i] {
+				continue
+			}
+			done[i] = true
+			for _, p := range f.Nodes[swNode[i]].Ports {
+				j := s.rt.sw[f.PeerNode(p)]
+				if j < 0 || (down != nil && down[f.Ports[p].Link]) {
+					continue
+				}
+				w := int32(ldLocal)
+				if f.Links[f.Ports[p].Link].Global {
+					w = ldGlobal
+				}
+				if nc := c + w; cost[j] < 0 || nc < cost[j] {
+					cost[j] = nc
+					heap.Push(&hp, int64(nc)<<32|int64(j))
+				}
+			}
+		}
+		for i := 0; i < nsw; i++ {
+			k := i*stride + col
+			cOut[k] = cost[i]
+			members = members[:0]
+			if cost[i] > 0 {
+				for _, p := range f.Nodes[swNode[i]].Ports {
+					j := s.rt.sw[f.PeerNode(p)]
+					if j < 0 || cost[j] < 0 || (down != nil && down[f.Ports[p].Link]) {
+						continue
+					}
+					w := int32(ldLocal)
+					if f.Links[f.Ports[p].Link].Global {
+						w = ldGlobal
+					}
+					if cost[j]+w == cost[i] && len(members) < 255 {
+						members = append(members, int32(p))
+					}
+				}
+			}
+			off[k], cnt[k] = int32(len(ld.ports)), uint8(len(members))
+			ld.ports = append(ld.ports, members...)
+		}
+	}
+	if ld.dCost == nil {
+		ld.dCost, ld.dOff, ld.dCnt = make([]int32, nsw*nsw), make([]int32, nsw*nsw), make([]uint8, nsw*nsw)
+	}
+	for d := 0; d < nsw; d++ {
+		tables(func(i int) bool { return i == d }, ld.dCost, ld.dOff, ld.dCnt, nsw, d)
+	}
+	if global {
+		if ld.tCost == nil {
+			ld.tCost, ld.tOff, ld.tCnt = make([]int32, nsw*ld.nT), make([]int32, nsw*ld.nT), make([]uint8, nsw*ld.nT)
+		}
+		for t := 0; t < ld.nT; t++ {
+			tables(func(i int) bool { return ld.tgt[i] == int32(t) }, ld.tCost, ld.tOff, ld.tCnt, ld.nT, t)
+		}
+	} else {
+		ld.tCost, ld.tOff, ld.tCnt = ld.dCost, ld.dOff, ld.dCnt
+	}
 }

@@ -78,6 +78,15 @@ func (s *Sim) reroute() {
 		down[i] = !s.ports[s.f.Links[i].A].up
 	}
 	s.rt.build(s.f, down, s.cfg.Seed)
+	if s.ld.mode != LowDiameterOff {
+		// Low-diameter routing reconverges too (minimal tables over the
+		// links that are up); flows started from now on get fresh
+		// source-guided path lists.
+		s.ldTables(down)
+		for i := range s.sg.paths {
+			s.sg.paths[i] = nil
+		}
+	}
 	s.res.Reroutes++
 	if s.ar.w != nil {
 		s.arWeights()

@@ -121,7 +121,10 @@ func (s *Sim) minimalLive(node int32, d int32, seen map[int32]bool) bool {
 // whose minimal path crosses a dead link in either direction cannot
 // finish: the run ends once no flow made progress for the stall stretch
 // (10 ms), long before the 1 s limit, and reports exactly those flows
-// incomplete, checked against the routing tables.
+// incomplete, checked against the routing tables. When the fabric
+// reconverges (Config.Reconverge) the minimal tables avoid the dead links
+// and every flow finishes, with Minimal and UGAL-L routing (before, the
+// low-diameter tables ignored reconvergence).
 func TestFailuresStalledRunsEnd(t *testing.T) {
 	f := spritzDragonfly(t, 2, 4, 2, 400)
 	for seed := uint64(1); seed <= 3; seed++ {
@@ -151,6 +154,15 @@ func TestFailuresStalledRunsEnd(t *testing.T) {
 		}
 		if r.EndReason != EndStalled || r.SimEnd >= DefaultEnd/10 {
 			t.Errorf("seed %d minimal: ended by %s at %d ps, want a stall well before the %d ps limit", seed, r.EndReason, r.SimEnd, DefaultEnd)
+		}
+		// With reconvergence (1 us after the failures) the minimal
+		// tables avoid the dead links: every flow finishes.
+		for _, sc := range []spritzScheme{{name: "Minimal", mode: Minimal, lb: transport.OPS}, {name: "UGAL-L", mode: UGALL, lb: transport.OPS}} {
+			_, r = runSpritz(t, f, m, sc, seed, func(c *Config) { c.Links, c.Reconverge = fails, 1_000_000 })
+			t.Logf("seed %d OPS %s, reconverged after 1 us: %d incomplete, sim end %.1f us, %d reroutes", seed, sc.name, r.Incomplete, float64(r.SimEnd)/1e6, r.Reroutes)
+			if r.Incomplete != 0 || r.Reroutes == 0 {
+				t.Errorf("seed %d %s with reconvergence: %d flows unfinished, %d reroutes", seed, sc.name, r.Incomplete, r.Reroutes)
+			}
 		}
 	}
 }

@@ -59,7 +59,8 @@ type Config struct {
 	// back up) the fabric recomputes its ECMP groups without (with) it, as a
 	// routing protocol would. Until then only the switch at either end of the
 	// link avoids it (local failover) and other switches keep hashing
-	// packets onto paths through it, where they are lost. 0 never reconverges.
+	// packets onto paths through it, where they are lost. Low-diameter
+	// routing recomputes its minimal tables then too. 0 never reconverges.
 	Reconverge int64
 	// Progress, when set, is called about once a second of wall time.
 	Progress func(Progress)
