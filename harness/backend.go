@@ -81,6 +81,9 @@ type Features struct {
 	// Simulator only: stop at this simulated time (0: when the jobs are
 	// done) and the ECMP reconvergence delay after link changes.
 	SimEnd, Reconverge int64
+	// StallAfter ends a simulation without progress for this long (0:
+	// the simulator's default, -1: never; sim.Config.StallAfter).
+	StallAfter int64
 }
 
 // SRv6Path pins the flows from host Src to host Dst (host numbers)

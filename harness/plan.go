@@ -215,6 +215,14 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 	if p.Features.Reconverge, err = optDuration(s.Sim.Reconverge); err != nil {
 		return nil, fmt.Errorf("sim.reconverge: %w", err)
 	}
+	switch s.Sim.StallAfter {
+	case "off":
+		p.Features.StallAfter = -1
+	default:
+		if p.Features.StallAfter, err = optDuration(s.Sim.StallAfter); err != nil {
+			return nil, fmt.Errorf("sim.stall_after: %w", err)
+		}
+	}
 	if p.Features.SimEnd == 0 {
 		p.Features.SimEnd = 1e12 // 1 s of simulated time at most
 	}

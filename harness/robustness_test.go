@@ -57,4 +57,21 @@ faults:
 			t.Errorf("results not on disk: %v", err)
 		}
 	}
+	// With the stall check off (sim.stall_after: off) the run ends at
+	// sim.end, and the verdict says so.
+	out = t.TempDir()
+	res, err = harness.Run(context.Background(), harness.Options{SuiteFile: writeSuite(t, body+"sim: {end: 5ms, stall_after: off}\n"), Out: out, Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = res.Runs[0]
+	k = nil
+	for i := range run.KPIs {
+		if run.KPIs[i].Metric == "incomplete_flows" {
+			k = &run.KPIs[i]
+		}
+	}
+	if run.Status != results.Fail || run.SimEndUs != 5000 || k == nil || !strings.Contains(k.Message, "time limit") {
+		t.Errorf("stall_after off: status %s, sim end %.0f us, verdict %+v; want fail at 5000 us naming the time limit", run.Status, run.SimEndUs, k)
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/units"
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
@@ -47,12 +48,12 @@ type Config struct {
 	NoECN      bool
 	// End stops the run at this simulated time, in picoseconds, if flows
 	// are still running: 0 is DefaultEnd (1 s), at most MaxEnd (1 h).
-	End int64
+	End units.Ps
 	// StallAfter ends the run earlier when no flow has made progress for
 	// this long (termination.go): 0 is the larger of DefaultStallAfter
 	// (10 ms) and StallRTOs (100) retransmission timeouts of the slowest
 	// path, -1 never; at most MaxEnd.
-	StallAfter int64
+	StallAfter units.Ps
 	Seed       uint64
 	Links      []LinkEvent
 	// Reconverge, when > 0, is how long after a link goes down (or comes

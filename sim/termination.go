@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // This file guarantees that every run ends. A run stops when every flow is
@@ -15,18 +16,19 @@ import (
 // are reported incomplete (FCT -1, Result.Incomplete), and Result says why
 // the run ended (EndReason).
 
-// Time limits (picoseconds).
+// Time limits (units.Ps, picoseconds). StallRTOs x a path RTO is computed
+// without overflow: an RTO above MaxEnd/StallRTOs makes the stretch MaxEnd.
 const (
 	// DefaultEnd is the time limit of a run whose Config.End is 0: 1 s
 	// of simulated time, the limit of the Spritz paper's experiments.
-	DefaultEnd int64 = 1_000_000_000_000
+	DefaultEnd units.Ps = 1_000_000_000_000
 	// MaxEnd is the largest Config.End (and StallAfter): one hour, the
 	// largest duration workloads.ParseDuration accepts.
-	MaxEnd int64 = 3600 * DefaultEnd
+	MaxEnd units.Ps = 3600 * DefaultEnd
 	// DefaultStallAfter is the shortest stretch without progress that
 	// ends a run (Config.StallAfter 0); the default is the larger of this
 	// and StallRTOs retransmission timeouts of the slowest flow's path.
-	DefaultStallAfter int64 = 10_000_000_000 // 10 ms
+	DefaultStallAfter units.Ps = 10_000_000_000 // 10 ms
 	// StallRTOs is how many of the longest path RTO the default stall
 	// stretch covers at least: a flow on a dead path has timed out and
 	// retransmitted this many times without a single new ACK.

@@ -164,7 +164,7 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 	cfg := sim.Config{
 		Fabric: b.f, Matrix: w.Matrix, Transport: b.tp, Seed: b.seed,
 		QueueBytes: b.feat.QueueBytes, KMin: b.feat.KMin, KMax: b.feat.KMax, NoECN: !b.feat.ECN,
-		Links: b.links, End: b.feat.SimEnd, Reconverge: b.feat.Reconverge,
+		Links: b.links, End: b.feat.SimEnd, StallAfter: b.feat.StallAfter, Reconverge: b.feat.Reconverge,
 		HashAddressesOnly: !hasL4(b.feat.ECMPHash),
 		PFC:               sim.PFC{Enabled: b.feat.PFC},
 	}

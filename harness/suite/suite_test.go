@@ -492,6 +492,8 @@ func TestBadSuites(t *testing.T) {
 		{"analysis culprit backlog", base + "analysis:\n  culprit: {backlog: 2GiB}\n", `8:22: analysis.culprit.backlog: 2GiB is out of range`},
 		{"analysis culprit min_intervals", base + "analysis:\n  culprit: {min_intervals: 0}\n", `8:28: analysis.culprit.min_intervals: 0 is out of range`},
 		{"sim end", base + "sim:\n  end: soon\n", `8:8: sim.end: "soon" is not a duration`},
+		{"sim stall_after", base + "sim:\n  stall_after: never\n", `8:16: sim.stall_after: "never" is not a duration`},
+		{"sim stall_after zero", base + "sim:\n  stall_after: 0s\n", `8:16: sim.stall_after: must be positive (or off)`},
 		{"matrix key that does not exist", base + "matrix:\n  transport.speed: [1, 2]\n",
 			`8:3: matrix["transport.speed"]: transport has no field "speed" (want cc, lb, mtu, quick_adapt, fast_increase or planes)`},
 		{"matrix key with a bad selector", base + "matrix:\n  jobs[name=big].size: [1MiB]\n", `8:3: matrix["jobs[name=big].size"]: no entry of jobs is named "big"`},

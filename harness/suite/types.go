@@ -421,6 +421,10 @@ type StragglerOpts struct {
 type Sim struct {
 	End        string `yaml:"end"`        // stop at this simulated time, > 0 (default: when all flows finish, at most 1s)
 	Reconverge string `yaml:"reconverge"` // ECMP recomputation delay after link changes
+	// StallAfter ends the run when no flow has made progress for this
+	// long of simulated time, > 0, at most 3600s (default: the larger of
+	// 10ms and 100 path RTOs; "off": never).
+	StallAfter string `yaml:"stall_after"`
 }
 
 // Bringup is the bring-up validation step of a suite.

@@ -1472,6 +1472,11 @@ func (c *checker) sim() {
 	if sm.Reconverge != "" {
 		c.duration("sim.reconverge", sm.Reconverge)
 	}
+	if sm.StallAfter != "" && sm.StallAfter != "off" {
+		if ps, ok := c.duration("sim.stall_after", sm.StallAfter); ok && ps <= 0 {
+			c.errf("sim.stall_after", "must be positive (or off)")
+		}
+	}
 }
 
 func contains(list []string, s string) bool {
