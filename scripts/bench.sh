@@ -3,8 +3,9 @@
 # permutation at 1024 hosts, at 8192 hosts when FABRICBENCH_BENCH_8192=1
 # (a few minutes on 2 cores) and at 32768 hosts (radix 64, 32 pods) when
 # FABRICBENCH_BENCH_32768=1 (tens of minutes, about 1 GB). Each scale runs
-# twice: serial (--shards 1) and in the parallel mode (--shards 8, on as
-# many workers as CPUs). Prints wall time, CPU time (user + sys), events
+# twice: serial (--shards 1) and in the parallel mode with the command's
+# default shard count (one per 256 hosts, at least 2) on as many workers as
+# CPUs. Prints wall time, CPU time (user + sys), events
 # per wall and per CPU second and peak RSS per run (CPU time and peak RSS
 # from /usr/bin/time -v when present, else the simulator's own figures).
 # On a shared machine compare CPU seconds, and take the minimum of several
@@ -17,7 +18,7 @@ scales=(1024)
 if [ "${FABRICBENCH_BENCH_8192:-}" = 1 ]; then scales+=(8192); fi
 if [ "${FABRICBENCH_BENCH_32768:-}" = 1 ]; then scales+=(32768); fi
 for hosts in "${scales[@]}"; do
-for shards in 1 8; do
+for shards in 1 $((hosts / 256 > 2 ? hosts / 256 : 2)); do
   spec="fattree:hosts=$hosts,tiers=3,gbps=100,oversub=1,latency=1us"
   # 32768 = 32 full pods of the radix-64 tree (not a K^3/4 size).
   if [ "$hosts" = 32768 ]; then spec="fattree:hosts=32768,tiers=3,radix=64,gbps=100,oversub=1,latency=1us"; fi

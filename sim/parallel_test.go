@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
@@ -150,4 +151,42 @@ func TestParallelEndAndUnsupported(t *testing.T) {
 	if _, err := New(cfg); err == nil {
 		t.Errorf("256 shards accepted")
 	}
+}
+
+// TestPartitionFollowsPods: on a fat tree every pod (its hosts, leaves and
+// aggregation switches) lands in one shard, pods are spread evenly, and
+// the core switches are spread evenly over the shards.
+func TestPartitionFollowsPods(t *testing.T) {
+	f, err := inventory.ParseSpec("fattree:hosts=1024,tiers=3,gbps=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	ns := partition(f, n)
+	podShard := map[int]uint8{}
+	pods := make([]int, n)
+	cores := make([]int, n)
+	for i, nd := range f.Nodes {
+		if nd.Pod < 0 {
+			if nd.Tier == 2 {
+				cores[ns[i]]++
+			}
+			continue
+		}
+		k, ok := podShard[nd.Pod]
+		if !ok {
+			podShard[nd.Pod] = ns[i]
+			pods[ns[i]]++
+			continue
+		}
+		if k != ns[i] {
+			t.Fatalf("pod %d is split: %s in shard %d, others in %d", nd.Pod, nd.Name, ns[i], k)
+		}
+	}
+	for k := 0; k < n; k++ {
+		if pods[k] != pods[0] || cores[k] != cores[0] || cores[k] == 0 {
+			t.Fatalf("uneven shards: pods %v, core switches %v", pods, cores)
+		}
+	}
+	t.Logf("%d shards: pods %v, core switches %v", n, pods, cores)
 }

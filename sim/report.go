@@ -68,6 +68,9 @@ type Summary struct {
 	// serial mode.
 	Shards  int `json:"shards,omitempty"`
 	Workers int `json:"workers,omitempty"`
+	// LookaheadUs is the parallel mode's window (the shortest latency of a
+	// link between shards).
+	LookaheadUs float64 `json:"lookahead_us,omitempty"`
 }
 
 // Quantiles of the completed flows' FCTs (all null when none completed).
@@ -137,7 +140,7 @@ func BuildReport(cfg ReportConfig, r *Result) *Report {
 		s.EventsPerS = float64(r.Events) / s.WallS
 	}
 	s.PeakRSSBytes = PeakRSS()
-	s.Shards, s.Workers = r.Shards, r.Workers
+	s.Shards, s.Workers, s.LookaheadUs = r.Shards, r.Workers, us(r.Lookahead)
 	rep.Config.QueueBytes = r.QueueBytes
 	rep.Config.BaseRTTus = us(r.BaseRTT)
 	return rep

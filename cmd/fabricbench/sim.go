@@ -128,7 +128,7 @@ as it does when flows are unfinished at the default --end.`,
 	fl.StringVar(&o.arQuantum, "ar-quantum", "0", "with --routing adaptive: queue-depth step, bytes (e.g. 4160, 128KiB); 0: one full packet")
 	fl.BoolVar(&o.arWeighted, "ar-weighted", false, "with --routing adaptive: weigh ports by the capacity left downstream (weighted AR after link failures)")
 	fl.StringVar(&o.preset, "preset", "", "named setting: smartt (the SMaRTT paper's 800G fabric and transport; flags and spec keys given win)")
-	fl.IntVar(&o.shards, "shards", 0, "parallel mode: cut the fabric into this many shards run in lock-step windows (results depend on it, at most 255); 1: the serial simulator; 0: 8 shards on fabrics of 2048 hosts or more whose features the parallel mode supports, else serial")
+	fl.IntVar(&o.shards, "shards", 0, "parallel mode: cut the fabric into this many shards run in lock-step windows (results depend on it, at most 255); 1: the serial simulator; 0: one shard per 256 hosts on fabrics of 2048 hosts or more whose features the parallel mode supports, else serial")
 	fl.IntVar(&o.workers, "workers", 0, "parallel mode: goroutines running the shards (results do not depend on it); 0: the number of CPUs")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress line")
 	fl.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run (setup included) to this file (go tool pprof)")
@@ -387,16 +387,17 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 // on the machine, so results do not either.
 func autoShards(fab *inventory.Fabric, cfg *sim.Config) int {
 	if fab.NumHosts() >= sim.ParallelMinHosts && sim.ParallelUnsupported(cfg) == "" {
-		return sim.DefaultShards
+		return sim.DefaultShards(fab.NumHosts())
 	}
 	return 1
 }
 
 // setGC bounds the Go heap's headroom on large fabrics: the default GOGC
 // of 100 lets the heap grow to twice the live data before a collection
-// (8192 hosts: 142 MB live, up to 248 MB of heap, 270 MB RSS); from 4096
-// hosts GOGC is 50 (about 1.5x, a few more collections of a heap that is
-// mostly long-lived), unless the GOGC environment variable is set.
+// (8192 hosts: 142 MB live, up to 248 MB of heap, 277 MB RSS). From 4096
+// hosts GOGC is 50 (about 1.5x: 232 MB RSS; a few more collections of a
+// heap that is mostly long-lived), unless the GOGC environment variable is
+// set.
 func setGC(fab *inventory.Fabric) {
 	if os.Getenv("GOGC") == "" && fab.NumHosts() >= 4096 {
 		debug.SetGCPercent(50)
@@ -466,7 +467,7 @@ func printSummary(w io.Writer, fab *inventory.Fabric, r *sim.Report) {
 	fmt.Fprintf(w, "engine   %.1f µs simulated in %.3f s wall, %d events (%.2f M events/s), peak RSS %.1f MB",
 		s.SimEndUs, s.WallS, s.Events, s.EventsPerS/1e6, float64(s.PeakRSSBytes)/1e6)
 	if s.Shards > 1 {
-		fmt.Fprintf(w, "; parallel: %d shards on %d workers", s.Shards, s.Workers)
+		fmt.Fprintf(w, "; parallel: %d shards on %d workers, %.3f µs windows", s.Shards, s.Workers, s.LookaheadUs)
 	}
 	fmt.Fprintln(w)
 }
