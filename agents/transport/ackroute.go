@@ -2,10 +2,19 @@ package transport
 
 // This file is the receiver's choice of the entropy its ACKs travel on
 // (Ack.Route). By default an ACK is routed on the entropy of the data
-// packet it answers (Spritz Sec. IV assumes the response keeps the data
-// packet's EV). On a fabric with failed links that reverse path can be
-// dead while the forward one lives: the sender then never hears of packets
-// that arrived, times out, retransmits, and the receiver sees duplicates.
+// packet it answers (Spritz Sec. IV: "the receiver keeps the same EV for
+// the response"). With Params.AckMinimal, a receiver that knows its paths
+// towards the sender (SetAckPaths, source-guided routing) sends it on one
+// of the minimal ones instead (the data entropy picks which, so ACKs
+// spread over them): Spritz sizes its BDP on the longest data path plus a
+// minimal return (Table II: 88 packets on its Dragonfly; an ACK on the
+// reverse of a long path would make it ~106), and UGAL-L's switches route
+// ACKs minimally too. The ACK still echoes the data EV (Ack.Entropy), so
+// the sender's feedback logic is unchanged.
+//
+// On a fabric with failed links the reverse path can be dead while the
+// forward one lives: the sender then never hears of packets that arrived,
+// times out, retransmits, and the receiver sees duplicates.
 // A duplicate is the receiver's evidence that its ACKs are not getting
 // through, so it stops echoing and routes ACKs on entropies of its own:
 // it sprays them round robin over its own paths towards the sender
@@ -42,6 +51,10 @@ type ackRouter struct {
 	// (port-msb routing, where the entropy's MSB asks for a non-shortest
 	// path) ACKs go on a shortest path (MSB 0) until they move.
 	echoMask uint16
+	// minimal are the minimal paths' EVs in paths (Params.AckMinimal):
+	// until it moves, an ACK goes on minimal[echo % len].
+	minimal    []uint16
+	ackMinimal bool // Params.AckMinimal
 }
 
 func newAckRouter(p *Params, flow uint32) ackRouter {
@@ -49,7 +62,7 @@ func newAckRouter(p *Params, flow uint32) ackRouter {
 	if sp == 0 || sp > 1<<16 {
 		sp = 1 << 16
 	}
-	a := ackRouter{space: sp, rng: newRNG(p.Seed, uint64(flow)+0x5bd1e995<<20), echoMask: 0xFFFF}
+	a := ackRouter{space: sp, rng: newRNG(p.Seed, uint64(flow)+0x5bd1e995<<20), echoMask: 0xFFFF, ackMinimal: p.AckMinimal}
 	if p.LB == OWD {
 		a.echoMask = 0x7FFF
 	}
@@ -58,10 +71,19 @@ func newAckRouter(p *Params, flow uint32) ackRouter {
 
 // SetAckPaths gives the receiver its paths towards the sender (a
 // source-guided fabric's list for the reverse direction, sorted by EV or
-// not; shared read-only): when its ACKs stop getting through it sprays them
-// over these. Without a list it uses random entropies.
+// not; shared read-only): with Params.AckMinimal its ACKs go on the
+// minimal ones; when they stop getting through it sprays them over all.
+// Without a list it uses random entropies then.
 func (r *Receiver) SetAckPaths(paths []PathEV) {
 	r.ar.paths = paths
+	r.ar.minimal = r.ar.minimal[:0]
+	if r.ar.ackMinimal {
+		for _, p := range paths {
+			if p.Minimal {
+				r.ar.minimal = append(r.ar.minimal, p.EV)
+			}
+		}
+	}
 	if len(paths) > 0 {
 		r.ar.next = int(r.ar.rng.intn(uint32(len(paths))))
 	}
@@ -91,6 +113,8 @@ func (a *ackRouter) observe(d *Data, dup bool) {
 // route returns the entropy an ACK that echoes echo travels on.
 func (a *ackRouter) route(echo uint16) uint16 {
 	switch {
+	case !a.own && len(a.minimal) > 0:
+		return a.minimal[int(echo)%len(a.minimal)]
 	case !a.own:
 		return echo & a.echoMask
 	case a.hasGood:

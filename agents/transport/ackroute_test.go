@@ -156,3 +156,57 @@ func TestAckRouteOWD(t *testing.T) {
 		t.Errorf("%d of 32 ACKs after duplicates asked for a non-shortest path, want about half", msb)
 	}
 }
+
+// TestAckRouteMinimal: with Params.AckMinimal a receiver that has a path
+// list sends its ACKs on the list's minimal paths (the data EV picks one,
+// so they spread over all of them), still echoing the data EV; after a
+// duplicate it sprays over every path as without it. Without AckMinimal,
+// or without a list, it routes on the data EV.
+func TestAckRouteMinimal(t *testing.T) {
+	paths := []PathEV{{EV: 0x0001}, {EV: 0x0102, Minimal: true}, {EV: 0x0203}, {EV: 0x03FF, Minimal: true}}
+	for _, c := range []struct {
+		minimal, list bool
+	}{{false, true}, {true, false}, {true, true}} {
+		p := DefaultParams()
+		p.AckMinimal = c.minimal
+		r := NewReceiverFor(&p, 7, 100)
+		if c.list {
+			r.SetAckPaths(paths)
+		}
+		routes := map[uint16]bool{}
+		for psn := uint32(0); psn < 8; psn++ {
+			ev := paths[psn%4].EV
+			d := Data{Flow: 7, PSN: psn, Payload: 4096, Entropy: ev, SentAt: Time(psn)}
+			a, _ := r.OnData(&d, false, false)
+			if a.Entropy != ev {
+				t.Fatalf("AckMinimal %v, list %v: ACK echoes %04x, want the data EV %04x", c.minimal, c.list, a.Entropy, ev)
+			}
+			ok := a.Route == ev
+			if c.minimal && c.list {
+				ok = a.Route == 0x0102 || a.Route == 0x03FF
+			}
+			if !ok {
+				t.Errorf("AckMinimal %v, list %v: data EV %04x, ACK routed on %04x", c.minimal, c.list, ev, a.Route)
+			}
+			routes[a.Route] = true
+		}
+		if c.minimal && c.list && (len(routes) != 2 || !routes[0x0102] || !routes[0x03FF]) {
+			t.Errorf("ACK routes %v, want both minimal paths 0102 and 03ff", routes)
+		}
+		if !(c.minimal && c.list) {
+			continue
+		}
+		// A duplicate: spray over every path, minimal or not.
+		d := Data{Flow: 7, PSN: 0, Payload: 4096, Entropy: 0x0001, SentAt: 20, Retx: true}
+		r.OnData(&d, false, false)
+		seen := map[uint16]bool{}
+		for psn := uint32(8); psn < 12; psn++ {
+			d = Data{Flow: 7, PSN: psn, Payload: 4096, Entropy: 0x0001, SentAt: 20 + Time(psn)}
+			a, _ := r.OnData(&d, false, false)
+			seen[a.Route] = true
+		}
+		if len(seen) != len(paths) {
+			t.Errorf("after a duplicate the ACKs tried %v, want all %d paths", seen, len(paths))
+		}
+	}
+}

@@ -286,6 +286,9 @@ func newDCTCP(p *Params, path Path, mtu int64) *dctcp {
 	d.cwnd = d.maxW
 	d.qa = quickAdapt{enabled: p.QuickAdapt, trtt: trtt, delayTrigger: !p.Trimming, delayThresh: 2 * trtt}
 	d.finc = fastIncrease{enabled: p.FastIncrease, nearBase: path.BaseRTT + (trtt-path.BaseRTT)/8}
+	if p.ECNFastIncrease {
+		d.finc.nearBase = math.MaxInt64 // ECN-only: any RTT counts
+	}
 	return d
 }
 

@@ -402,3 +402,44 @@ func TestREPSWarmup(t *testing.T) {
 		t.Errorf("warm-up of %d packets without REPSWarmup", s.lb.warm)
 	}
 }
+
+// TestDCTCPECNFastIncrease: with ECNFastIncrease, DCTCP's FastIncrease
+// takes ACKs without an ECN mark as uncongested at any RTT (the ECN-only
+// control Spritz evaluates): a flow whose ACKs come back at twice the
+// base RTT (a long path and a long return) reaches FastIncrease after a
+// window of them. By default the same ACKs fail the "RTT near base" test
+// and it never triggers; an ECN mark ends it either way.
+func TestDCTCPECNFastIncrease(t *testing.T) {
+	for _, ecnOnly := range []bool{false, true} {
+		p := DefaultParams()
+		p.CC, p.QuickAdapt, p.FastIncrease, p.ECNFastIncrease = DCTCP, false, true, ecnOnly
+		d := newDCTCP(&p, refPath, wire)
+		r := newRNG(1, 1)
+		bal := newBalancer(REPS, 1<<16, 8, &r, nil, nil)
+		lb := &bal
+		d.cwnd = 20 * wire
+		rtt := 2 * refPath.BaseRTT
+		acks := 0
+		for ; acks < 100 && !d.finc.active; acks++ {
+			d.onAck(Time(acks)*1000, rtt, false, wire, 10*wire, lb, 1)
+		}
+		if d.finc.active != ecnOnly {
+			t.Fatalf("ECNFastIncrease %v: fast increase active %v after %d unmarked ACKs at 2x base RTT", ecnOnly, d.finc.active, acks)
+		}
+		if !ecnOnly {
+			continue
+		}
+		if acks < 20 || acks > 22 {
+			t.Errorf("fast increase after %d ACKs, want about one window (20)", acks)
+		}
+		before := d.cwnd
+		d.onAck(1e9, 10*refPath.BaseRTT, false, wire, 10*wire, lb, 1)
+		if !near(d.cwnd, before+FastIncreaseK*wire) {
+			t.Errorf("fast increase at 10x base RTT: %v -> %v, want +%d MTU", before, d.cwnd, FastIncreaseK)
+		}
+		d.onAck(1e9+1000, rtt, true, wire, 10*wire, lb, 1)
+		if d.finc.active || d.finc.count != 0 {
+			t.Error("fast increase survived an ECN mark")
+		}
+	}
+}

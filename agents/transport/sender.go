@@ -17,6 +17,15 @@ type Params struct {
 	// QuickAdapt and FastIncrease apply to DCTCP; NSCC always uses both.
 	QuickAdapt   bool `json:"quick_adapt"`
 	FastIncrease bool `json:"fast_increase"`
+	// ECNFastIncrease makes DCTCP's FastIncrease count every ACK without an
+	// ECN mark as uncongested, whatever its RTT, instead of only those with
+	// an RTT near the base RTT: the ECN-only congestion control Spritz
+	// evaluates (Sec. V-A: "using only the ECN signal ... preferred due to
+	// variable-length paths"). With one base RTT and paths (and ACK return
+	// paths) of different lengths, the delay test never passes for ACKs of
+	// the longer paths, and each such ACK restarts FastIncrease's count.
+	// NSCC ignores it.
+	ECNFastIncrease bool `json:"ecn_fast_increase"`
 	// TargetRTT is the target RTT as a multiple of the path's base RTT
 	// (trtt, SMaRTT Sec. III-J; NSCC's core cases and the QuickAdapt window
 	// of NSCC and DCTCP); 0: TargetFactor (1.5). Otherwise in (1, 10].
@@ -62,6 +71,15 @@ type Params struct {
 	SpritzBlock        Time    `json:"spritz_block_ps"`      // a path that timed out is not sampled for this long (500 us)
 	SpritzUniform      bool    `json:"spritz_uniform"`       // every path weight 1 (the paper's "(u)" variants) instead of Eq. 1
 	FlicrCell          int     `json:"flicr_cell"`           // Flicr flowcell, packets (16)
+	// AckMinimal makes a receiver that has a path list towards the sender
+	// (source-guided routing) send its ACKs on the minimal paths of its
+	// list instead of on the data packet's entropy (ackroute.go), as
+	// Spritz's BDP (the longest data path plus a minimal return) suggests.
+	// The ACK echoes the data entropy either way. Off by default: with
+	// failed links a dead minimal reverse path loses every ACK of the flow
+	// (not only those of the data paths whose reverse is dead) until the
+	// receiver sees a duplicate, and Spritz blocks every path that timed out.
+	AckMinimal bool `json:"ack_minimal"`
 	// OWD path selection (owd.go); 0 takes the paper's default.
 	OWDPaths  int     `json:"owd_paths"`  // candidates: 1 shortest + OWDPaths-1 non-shortest (8)
 	OWDDelta1 float64 `json:"owd_delta1"` // switch when the delay is below the current x this (0.8)
