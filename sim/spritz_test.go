@@ -200,17 +200,7 @@ func TestSpritzTableIII(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schemes := append([]spritzScheme(nil), spritzSchemes...)
-	for _, sc := range spritzSchemes {
-		if sc.name == "Scout" || sc.name == "Spray (w)" {
-			for _, v := range []string{" min-ACK", " ECN-FI"} {
-				x := sc
-				x.name += v
-				schemes = append(schemes, x)
-			}
-		}
-	}
-	st := runTableIII(t, f, m, 5, schemes)
+	st := runTableIII(t, f, m, 5, withVariants(spritzSchemes))
 	for _, sc := range spritzSchemes {
 		if sc.name != "ECMP" && st[sc.name].mean >= st["ECMP"].mean {
 			t.Errorf("%s mean %.0f us is not below ECMP's %.0f: ECMP should be the worst [paper 502 us]", sc.name, st[sc.name].mean, st["ECMP"].mean)
@@ -223,6 +213,22 @@ func TestSpritzTableIII(t *testing.T) {
 		t.Logf("%s vs UGAL-L: %.2fx", n, st["UGAL-L"].mean/st[n].mean)
 	}
 	spritzHeadroom(t, f, m, st)
+}
+
+// withVariants is schemes followed by Scout and Spray (w) with each of
+// spritzVariants.
+func withVariants(schemes []spritzScheme) []spritzScheme {
+	out := append([]spritzScheme(nil), schemes...)
+	for _, sc := range schemes {
+		if sc.name == "Scout" || sc.name == "Spray (w)" {
+			for _, v := range []string{" min-ACK", " ECN-FI"} {
+				x := sc
+				x.name += v
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }
 
 // spritzHeadroom logs how far UGAL-L's monitored flow is from its solo
@@ -494,22 +500,27 @@ func TestSpritzLinkFailures(t *testing.T) {
 
 // TestSpritzTableIII342 is the Table III benchmark (paper pattern and
 // sizing) on the 342-host Dragonfly (p3 a6 h3, 19 groups; groups 16 and
-// 17 free, destination host 341 in group 18), seeds 1-5: ECMP's mean is
-// the worst. About a minute of CPU: it runs with FABRICBENCH_SPRITZ_342=1.
+// 17 free, destination host 341 in group 18), seeds 1-5, with the
+// transport variants of TestSpritzTableIII logged: ECMP's mean is the
+// worst of the paper's schemes. About a minute and a half of CPU: it runs
+// with FABRICBENCH_SPRITZ_342=1.
 func TestSpritzTableIII342(t *testing.T) {
 	if os.Getenv("FABRICBENCH_SPRITZ_342") == "" {
-		t.Skip("342-host Table III (10 schemes x 5 seeds) takes about a minute of CPU; set FABRICBENCH_SPRITZ_342=1 to run it")
+		t.Skip("342-host Table III (14 schemes x 5 seeds) takes about a minute and a half of CPU; set FABRICBENCH_SPRITZ_342=1 to run it")
 	}
 	f := spritzDragonfly(t, 3, 6, 3, 400)
 	m, err := workloads.ParseSpec("monitored:size=6MiB,free=2", f, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := runTableIII(t, f, m, 5, spritzSchemes)
+	st := runTableIII(t, f, m, 5, withVariants(spritzSchemes))
 	for _, sc := range spritzSchemes {
 		if sc.name != "ECMP" && st[sc.name].mean >= st["ECMP"].mean {
 			t.Errorf("%s mean %.0f us is not below ECMP's %.0f: ECMP should be the worst", sc.name, st[sc.name].mean, st["ECMP"].mean)
 		}
+	}
+	for _, n := range []string{"Scout min-ACK", "Scout ECN-FI", "Spray (w) min-ACK", "Spray (w) ECN-FI"} {
+		t.Logf("%s vs UGAL-L: %.2fx", n, st["UGAL-L"].mean/st[n].mean)
 	}
 	spritzHeadroom(t, f, m, st)
 }
@@ -517,12 +528,13 @@ func TestSpritzTableIII342(t *testing.T) {
 // TestSpritzTableIII1056 runs the Table III benchmark (paper pattern and
 // sizing, groups 30 and 31 free, monitored host 0 -> 1055) on the paper's
 // own Dragonfly (p4 a8 h4, 1056 hosts), seed 1, for Minimal, UGAL-L,
-// ECMP, Scout and Spray (w). A measurement for the README (about two
-// minutes of CPU, with FABRICBENCH_SPRITZ_1056=1): it asserts only that
-// the monitored flow finishes.
+// ECMP, Scout and Spray (w), the last two also with minimal ACKs
+// (spritzVariants). A measurement for the README (about three minutes of
+// CPU, with FABRICBENCH_SPRITZ_1056=1): it asserts only that the
+// monitored flow finishes.
 func TestSpritzTableIII1056(t *testing.T) {
 	if os.Getenv("FABRICBENCH_SPRITZ_1056") == "" {
-		t.Skip("1056-host Table III takes about two minutes of CPU; set FABRICBENCH_SPRITZ_1056=1 to run it")
+		t.Skip("1056-host Table III takes about three minutes of CPU; set FABRICBENCH_SPRITZ_1056=1 to run it")
 	}
 	f := spritzDragonfly(t, 4, 8, 4, 400)
 	m, err := workloads.ParseSpec("monitored:size=6MiB,free=2", f, 1)
@@ -530,9 +542,9 @@ func TestSpritzTableIII1056(t *testing.T) {
 		t.Fatal(err)
 	}
 	mut := spritzPaper(t, f)
-	for _, sc := range spritzSchemes {
+	for _, sc := range withVariants(spritzSchemes) {
 		switch sc.name {
-		case "Minimal", "UGAL-L", "ECMP", "Scout", "Spray (w)":
+		case "Minimal", "UGAL-L", "ECMP", "Scout", "Spray (w)", "Scout min-ACK", "Spray (w) min-ACK":
 		default:
 			continue
 		}
@@ -540,6 +552,6 @@ func TestSpritzTableIII1056(t *testing.T) {
 		if r.Flows[0].FCT < 0 {
 			t.Fatalf("%s: the monitored flow did not finish", sc.name)
 		}
-		t.Logf("%-10s monitored FCT %4.0f us", sc.name, fctUs(r, 0))
+		t.Logf("%-17s monitored FCT %4.0f us", sc.name, fctUs(r, 0))
 	}
 }
