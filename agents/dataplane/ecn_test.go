@@ -121,7 +121,7 @@ func TestECN(t *testing.T) {
 				if !ok {
 					t.Fatalf("tos %#x: no ACK", tc.tos)
 				}
-				want := AckHeader{RunID: 5, Flow: h.Flow, PSN: 0, CumAck: 1, Entropy: 3, EchoTS: 123456789, ECN: tc.wantECN}
+				want := AckHeader{RunID: 5, Flow: h.Flow, PSN: 0, CumAck: 1, Entropy: 3, Route: 3, EchoTS: 123456789, ECN: tc.wantECN}
 				if a != want {
 					t.Errorf("tos %#x: ACK %+v, want %+v", tc.tos, a, want)
 				}

@@ -5,8 +5,12 @@
 // One Engine runs per agent process. Data leaves from one of EntropyPorts
 // sockets, chosen by the packet's entropy value, so the fabric's L4 ECMP hash
 // picks the path from the UDP source port; marked flows leave from a socket
-// with SO_MARK set so policy routing on the host can steer them. Data and ACKs
-// arrive on the main port. A single engine goroutine owns every sender and
+// with SO_MARK set so policy routing on the host can steer them. An ACK leaves
+// from the entropy socket its receiver's route entropy (transport.Ack.Route)
+// names, by the same mapping, so the receiver's ACK routing (echo the data
+// entropy; after a duplicate, spray until the sender confirms a route) moves
+// ACKs between fabric paths as in the simulator. Data and ACKs arrive on the
+// main port. A single engine goroutine owns every sender and
 // receiver; a reader goroutine feeds it received packets in batches.
 package dataplane
 
@@ -31,12 +35,13 @@ type Time = transport.Time
 type Config struct {
 	// Addr is the local data-plane address to bind (IPv4 or IPv6).
 	Addr netip.Addr
-	// Port is the main port: it receives data and ACKs and sends ACKs. Data
-	// leaves from Port+1 .. Port+EntropyPorts. 0 picks a free block of
+	// Port is the main port: it receives data and ACKs. Data and ACKs
+	// leave from Port+1 .. Port+EntropyPorts (ACKs of marked flows from
+	// their marked socket). 0 picks a free block of
 	// 1+EntropyPorts consecutive ports.
 	Port int
-	// EntropyPorts is the number of data sockets; entropy e is sent from
-	// Port+1+e%EntropyPorts. Default 64. The path-aware load balancers
+	// EntropyPorts is the number of data sockets; a data packet of entropy
+	// e, and an ACK of route entropy e, is sent from Port+1+e%EntropyPorts. Default 64. The path-aware load balancers
 	// (ops-w, spritz-scout, spritz-spray, flicr) have no path list here:
 	// each entropy, i.e. source port, is one of their equal-weight EVs
 	// (coarse-grained Spritz, agents/transport/spritz.go).
@@ -71,6 +76,10 @@ type Config struct {
 	// DropData is a test hook: when it returns true for an outgoing data
 	// packet, the packet is not sent (simulated loss). nil in production.
 	DropData func(*transport.Data) bool
+	// DropAck is a test hook: when it returns true for an outgoing ACK or
+	// NACK, leaving from local UDP port srcPort, it is not sent. nil in
+	// production.
+	DropAck func(srcPort uint16, a transport.Ack) bool
 }
 
 // FlowSpec describes a flow to send.
@@ -145,6 +154,12 @@ type Engine struct {
 
 	main *net.UDPConn
 	data []*net.UDPConn
+	// ackOOB is the control message that sends ACKs Not-ECT from the
+	// ECN-capable entropy sockets.
+	ackOOB []byte
+	// rparams are the receivers' parameters: the engine's, acknowledging
+	// every packet (the wire ACK has no selective bitmap).
+	rparams transport.Params
 
 	marksMu  sync.Mutex
 	marks    map[uint32]*net.UDPConn
@@ -297,6 +312,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.params = p
 	e.cfg.Params = p
+	e.rparams = p
+	e.rparams.AckEvery, e.rparams.AckEveryBytes, e.rparams.AckDelay, e.rparams.GoBackN = 0, 0, 0, false
+	e.ackOOB = notECTOOB(e.v6)
 	e.rate = cfg.RateBps
 	if e.rate > 0 {
 		pkt := Time(p.MTU+p.HeaderBytes) * 8 * transport.Second / e.rate
@@ -843,7 +861,8 @@ func (e *Engine) transmit(f *sendFlow, d *transport.Data) {
 		return
 	}
 	h := DataHeader{RunID: e.cfg.RunID, Flow: d.Flow, PSN: d.PSN, NPkts: f.npkts, Payload: d.Payload,
-		Entropy: d.Entropy, ReplyPort: e.port, Mark: f.spec.Mark, SentAt: d.SentAt, Retx: d.Retx}
+		Entropy: d.Entropy, ReplyPort: e.port, Mark: f.spec.Mark, SentAt: d.SentAt, Retx: d.Retx,
+		AckRoute: d.AckRoute, AckRouteValid: d.AckRouteValid}
 	n, err := EncodeData(e.sendBuf, &h)
 	if err != nil {
 		// Cannot happen: the sender respects the MTU the buffer was sized for.
@@ -977,11 +996,12 @@ func (e *Engine) onData(p *rxPkt, now Time) {
 	key := rxKey{src: p.src.Addr(), port: h.ReplyPort, flow: h.Flow}
 	r := e.rcv[key]
 	if r == nil || r.npkts != h.NPkts {
-		r = &recvFlow{r: transport.NewReceiver(h.Flow, h.NPkts), npkts: h.NPkts, mark: h.Mark, sock: e.main, first: now}
+		r = &recvFlow{r: transport.NewReceiverFor(&e.rparams, h.Flow, h.NPkts), npkts: h.NPkts, mark: h.Mark, first: now}
 		if h.Mark != 0 {
 			if s, err := e.markSocket(h.Mark); err == nil {
 				r.sock = s
 			} else {
+				// Its ACKs leave by their route, as unmarked ones do.
 				e.c.markErrors.Add(1)
 				e.markWarning(h.Mark, err)
 			}
@@ -1013,11 +1033,25 @@ func (e *Engine) onData(p *rxPkt, now Time) {
 		e.c.recvFlowsDone.Add(1)
 	}
 	ah := AckHeader{RunID: e.cfg.RunID, Flow: ack.Flow, PSN: ack.PSN, CumAck: ack.CumAck, Entropy: ack.Entropy,
-		Mark: h.Mark, EchoTS: ack.EchoTS, ECN: ack.ECN, Nack: ack.Nack}
+		Route: ack.Route, Mark: h.Mark, EchoTS: ack.EchoTS, ECN: ack.ECN, Nack: ack.Nack}
 	n, _ := EncodeAck(e.ackBuf, &ah)
-	if _, err := r.sock.WriteToUDPAddrPort(e.ackBuf[:n], netip.AddrPortFrom(key.src, h.ReplyPort)); err != nil {
-		e.sendError(err)
-		return
+	to := netip.AddrPortFrom(key.src, h.ReplyPort)
+	if r.sock != nil {
+		// A marked flow: policy routing steers its ACKs, not the route.
+		if _, err := r.sock.WriteToUDPAddrPort(e.ackBuf[:n], to); err != nil {
+			e.sendError(err)
+			return
+		}
+	} else {
+		i := int(ack.Route) % len(e.data)
+		if e.cfg.DropAck != nil && e.cfg.DropAck(uint16(e.cfg.Port+1+i), ack) {
+			e.c.acksDropped.Add(1)
+			return
+		}
+		if _, _, err := e.data[i].WriteMsgUDPAddrPort(e.ackBuf[:n], e.ackOOB, to); err != nil {
+			e.sendError(err)
+			return
+		}
 	}
 	if ack.Nack {
 		e.c.nacksSent.Add(1)
@@ -1037,7 +1071,7 @@ func (e *Engine) markWarning(mark uint32, err error) {
 	}
 	e.marksMu.Unlock()
 	if !warned {
-		e.logf("dataplane: ACKs of mark %d leave from the main socket: %v", mark, err)
+		e.logf("dataplane: ACKs of mark %d leave from the entropy sockets: %v", mark, err)
 	}
 }
 

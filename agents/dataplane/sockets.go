@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,8 +25,8 @@ const (
 type sockKind int
 
 const (
-	sockMain sockKind = iota // receives data and ACKs, sends ACKs
-	sockData                 // sends data (one per entropy port)
+	sockMain sockKind = iota // receives data and ACKs
+	sockData                 // sends data and ACKs (one per entropy port)
 	sockMark                 // marked: sends data and ACKs of one path class
 )
 
@@ -185,6 +186,20 @@ func parseTOS(oob []byte) (uint8, bool) {
 		oob = rest
 	}
 	return 0, false
+}
+
+// notECTOOB returns the control message that sends a datagram Not-ECT
+// (TOS / traffic class 0) from a socket whose default is ECT(0): ACKs leave
+// from the entropy sockets but are not ECN-capable (RFC 3168 Sec. 6.1.4).
+func notECTOOB(v6 bool) []byte {
+	b := make([]byte, unix.CmsgSpace(4))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+	h.Level, h.Type = unix.IPPROTO_IP, unix.IP_TOS
+	if v6 {
+		h.Level, h.Type = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
+	}
+	h.SetLen(unix.CmsgLen(4)) // the data, an int, stays 0
+	return b
 }
 
 // tosOOBLen is room for one TOS/TCLASS control message, with slack.

@@ -28,13 +28,14 @@ type Stats struct {
 	AcksSent      uint64
 	NacksSent     uint64
 	ECNAcksSent   uint64 // ACKs and NACKs sent with the ECN echo
+	AcksDropped   uint64 // ACKs and NACKs dropped by Config.DropAck (not in AcksSent, NacksSent)
 
 	// Anything received.
 	BadPackets uint64 // undecodable, truncated or otherwise invalid datagrams
 	ForeignRun uint64 // valid packets of another run ID (ignored)
 	RecvErrors uint64 // failed socket reads
 	RxBatches  uint64 // batches handed from the reader to the engine goroutine
-	MarkErrors uint64 // ACKs sent from the main socket because the marked socket could not be opened
+	MarkErrors uint64 // ACKs of marked flows sent by their route because the marked socket could not be opened
 
 	// Flows.
 	FlowsStarted   uint64
@@ -51,7 +52,7 @@ type counters struct {
 	dataRecv, dataDup, dataBytesRecv, payloadRecv        atomic.Uint64
 	trimmed, ecnMarked, acksSent, nacksSent, ecnAcksSent atomic.Uint64
 	badPackets, foreignRun, recvErrors, rxBatches        atomic.Uint64
-	markErrors                                           atomic.Uint64
+	markErrors, acksDropped                              atomic.Uint64
 	flowsStarted, flowsCompleted, flowsFailed            atomic.Uint64
 	recvFlows, recvFlowsDone                             atomic.Uint64
 }
@@ -66,7 +67,8 @@ func (c *counters) snapshot() Stats {
 		DataRecv:     c.dataRecv.Load(), DataDup: c.dataDup.Load(), DataBytesRecv: c.dataBytesRecv.Load(),
 		PayloadRecv: c.payloadRecv.Load(), Trimmed: c.trimmed.Load(), ECNMarked: c.ecnMarked.Load(),
 		AcksSent: c.acksSent.Load(), NacksSent: c.nacksSent.Load(), ECNAcksSent: c.ecnAcksSent.Load(),
-		BadPackets: c.badPackets.Load(), ForeignRun: c.foreignRun.Load(), RecvErrors: c.recvErrors.Load(),
+		AcksDropped: c.acksDropped.Load(),
+		BadPackets:  c.badPackets.Load(), ForeignRun: c.foreignRun.Load(), RecvErrors: c.recvErrors.Load(),
 		RxBatches: c.rxBatches.Load(), MarkErrors: c.markErrors.Load(),
 		FlowsStarted: c.flowsStarted.Load(), FlowsCompleted: c.flowsCompleted.Load(),
 		FlowsFailed: c.flowsFailed.Load(), RecvFlows: c.recvFlows.Load(), RecvFlowsDone: c.recvFlowsDone.Load(),

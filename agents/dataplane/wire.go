@@ -7,14 +7,18 @@ import (
 	"github.com/fabricbench/fabricbench/agents/transport"
 )
 
-// Wire format, version 1. All fields are big-endian.
+// Wire format, version 2. All fields are big-endian. Version 1 (before the
+// receiver routed its ACKs: no ACK route in either header, 36-byte ACKs) is
+// refused with ErrVersion, so agents of mixed versions fail loudly instead
+// of misreading each other.
 //
 // Every packet starts with the same 16-byte prefix:
 //
 //	0  magic    uint16 (0x4642, "FB")
-//	2  version  uint8  (1)
+//	2  version  uint8  (2)
 //	3  type     uint8  (1 data, 2 ack, 3 nack)
-//	4  flags    uint8  (data: 0x01 retransmission; ack/nack: 0x01 ECN echo)
+//	4  flags    uint8  (data: 0x01 retransmission, 0x02 ACK route valid;
+//	                    ack/nack: 0x01 ECN echo)
 //	5  reserved uint8  (0)
 //	6  entropy  uint16
 //	8  run ID   uint32
@@ -27,7 +31,9 @@ import (
 //	24 payload    int32  (payload bytes following the header)
 //	28 mark       uint32 (path class, 0 = plain ECMP)
 //	32 reply port uint16 (the sender's main port, where ACKs go)
-//	34 reserved   uint16 (0)
+//	34 ACK route  uint16 (the route entropy of the latest ACK the sender
+//	                      received, transport.Data.AckRoute, when flag 0x02;
+//	                      0 otherwise)
 //	36 sent at    int64  (sender clock, picoseconds)
 //	44 payload bytes (padding)
 //
@@ -37,21 +43,24 @@ import (
 //	20 cum ack  uint32
 //	24 mark     uint32
 //	28 echo TS  int64
-//	36 end
+//	36 route    uint16 (transport.Ack.Route: the entropy the receiver sent
+//	                    it on, i.e. the source port it left from)
+//	38 reserved uint16 (0)
+//	40 end
 //
 // A data packet whose header is intact but which carries fewer payload
 // bytes than it announces was trimmed by the fabric: Decode reports it with
 // DataHeader.Trimmed and the receiver answers with a NACK.
 const (
 	Magic   uint16 = 0x4642
-	Version uint8  = 1
+	Version uint8  = 2
 
 	// PrefixLen is the length of the prefix every packet type shares.
 	PrefixLen = 16
 	// DataHeaderLen is the header length of a data packet (the payload follows).
 	DataHeaderLen = 44
 	// AckHeaderLen is the length of an ACK or NACK (they carry no payload).
-	AckHeaderLen = 36
+	AckHeaderLen = 40
 	// MaxHeaderLen is the longest header of any packet type.
 	MaxHeaderLen = DataHeaderLen
 )
@@ -101,8 +110,9 @@ func (t Type) String() string {
 
 // Flag bits.
 const (
-	FlagRetx uint8 = 0x01 // data: a retransmission
-	FlagECN  uint8 = 0x01 // ack/nack: the data packet arrived CE-marked
+	FlagRetx     uint8 = 0x01 // data: a retransmission
+	FlagAckRoute uint8 = 0x02 // data: the ACK route field is valid
+	FlagECN      uint8 = 0x01 // ack/nack: the data packet arrived CE-marked
 )
 
 // Decoding errors. They are plain values so the receive path never allocates.
@@ -127,6 +137,10 @@ type DataHeader struct {
 	Mark      uint32
 	SentAt    int64
 	Retx      bool
+	// AckRoute is the route entropy of the latest ACK the sender received
+	// (transport.Data.AckRoute), when AckRouteValid.
+	AckRoute      uint16
+	AckRouteValid bool
 	// Trimmed is set by Decode when fewer payload bytes arrived than Payload
 	// announces; it is not encoded.
 	Trimmed bool
@@ -138,7 +152,8 @@ type AckHeader struct {
 	Flow    uint32
 	PSN     uint32
 	CumAck  uint32
-	Entropy uint16
+	Entropy uint16 // echoed from the data packet
+	Route   uint16 // the entropy the ACK travels on (transport.Ack.Route)
 	Mark    uint32
 	EchoTS  int64
 	ECN     bool
@@ -155,12 +170,13 @@ type Packet struct {
 
 // Transport returns the transport view of the data header.
 func (h *DataHeader) Transport() transport.Data {
-	return transport.Data{Flow: h.Flow, PSN: h.PSN, Payload: h.Payload, Entropy: h.Entropy, SentAt: h.SentAt, Retx: h.Retx}
+	return transport.Data{Flow: h.Flow, PSN: h.PSN, Payload: h.Payload, Entropy: h.Entropy, SentAt: h.SentAt, Retx: h.Retx,
+		AckRoute: h.AckRoute, AckRouteValid: h.AckRouteValid}
 }
 
 // Transport returns the transport view of the ACK.
 func (h *AckHeader) Transport() transport.Ack {
-	return transport.Ack{Flow: h.Flow, PSN: h.PSN, CumAck: h.CumAck, Entropy: h.Entropy, ECN: h.ECN, Nack: h.Nack, EchoTS: h.EchoTS}
+	return transport.Ack{Flow: h.Flow, PSN: h.PSN, CumAck: h.CumAck, Entropy: h.Entropy, Route: h.Route, ECN: h.ECN, Nack: h.Nack, EchoTS: h.EchoTS}
 }
 
 var be = binary.BigEndian
@@ -207,13 +223,18 @@ func PutDataHeader(b []byte, h *DataHeader) error {
 	if h.Retx {
 		flags = FlagRetx
 	}
+	var route uint16
+	if h.AckRouteValid {
+		flags |= FlagAckRoute
+		route = h.AckRoute
+	}
 	putPrefix(b, TypeData, flags, h.Entropy, h.RunID, h.Flow)
 	be.PutUint32(b[16:], h.PSN)
 	be.PutUint32(b[20:], h.NPkts)
 	be.PutUint32(b[24:], uint32(h.Payload))
 	be.PutUint32(b[28:], h.Mark)
 	be.PutUint16(b[32:], h.ReplyPort)
-	be.PutUint16(b[34:], 0)
+	be.PutUint16(b[34:], route)
 	be.PutUint64(b[36:], uint64(h.SentAt))
 	return nil
 }
@@ -237,6 +258,8 @@ func EncodeAck(b []byte, h *AckHeader) (int, error) {
 	be.PutUint32(b[20:], h.CumAck)
 	be.PutUint32(b[24:], h.Mark)
 	be.PutUint64(b[28:], uint64(h.EchoTS))
+	be.PutUint16(b[36:], h.Route)
+	be.PutUint16(b[38:], 0)
 	return AckHeaderLen, nil
 }
 
@@ -262,7 +285,11 @@ func checkPrefix(b []byte) (Type, error) {
 	if t != TypeData && t != TypeAck && t != TypeNack {
 		return 0, ErrType
 	}
-	if b[4]&^0x01 != 0 || b[5] != 0 {
+	flags := FlagECN
+	if t == TypeData {
+		flags = FlagRetx | FlagAckRoute
+	}
+	if b[4]&^flags != 0 || b[5] != 0 {
 		return 0, ErrGarbled
 	}
 	return t, nil
@@ -322,7 +349,12 @@ func decodeData(b []byte, h *DataHeader) error {
 		SentAt:    int64(be.Uint64(b[36:])),
 		Retx:      b[4]&FlagRetx != 0,
 	}
-	if be.Uint16(b[34:]) != 0 || d.Payload < 0 || d.NPkts == 0 || d.PSN >= d.NPkts {
+	if b[4]&FlagAckRoute != 0 {
+		d.AckRoute, d.AckRouteValid = be.Uint16(b[34:]), true
+	} else if be.Uint16(b[34:]) != 0 {
+		return ErrGarbled
+	}
+	if d.Payload < 0 || d.NPkts == 0 || d.PSN >= d.NPkts {
 		return ErrGarbled
 	}
 	switch have := int64(len(b) - DataHeaderLen); {
@@ -339,7 +371,7 @@ func decodeAck(b []byte, t Type, h *AckHeader) error {
 	if len(b) < AckHeaderLen {
 		return ErrShort
 	}
-	if len(b) > AckHeaderLen {
+	if len(b) > AckHeaderLen || be.Uint16(b[38:]) != 0 {
 		return ErrGarbled
 	}
 	*h = AckHeader{
@@ -350,6 +382,7 @@ func decodeAck(b []byte, t Type, h *AckHeader) error {
 		CumAck:  be.Uint32(b[20:]),
 		Mark:    be.Uint32(b[24:]),
 		EchoTS:  int64(be.Uint64(b[28:])),
+		Route:   be.Uint16(b[36:]),
 		ECN:     b[4]&FlagECN != 0,
 		Nack:    t == TypeNack,
 	}

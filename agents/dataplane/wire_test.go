@@ -10,15 +10,15 @@ import (
 
 func sampleData() DataHeader {
 	return DataHeader{RunID: 0xdeadbeef, Flow: 42, PSN: 7, NPkts: 9, Payload: 1000, Entropy: 0xabcd,
-		ReplyPort: 40000, Mark: 3, SentAt: -5 + 1<<40, Retx: true}
+		ReplyPort: 40000, Mark: 3, SentAt: -5 + 1<<40, Retx: true, AckRoute: 0xbeef, AckRouteValid: true}
 }
 
 func sampleAck() AckHeader {
-	return AckHeader{RunID: 0xdeadbeef, Flow: 42, PSN: 7, CumAck: 5, Entropy: 0xabcd, Mark: 3, EchoTS: 1 << 50, ECN: true}
+	return AckHeader{RunID: 0xdeadbeef, Flow: 42, PSN: 7, CumAck: 5, Entropy: 0xabcd, Route: 0x1234, Mark: 3, EchoTS: 1 << 50, ECN: true}
 }
 
 func TestDataRoundTrip(t *testing.T) {
-	for _, h := range []DataHeader{sampleData(), {NPkts: 1}, {Flow: ^uint32(0), PSN: ^uint32(0) - 1, NPkts: ^uint32(0), Payload: 1 << 16, SentAt: -1}} {
+	for _, h := range []DataHeader{sampleData(), {NPkts: 1}, {NPkts: 1, AckRouteValid: true}, {Flow: ^uint32(0), PSN: ^uint32(0) - 1, NPkts: ^uint32(0), Payload: 1 << 16, SentAt: -1}} {
 		buf := make([]byte, DataHeaderLen+int(h.Payload))
 		for i := range buf {
 			buf[i] = 0x5a // padding is left alone
@@ -45,7 +45,8 @@ func TestDataRoundTrip(t *testing.T) {
 			t.Errorf("PeekRunID = %d, %v", run, err)
 		}
 		if td := h.Transport(); td.Flow != h.Flow || td.PSN != h.PSN || td.Payload != h.Payload ||
-			td.Entropy != h.Entropy || td.SentAt != h.SentAt || td.Retx != h.Retx {
+			td.Entropy != h.Entropy || td.SentAt != h.SentAt || td.Retx != h.Retx ||
+			td.AckRoute != h.AckRoute || td.AckRouteValid != h.AckRouteValid {
 			t.Errorf("Transport() = %+v", td)
 		}
 	}
@@ -67,7 +68,8 @@ func TestAckRoundTrip(t *testing.T) {
 			t.Errorf("Decode = %v %+v, %v; want %+v", p.Type, p.Ack, err, h)
 		}
 		ta := h.Transport()
-		if ta.Flow != h.Flow || ta.PSN != h.PSN || ta.CumAck != h.CumAck || ta.ECN != h.ECN || ta.Nack != h.Nack || ta.EchoTS != h.EchoTS {
+		if ta.Flow != h.Flow || ta.PSN != h.PSN || ta.CumAck != h.CumAck || ta.ECN != h.ECN || ta.Nack != h.Nack || ta.EchoTS != h.EchoTS ||
+			ta.Entropy != h.Entropy || ta.Route != h.Route {
 			t.Errorf("Transport() = %+v", ta)
 		}
 	}
@@ -111,17 +113,24 @@ func TestDecodeErrors(t *testing.T) {
 		b    []byte
 		want error
 	}{
-		"empty":            {nil, ErrShort},
-		"prefix only":      {data[:PrefixLen-1], ErrShort},
-		"data header cut":  {data[:DataHeaderLen-1], ErrShort},
-		"ack cut":          {ack[:AckHeaderLen-1], ErrShort},
-		"magic":            {mod(data, func(b []byte) { b[0] ^= 1 }), ErrMagic},
-		"version":          {mod(ack, func(b []byte) { b[2] = 2 }), ErrVersion},
+		"empty":           {nil, ErrShort},
+		"prefix only":     {data[:PrefixLen-1], ErrShort},
+		"data header cut": {data[:DataHeaderLen-1], ErrShort},
+		"ack cut":         {ack[:AckHeaderLen-1], ErrShort},
+		"magic":           {mod(data, func(b []byte) { b[0] ^= 1 }), ErrMagic},
+		"version":         {mod(ack, func(b []byte) { b[2] = 3 }), ErrVersion},
+		// Version 1 (no ACK routes) against version 2: refused by version,
+		// whatever the length, never read as the other layout.
+		"v1 ack":           {mod(ack[:36], func(b []byte) { b[2] = 1 }), ErrVersion},
+		"v1 data":          {mod(data, func(b []byte) { b[2] = 1 }), ErrVersion},
+		"v1-length ack":    {ack[:36], ErrShort},
+		"ack reserved":     {mod(ack, func(b []byte) { b[39] = 1 }), ErrGarbled},
+		"route sans flag":  {mod(data, func(b []byte) { b[4] &^= FlagAckRoute }), ErrGarbled},
+		"ack route flag":   {mod(ack, func(b []byte) { b[4] |= 0x02 }), ErrGarbled},
 		"type 0":           {mod(data, func(b []byte) { b[3] = 0 }), ErrType},
 		"type 9":           {mod(ack, func(b []byte) { b[3] = 9 }), ErrType},
 		"unknown flag":     {mod(data, func(b []byte) { b[4] |= 0x80 }), ErrGarbled},
 		"reserved byte":    {mod(ack, func(b []byte) { b[5] = 1 }), ErrGarbled},
-		"reserved field":   {mod(data, func(b []byte) { b[34] = 1 }), ErrGarbled},
 		"negative payload": {mod(data, func(b []byte) { b[24] = 0x80 }), ErrGarbled},
 		"zero npkts":       {mod(data, func(b []byte) { copy(b[20:24], []byte{0, 0, 0, 0}) }), ErrGarbled},
 		"psn past end":     {mod(data, func(b []byte) { copy(b[16:20], []byte{0, 0, 0, 9}) }), ErrGarbled},
