@@ -253,18 +253,7 @@ func (s *Sim) runWindow(wend int64) {
 		}
 		s.now = e.at
 		s.events++
-		switch e.kind {
-		case evTxDone:
-			s.txDone(e.a)
-		case evArrive:
-			s.arrive(e.a)
-		case evTimer:
-			s.timer(e.a, e.at)
-		case evAckTimer:
-			s.ackTimer(e.a, e.at)
-		case evFlowStart:
-			s.startFlow(e.a)
-		}
+		s.local(e) // only these kinds are queued in a shard
 	}
 }
 

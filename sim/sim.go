@@ -626,33 +626,8 @@ func (s *Sim) Run() *Result {
 		}
 		s.now = e.at
 		s.events++
-		switch e.kind {
-		case evTxDone:
-			s.txDone(e.a)
-		case evArrive:
-			s.arrive(e.a)
-		case evTimer:
-			s.timer(e.a, e.at)
-		case evAckTimer:
-			s.ackTimer(e.a, e.at)
-		case evFlowStart:
-			s.startFlow(e.a)
-		case evLinkState:
-			s.linkEvent(&s.cfg.Links[e.a])
-			s.progress()
-		case evReroute:
-			s.reroute()
-			s.progress()
-		case evPause:
-			s.pause(e.a, e.b)
-		case evStall:
-			s.stallCheck(e.at)
-		case evSample:
-			s.cfg.OnSample(s, s.now)
-			// Keep sampling only while something else can still happen.
-			if s.q.len() > 0 {
-				s.q.push(s.now+s.cfg.SampleEvery, evSample, 0, 0)
-			}
+		if !s.local(e) {
+			s.global(e)
 		}
 		if s.events&0xFFFF == 0 && s.cfg.Progress != nil {
 			if t := time.Now(); t.Sub(lastReport) >= time.Second {
@@ -668,6 +643,51 @@ func (s *Sim) Run() *Result {
 		s.cfg.OnSample(s, s.now) // the final counters
 	}
 	return s.finish(time.Since(wall))
+}
+
+// global handles the events that concern the whole fabric: link state,
+// rerouting, PFC frames, the stall check and telemetry samples (serial
+// mode only).
+func (s *Sim) global(e event) {
+	switch e.kind {
+	case evLinkState:
+		s.linkEvent(&s.cfg.Links[e.a])
+		s.progress()
+	case evReroute:
+		s.reroute()
+		s.progress()
+	case evPause:
+		s.pause(e.a, e.b)
+	case evStall:
+		s.stallCheck(e.at)
+	case evSample:
+		s.cfg.OnSample(s, s.now)
+		// Keep sampling only while something else can still happen.
+		if s.q.len() > 0 {
+			s.q.push(s.now+s.cfg.SampleEvery, evSample, 0, 0)
+		}
+	}
+}
+
+// local handles the events that touch one shard only (packets on ports,
+// flows' timers and starts), for the serial loop and the parallel mode's
+// windows (parallel.go) alike; it reports false for any other kind.
+func (s *Sim) local(e event) bool {
+	switch e.kind {
+	case evTxDone:
+		s.txDone(e.a)
+	case evArrive:
+		s.arrive(e.a)
+	case evTimer:
+		s.timer(e.a, e.at)
+	case evAckTimer:
+		s.ackTimer(e.a, e.at)
+	case evFlowStart:
+		s.startFlow(e.a)
+	default:
+		return false
+	}
+	return true
 }
 
 func (s *Sim) finish(wall time.Duration) *Result {
