@@ -56,8 +56,12 @@ type Features struct {
 	KMin, KMax float64
 	Trimming   bool
 	QueueBytes int64 // 0: one BDP
-	PFC        bool
-	SRv6       bool
+	// QueueLongestPath is features.queue: longest-path (Spritz Sec. V-A,
+	// sim.LongestPathSizing): queues of one BDP of the fabric's longest
+	// source-guided path and every flow's window sized on that path.
+	QueueLongestPath bool
+	PFC              bool
+	SRv6             bool
 	// SRv6Paths pin the flows of host pairs to explicit switch sequences
 	// (SRv6 micro-SID path placement).
 	SRv6Paths []SRv6Path
@@ -314,7 +318,7 @@ func (c Capabilities) Refuse(backend string, feat Features) error {
 		{feat.Trimming, "features.trimming", FeatTrimming},
 		{feat.PFC, "features.pfc", FeatPFC},
 		{len(feat.VRFs) > 0, "features.vrfs", FeatVRF},
-		{feat.QueueBytes > 0, "features.queue", FeatQueue},
+		{feat.QueueBytes > 0 || feat.QueueLongestPath, "features.queue", FeatQueue},
 	} {
 		if _, no := c.Unsupported[x.f]; x.on && no {
 			return c.Cannot(backend, x.field, x.f)

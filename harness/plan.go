@@ -204,7 +204,12 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 	if p.Features.VRFs, err = resolveVRFs(f, ft.VRFs); err != nil {
 		return nil, err
 	}
-	if q := ft.Queue; q != "" && q != "bdp" {
+	if q := ft.Queue; q == "longest-path" {
+		if !sim.LowDiameterFabric(f) {
+			return nil, fmt.Errorf("features.queue: longest-path sizes on the source-guided paths of a dragonfly or slimfly fabric; %s is neither", f.Name)
+		}
+		p.Features.QueueLongestPath = true
+	} else if q != "" && q != "bdp" {
 		if p.Features.QueueBytes, err = workloads.ParseSize(q); err != nil {
 			return nil, fmt.Errorf("features.queue: %w", err)
 		}

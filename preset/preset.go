@@ -24,8 +24,18 @@ type Preset struct {
 	MTU int
 	// KMin and KMax are the RED/ECN thresholds as fractions of the queue.
 	KMin, KMax float64
-	// Queue is the switch data queue per port ("bdp" or a size).
+	// Queue is the switch data queue per port: "bdp", a size, or
+	// "longest-path" (Spritz Sec. V-A: one BDP of the fabric's longest
+	// source-guided path, and every flow's window sized on that path too;
+	// sim.LongestPathSizing).
 	Queue string
+	// Kinds are the generator-spec kinds the preset applies to (nil: any);
+	// CheckSpec rejects the others.
+	Kinds []string
+	// CC is the congestion control when HasCC (else the default, NSCC,
+	// stays).
+	CC    transport.CCKind
+	HasCC bool
 	// ECN and Trimming switch ECN marking and packet trimming.
 	ECN, Trimming bool
 	// TargetRTT is the congestion control's target RTT in base RTTs,
@@ -45,6 +55,9 @@ type Preset struct {
 
 // Transport sets the preset's transport settings in tp.
 func (p *Preset) Transport(tp *transport.Params) {
+	if p.HasCC {
+		tp.CC = p.CC
+	}
 	tp.MTU = p.MTU
 	tp.Trimming = p.Trimming
 	tp.TargetRTT, tp.MaxWindow = p.TargetRTT, p.MaxWindow
@@ -115,7 +128,60 @@ var HTSim = Preset{
 	REPSWarmup:    true,
 }
 
-var all = map[string]*Preset{SMaRTT.Name: &SMaRTT}
+// Spritz is the setting of the Spritz paper's evaluation (Sec. V-A and
+// Table II of ../shared/papers/spritz-path-aware-load-balancing.txt) on a
+// Dragonfly: 400 Gb/s links, 25 ns on host and local links, 500 ns on
+// global links, 500 ns switch traversal, 4 KiB MTU with 64 B headers, RED/
+// ECN between 20% and 80% of a queue of one BDP of the topology's longest
+// path, every flow's window (initial and maximum, 1.5 BDP) sized on that
+// path too, trimming, DCTCP with QuickAdapt and FastIncrease. Routing and
+// load balancing are the user's (--routing source-guided --lb
+// spritz-spray for Spritz); the Spritz load balancers' parameters (buffer
+// 8 paths, explore threshold 44, ECN threshold 8, weight scale 3) are the
+// transport's defaults.
+var Spritz = Preset{
+	Name:   "spritz",
+	Source: "Spritz paper, Sec. V-A / Table II: 400 Gb/s, 25 ns host and local links, 500 ns global links and switches, 4 KiB MTU, RED 20%/80% of a queue of 1 BDP of the longest path, windows sized on the longest path, DCTCP with QuickAdapt and FastIncrease",
+	Spec: []KV{
+		{"gbps", "400"},
+		{"latency", "25ns"},
+		{"local_latency", "25ns"},
+		{"global_latency", "500ns"},
+		{"switch_latency", "500ns"},
+	},
+	Kinds:     []string{"dragonfly"},
+	CC:        transport.DCTCP,
+	HasCC:     true,
+	MTU:       4096,
+	KMin:      0.2,
+	KMax:      0.8,
+	Queue:     LongestPath,
+	ECN:       true,
+	Trimming:  true,
+	TargetRTT: transport.TargetFactor,
+	MaxWindow: transport.MaxWindowBDP,
+}
+
+// LongestPath is the Queue value of Spritz's sizing.
+const LongestPath = "longest-path"
+
+var all = map[string]*Preset{SMaRTT.Name: &SMaRTT, Spritz.Name: &Spritz}
+
+// CheckSpec reports an error when the preset does not apply to the
+// generator spec's kind (the spritz preset sizes a dragonfly).
+func (p *Preset) CheckSpec(spec string) error {
+	if len(p.Kinds) == 0 {
+		return nil
+	}
+	kind, _, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	kind = strings.ToLower(strings.TrimSpace(kind))
+	for _, k := range p.Kinds {
+		if k == kind {
+			return nil
+		}
+	}
+	return fmt.Errorf("preset %s applies to %s fabric specs (e.g. %s:p=2,a=4,h=2), not %q", p.Name, strings.Join(p.Kinds, " or "), p.Kinds[0], kind)
+}
 
 // Names lists the presets, sorted.
 func Names() []string {

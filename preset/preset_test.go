@@ -12,7 +12,7 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", n, p, err)
 		}
 	}
-	if _, err := Lookup("nope"); err == nil || err.Error() != `unknown preset "nope" (want smartt)` {
+	if _, err := Lookup("nope"); err == nil || err.Error() != `unknown preset "nope" (want smartt or spritz)` {
 		t.Errorf("Lookup(nope) error = %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -103,22 +102,17 @@ func TestSpritzSolo91us(t *testing.T) {
 	}
 }
 
-// spritzPaper is Spritz Sec. V-A's sizing: every port's queue holds one
-// BDP of the topology's longest bounded path (Table II: 88 packets on its
-// Dragonfly; 94 here, where a path's latency also counts serialisation
-// at every hop), and every flow's window (1.5 BDP, initial and maximum)
-// is sized on that path too, whatever its own path or routing mode.
+// spritzPaper is Spritz Sec. V-A's sizing (LongestPathSizing, the spritz
+// preset's queue "longest-path"): every port's queue holds one BDP of the
+// topology's longest bounded path, and every flow's window is sized on
+// that path too, whatever its own path or routing mode.
 func spritzPaper(t testing.TB, f *inventory.Fabric) func(*Config) {
 	t.Helper()
-	m := &workloads.Matrix{Name: "x", Hosts: f.NumHosts(), Flows: []workloads.Flow{{ID: 0, Src: 0, Dst: 1, Size: 1, After: -1}}}
-	s, err := New(Config{Fabric: f, Matrix: m, Transport: spritzParams(transport.Spray), Seed: 1, LowDiameter: SourceGuided})
+	rtt, q, err := LongestPathSizing(f, spritzParams(transport.Spray))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rtt := s.LongestPathRTT()
-	w := s.wire()
-	bdp := int64(math.Ceil(float64(f.Links[0].RateBps) * float64(rtt) / 8e12 / float64(w)))
-	return func(c *Config) { c.WindowRTT, c.QueueBytes = rtt, bdp*w }
+	return func(c *Config) { c.WindowRTT, c.QueueBytes = rtt, q }
 }
 
 // spritzStats are one scheme's monitored FCTs over seeds 1..n.

@@ -82,6 +82,16 @@ gbps=800,latency=600ns,switch_latency=400ns to a --topo spec that does not
 set them and sets --mtu 4096, --queue bdp, --kmin 0.2, --kmax 0.8, --ecn,
 --trim, --target-rtt 1.5 and --max-window 1.5 unless they are given.
 
+--preset spritz runs in the Spritz paper's setting (Sec. V-A, Table II) on
+a dragonfly spec: it adds gbps=400,latency=25ns,local_latency=25ns,
+global_latency=500ns,switch_latency=500ns to the spec where not set and
+sets --cc dctcp (QuickAdapt and FastIncrease on), --mtu 4096, --queue
+longest-path (one BDP of the longest source-guided path; every flow's
+window sized on that path too), --kmin 0.2, --kmax 0.8, --ecn, --trim,
+--target-rtt 1.5 and --max-window 1.5 unless given. Pair it with
+--routing source-guided --lb spritz-spray (or spritz-scout) for Spritz,
+or any other routing mode for the paper's baselines.
+
 A flow that has not finished by --end is reported with fct_us null. A run
 also ends when no flow has made progress for --stall-after (flows that
 cannot finish: a destination cut off, every path dead); it then exits 1,
@@ -106,7 +116,7 @@ as it does when flows are unfinished at the default --end.`,
 	fl.StringVar(&o.jsonOut, "json", "", "write per-flow results and a summary as JSON to this file")
 	fl.IntVar(&o.mtu, "mtu", 4096, "payload bytes per data packet")
 	fl.IntVar(&o.header, "header", 64, "header bytes per packet (also the size of ACKs, NACKs and trimmed headers)")
-	fl.StringVar(&o.queue, "queue", "bdp", "data queue per switch port: bytes (e.g. 256KiB) or bdp (one BDP of the longest path)")
+	fl.StringVar(&o.queue, "queue", "bdp", "data queue per switch port: bytes (e.g. 256KiB), bdp (one BDP of the longest path) or longest-path (dragonfly/slimfly, Spritz Sec. V-A: one BDP of the longest source-guided path, and every flow's window sized on that path too)")
 	fl.Float64Var(&o.kmin, "kmin", 0.2, "RED ECN Kmin as a fraction of the queue")
 	fl.Float64Var(&o.kmax, "kmax", 0.8, "RED ECN Kmax as a fraction of the queue")
 	fl.BoolVar(&o.quickAdapt, "quickadapt", true, "dctcp: enable SMaRTT QuickAdapt")
@@ -127,7 +137,7 @@ as it does when flows are unfinished at the default --end.`,
 	fl.StringVar(&o.arStaleness, "ar-staleness", "0", "with --routing adaptive: age of the queue depths the switches decide on (e.g. 100ns, 1us); 0: live")
 	fl.StringVar(&o.arQuantum, "ar-quantum", "0", "with --routing adaptive: queue-depth step, bytes (e.g. 4160, 128KiB); 0: one full packet")
 	fl.BoolVar(&o.arWeighted, "ar-weighted", false, "with --routing adaptive: weigh ports by the capacity left downstream (weighted AR after link failures)")
-	fl.StringVar(&o.preset, "preset", "", "named setting: smartt (the SMaRTT paper's 800G fabric and transport; flags and spec keys given win)")
+	fl.StringVar(&o.preset, "preset", "", "named setting: smartt (the SMaRTT paper's 800G fabric and transport) or spritz (the Spritz paper's 400G dragonfly, DCTCP, longest-path sizing); flags and spec keys given win")
 	fl.IntVar(&o.shards, "shards", 0, "parallel mode: cut the fabric into this many shards run in lock-step windows (results depend on it, at most 255); 1: the serial simulator; 0: one shard per 256 hosts on fabrics of 2048 hosts or more whose features the parallel mode supports, else serial")
 	fl.IntVar(&o.workers, "workers", 0, "parallel mode: goroutines running the shards (results do not depend on it); 0: the number of CPUs")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress line")
@@ -153,10 +163,16 @@ func applyPreset(o *simOpts) (*preset.Preset, error) {
 		return nil, fmt.Errorf("--preset %s: sets the link rate and latencies of a generator spec (%s); --topo %s is a file with its own (give a spec such as fattree:hosts=128)",
 			p.Name, p.SpecKeys(), o.topo)
 	}
+	if err := p.CheckSpec(o.topo); err != nil {
+		return nil, fmt.Errorf("--preset: %w", err)
+	}
 	o.topo = p.ApplySpec(o.topo)
 	changed := o.changed
 	if changed == nil {
 		changed = func(string) bool { return false }
+	}
+	if !changed("cc") && p.HasCC {
+		o.cc = p.CC.String()
 	}
 	if !changed("mtu") {
 		o.mtu = p.MTU
@@ -220,7 +236,7 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		}
 	}
 	var queue int64
-	if o.queue != "bdp" {
+	if o.queue != "bdp" && o.queue != preset.LongestPath {
 		if queue, err = workloads.ParseSize(o.queue); err != nil {
 			return badInput(fmt.Errorf("--queue: %w", err))
 		}
@@ -318,7 +334,13 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if err != nil {
 		return badInput(fmt.Errorf("--ar-quantum: %w", err))
 	}
-	cfg := sim.Config{Fabric: fab, Matrix: m, Transport: tp, QueueBytes: queue, KMin: o.kmin, KMax: o.kmax,
+	var windowRTT int64
+	if o.queue == preset.LongestPath {
+		if windowRTT, queue, err = sim.LongestPathSizing(fab, tp); err != nil {
+			return badInput(fmt.Errorf("--queue %s: %w", o.queue, err))
+		}
+	}
+	cfg := sim.Config{Fabric: fab, Matrix: m, Transport: tp, QueueBytes: queue, WindowRTT: windowRTT, KMin: o.kmin, KMax: o.kmax,
 		NoECN: !o.ecn, End: end, StallAfter: stallAfter, Seed: o.seed, Links: faults, Reconverge: reconverge,
 		Routing: routing, ARStaleness: arStale, ARQuantum: arQuantum, ARWeighted: o.arWeighted, LowDiameter: lowDiam}
 	if !o.quiet {
@@ -363,9 +385,12 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		rc.Planes = tp.PlaneMode.String()
 	}
 	rep := sim.BuildReport(rc, res)
+	if windowRTT > 0 {
+		rep.Config.BaseRTTus = float64(windowRTT) / 1e6 // the longest source-guided path the queues and windows are sized on
+	}
 	if pre != nil {
-		fmt.Fprintf(stdout, "preset   %s: --topo %s --mtu %d --queue %s --kmin %g --kmax %g --ecn=%v --trim=%v --target-rtt %g --max-window %g\n",
-			pre.Name, o.topo, o.mtu, o.queue, o.kmin, o.kmax, o.ecn, o.trim, o.targetRTT, o.maxWindow)
+		fmt.Fprintf(stdout, "preset   %s: --topo %s --cc %s --mtu %d --queue %s --kmin %g --kmax %g --ecn=%v --trim=%v --target-rtt %g --max-window %g\n",
+			pre.Name, o.topo, cc, o.mtu, o.queue, o.kmin, o.kmax, o.ecn, o.trim, o.targetRTT, o.maxWindow)
 	}
 	printSummary(stdout, fab, rep)
 	if o.jsonOut != "" {
@@ -451,7 +476,11 @@ func fmtQ(v *float64) string {
 func printSummary(w io.Writer, fab *inventory.Fabric, r *sim.Report) {
 	s := &r.Summary
 	c := &r.Config
-	fmt.Fprintf(w, "fabric   %s; queue %d B, longest base RTT %.2f µs\n", fab.Summary(), c.QueueBytes, c.BaseRTTus)
+	fmt.Fprintf(w, "fabric   %s; queue %d B", fab.Summary(), c.QueueBytes)
+	if c.BaseRTTus > 0 { // not known with a --queue size given
+		fmt.Fprintf(w, ", longest base RTT %.2f µs", c.BaseRTTus)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "run      cc=%s lb=%s trim=%v ecn=%v seed=%d mtu=%d", c.CC, c.LB, c.Trim, c.ECN, c.Seed, c.MTU)
 	if c.Planes != "" {
 		fmt.Fprintf(w, " planes=%s", c.Planes)

@@ -175,6 +175,13 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		}
 		cfg.SRv6 = sr
 	}
+	if b.feat.QueueLongestPath {
+		rtt, q, err := sim.LongestPathSizing(b.f, b.tp)
+		if err != nil {
+			return nil, err
+		}
+		cfg.QueueBytes, cfg.WindowRTT = q, rtt
+	}
 	if b.feat.LowDiameter != "" {
 		m, ok := sim.ParseLowDiameter(b.feat.LowDiameter)
 		if !ok {

@@ -74,7 +74,7 @@ transport: {mtu: 2048}
 
 func TestPresetErrors(t *testing.T) {
 	for _, c := range []struct{ name, doc, want string }{
-		{"unknown", base + "preset: htsim\n", `p.yaml:7:9: preset: unknown preset "htsim" (want smartt)`},
+		{"unknown", base + "preset: htsim\n", `p.yaml:7:9: preset: unknown preset "htsim" (want smartt or spritz)`},
 		{"fabric file", "fabric:\n  file: tiny.topo\npreset: smartt\njobs: []\n",
 			`p.yaml:3:9: preset: smartt sets the link rate and latencies of a generator spec (gbps=800, latency=600ns, switch_latency=400ns); fabric.file brings its own (use fabric.spec, e.g. fattree:hosts=128)`},
 		{"not a string", base + "preset: [smartt]\n", `p.yaml:7:9: preset: want a string, got a list`},
@@ -88,5 +88,29 @@ func TestPresetErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v\nwant %s", c.name, err, c.want)
 		}
+	}
+}
+
+// TestPresetSpritz: preset: spritz adds the Spritz Table II link
+// parameters to a dragonfly spec and sets DCTCP and the longest-path
+// sizing where the suite leaves them out; other fabric kinds are refused.
+func TestPresetSpritz(t *testing.T) {
+	doc := strings.Replace(base, "leafspine:leaves=2,spines=2,hosts_per_leaf=4", "dragonfly:p=2,a=4,h=2", 1) + "preset: spritz\n"
+	s := mustParse(t, "p.yaml", doc)
+	if want := "dragonfly:p=2,a=4,h=2,gbps=400,latency=25ns,local_latency=25ns,global_latency=500ns,switch_latency=500ns"; s.Preset != "spritz" || s.Fabric.Spec != want {
+		t.Errorf("preset %q, fabric.spec = %q, want %q", s.Preset, s.Fabric.Spec, want)
+	}
+	ft := s.Features
+	if !*ft.ECN.Enabled || ft.ECN.KMin != 0.2 || ft.ECN.KMax != 0.8 || !*ft.Trimming.Enabled || ft.Queue != "longest-path" ||
+		s.Transport.MTU != 4096 || s.Transport.CC != "dctcp" {
+		t.Errorf("features %+v, mtu %d, cc %s", ft, s.Transport.MTU, s.Transport.CC)
+	}
+	s = mustParse(t, "p.yaml", doc+"transport: {cc: nscc}\nfeatures: {queue: bdp}\n")
+	if s.Transport.CC != "nscc" || s.Features.Queue != "bdp" {
+		t.Errorf("explicit keys lost: cc %s, queue %s", s.Transport.CC, s.Features.Queue)
+	}
+	_, err := Parse("p.yaml", []byte(base+"preset: spritz\n"))
+	if want := `p.yaml:7:9: preset: preset spritz applies to dragonfly fabric specs (e.g. dragonfly:p=2,a=4,h=2), not "leafspine"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("spritz on a leaf-spine: err = %v, want %s", err, want)
 	}
 }

@@ -467,7 +467,7 @@ func TestBadSuites(t *testing.T) {
 		{"empty hash", base + "features:\n  ecmp:\n    hash: []\n", `9:11: features.ecmp.hash: needs at least one field`},
 		{"ecn kmin above kmax", base + "features:\n  ecn: {kmin: 0.9}\n", `8:15: features.ecn.kmin: kmin (0.9) must be less than kmax (0.8)`},
 		{"ecn kmax out of range", base + "features:\n  ecn: {kmax: 1.5}\n", `8:15: features.ecn.kmax: 1.5 is out of range (want 0 < kmax <= 1)`},
-		{"bad queue", base + "features:\n  queue: huge\n", `8:10: features.queue: "huge" is neither bdp nor a size`},
+		{"bad queue", base + "features:\n  queue: huge\n", `8:10: features.queue: "huge" is neither bdp, longest-path nor a size`},
 		{"pfc priority", base + "features:\n  pfc: {priorities: [3, 8]}\n", `8:25: features.pfc.priorities[1]: priority 8 is out of range (want 0..7)`},
 		{"srv6 locator", base + "features:\n  srv6: {locator: 10.0.0.0/8}\n", `8:19: features.srv6.locator: "10.0.0.0/8" is not an IPv6 prefix`},
 		{"srv6 placement", base + "features:\n  srv6: {placement: best}\n", `8:21: features.srv6.placement: "best" is not a placement (want none or disjoint)`},

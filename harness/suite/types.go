@@ -12,10 +12,12 @@ type Suite struct {
 	// Seed is the simulator/random seed (default 1).
 	Seed uint64 `yaml:"seed"`
 	// Preset names a setting (package preset): "smartt" is the SMaRTT
-	// paper's (Sec. IV). It adds its link rate and latencies to
+	// paper's (Sec. IV), "spritz" the Spritz paper's (Sec. V-A, on a
+	// dragonfly spec only). It adds its link rate and latencies to
 	// fabric.spec where the spec does not set them (a fabric.file is
-	// refused) and sets features.ecn, features.trimming, features.queue
-	// and transport.mtu where the suite leaves them out. Stored in
+	// refused) and sets features.ecn, features.trimming, features.queue,
+	// transport.mtu (and, spritz, transport.cc) where the suite leaves
+	// them out. Stored in
 	// canonical form after Load; default none.
 	Preset    string    `yaml:"preset"`
 	Fabric    Fabric    `yaml:"fabric"`
@@ -77,8 +79,9 @@ type Features struct {
 	PFC      *PFC     `yaml:"pfc"`
 	SRv6     *SRv6    `yaml:"srv6"`
 	VRFs     []VRF    `yaml:"vrfs"`
-	// QueueBytes is the per-port data queue size ("bdp" or a size like
-	// 512KiB; default bdp).
+	// QueueBytes is the per-port data queue size ("bdp", a size like
+	// 512KiB, or longest-path: Spritz's sizing on a dragonfly/slimfly,
+	// sim.LongestPathSizing; default bdp).
 	Queue string `yaml:"queue"`
 }
 

@@ -256,6 +256,10 @@ func (c *checker) preset() {
 	s.Preset = p.Name
 	switch {
 	case strings.TrimSpace(s.Fabric.Spec) != "":
+		if err := p.CheckSpec(s.Fabric.Spec); err != nil {
+			c.errf("preset", "%v", err)
+			return
+		}
 		s.Fabric.Spec = p.ApplySpec(s.Fabric.Spec)
 	case s.Fabric.File != "":
 		c.errf("preset", "%s sets the link rate and latencies of a generator spec (%s); fabric.file brings its own (use fabric.spec, e.g. fattree:hosts=128)",
@@ -279,6 +283,9 @@ func (c *checker) preset() {
 	}
 	if !d.has("transport.mtu") {
 		s.Transport.MTU = p.MTU
+	}
+	if p.HasCC && !d.has("transport.cc") {
+		s.Transport.CC = p.CC.String()
 	}
 }
 
@@ -747,10 +754,10 @@ func (c *checker) features() {
 			}
 		}
 	}
-	if q := f.Queue; q != "bdp" {
+	if q := f.Queue; q != "bdp" && q != "longest-path" {
 		n, err := workloads.ParseSize(q)
 		if err != nil {
-			c.errf("features.queue", "%s", badQuantity(q, "neither bdp nor a size", wantSize, err))
+			c.errf("features.queue", "%s", badQuantity(q, "neither bdp, longest-path nor a size", wantSize, err))
 		} else if n <= 0 {
 			c.errf("features.queue", "must be positive")
 		}
