@@ -67,7 +67,9 @@
 // local-global-local, where hop-count ECMP also takes the equally short
 // global-global paths through a third group. Valiant sends each packet
 // (ACKs too) minimally to a random intermediate group (a switch on fabrics
-// without global links, Slim Fly) and then minimally on; UGAL-L chooses per
+// without global links, Slim Fly) and then minimally on; ValiantHop
+// (valianthop.go, Dragonfly) samples the next hop uniformly at the source
+// switch and, after a local hop, a global port at the next; UGAL-L chooses per
 // data packet at the source switch between the minimal path and one
 // Valiant candidate by first-queue depth x hops, UGAL-G by the bytes queued
 // along each whole path; their ACKs route minimally. The choice rides in

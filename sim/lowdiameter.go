@@ -47,6 +47,12 @@ const (
 	// 0 until its ACKs get lost); switches add their queuing delay to
 	// data packets and probes (one-way-delay probing).
 	PortMSB
+	// ValiantHop is the Spritz paper's Valiant column (Sec. V-A,
+	// valianthop.go, Dragonfly only): the next hop is sampled uniformly
+	// and independently at each switch rather than a uniform intermediate
+	// group: the source switch's own global links get more of the traffic
+	// than the group's other global links.
+	ValiantHop
 )
 
 func (m LowDiameter) String() string {
@@ -65,12 +71,14 @@ func (m LowDiameter) String() string {
 		return "source-guided"
 	case PortMSB:
 		return "port-msb"
+	case ValiantHop:
+		return "valiant-hop"
 	}
 	return fmt.Sprintf("LowDiameter(%d)", uint8(m))
 }
 
-// ParseLowDiameter parses minimal, valiant, ugal-l, ugal-g, source-guided
-// and port-msb; ok is false
+// ParseLowDiameter parses minimal, valiant, valiant-hop, ugal-l, ugal-g,
+// source-guided and port-msb; ok is false
 // for anything else.
 func ParseLowDiameter(s string) (m LowDiameter, ok bool) {
 	switch s {
@@ -78,6 +86,8 @@ func ParseLowDiameter(s string) (m LowDiameter, ok bool) {
 		return Minimal, true
 	case "valiant":
 		return Valiant, true
+	case "valiant-hop":
+		return ValiantHop, true
 	case "ugal-l", "ugal":
 		return UGALL, true
 	case "ugal-g":
@@ -115,6 +125,9 @@ type lowDiam struct {
 	ports  []int32
 	swNode []int32 // switch index -> node
 	global bool    // the fabric has global links (Dragonfly)
+	// vhAll and vhGlobal are ValiantHop's candidates: each switch's
+	// switch-facing ports, and its global ports (valianthop.go).
+	vhAll, vhGlobal [][]int32
 	// Counters: data packets sent minimally and non-minimally by the
 	// source switch's decision.
 	nMin, nNonMin uint64
@@ -136,7 +149,7 @@ func (s *Sim) buildLowDiameter() error {
 	if m == LowDiameterOff {
 		return nil
 	}
-	if m > PortMSB {
+	if m > ValiantHop {
 		return fmt.Errorf("sim: unknown low-diameter routing %d", m)
 	}
 	if s.cfg.Routing != RoutingHash {
@@ -189,6 +202,11 @@ func (s *Sim) buildLowDiameter() error {
 	if m == SourceGuided {
 		s.buildSourceGuided()
 	}
+	if m == ValiantHop {
+		if err := s.buildValiantHop(); err != nil {
+			return err
+		}
+	}
 	if m == PortMSB {
 		if ld.nT < 3 || !global {
 			return fmt.Errorf("sim: port-msb routing needs a dragonfly (at least 3 groups joined by global links)")
@@ -238,6 +256,11 @@ func (s *Sim) ldRoute(node int32, pkt *packet) int32 {
 		// Sec. IV assumes, unless the receiver moved off it) steers the
 		// reverse path's first two hops.
 		if out, ok := s.sgRoute(node, i, pkt); ok {
+			return out
+		}
+	}
+	if ld.mode == ValiantHop && (pkt.via == 0 || pkt.via == vhGlobalNext) {
+		if out, ok := s.vhRoute(i, d, pkt); ok {
 			return out
 		}
 	}

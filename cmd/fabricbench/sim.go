@@ -133,7 +133,7 @@ as it does when flows are unfinished at the default --end.`,
 	fl.Uint32Var(&o.entropies, "entropies", 0, "size of the load balancer's entropy space, at most 65536 (htsim_uec: 64); 0: 65536")
 	fl.BoolVar(&o.opsCycle, "ops-cycle", false, "--lb ops walks every entropy once per cycle, in a new order each cycle (htsim_uec's oblivious spraying); default: an independent random entropy per packet")
 	fl.BoolVar(&o.repsWarmup, "reps-warmup", false, "--lb reps sends its first window on entropies 1, 2, 3, ... in turn (htsim_uec's REPS); default: random from the first packet")
-	fl.StringVar(&o.routing, "routing", "hash", "switch routing among equal-cost ports: hash (ECMP on flow and entropy) or adaptive (per-packet join-shortest-queue; ignores the entropy, so pair it with --lb ecmp); on dragonfly/slimfly fabrics also minimal (on global then local hops), valiant, ugal-l, ugal-g, source-guided (the sender's entropy picks the first two hops: Spritz EV1/EV2) or port-msb (the entropy's MSB picks shortest or non-shortest, switches add queuing delays for --lb owd)")
+	fl.StringVar(&o.routing, "routing", "hash", "switch routing among equal-cost ports: hash (ECMP on flow and entropy) or adaptive (per-packet join-shortest-queue; ignores the entropy, so pair it with --lb ecmp); on dragonfly/slimfly fabrics also minimal (on global then local hops), valiant (uniform random intermediate group), valiant-hop (dragonfly: the next hop sampled uniformly at each switch, the Spritz paper's Valiant), ugal-l, ugal-g, source-guided (the sender's entropy picks the first two hops: Spritz EV1/EV2) or port-msb (the entropy's MSB picks shortest or non-shortest, switches add queuing delays for --lb owd)")
 	fl.StringVar(&o.arStaleness, "ar-staleness", "0", "with --routing adaptive: age of the queue depths the switches decide on (e.g. 100ns, 1us); 0: live")
 	fl.StringVar(&o.arQuantum, "ar-quantum", "0", "with --routing adaptive: queue-depth step, bytes (e.g. 4160, 128KiB); 0: one full packet")
 	fl.BoolVar(&o.arWeighted, "ar-weighted", false, "with --routing adaptive: weigh ports by the capacity left downstream (weighted AR after link failures)")
@@ -314,7 +314,7 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 		routing, err = sim.RoutingHash, nil
 	}
 	if err != nil {
-		return badInput(fmt.Errorf("--routing: %w (or, on dragonfly and slimfly fabrics, minimal, valiant, ugal-l, ugal-g, source-guided or port-msb)", err))
+		return badInput(fmt.Errorf("--routing: %w (or, on dragonfly and slimfly fabrics, minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided or port-msb)", err))
 	}
 	if lb == transport.OWD && lowDiam != sim.PortMSB {
 		return badInput(fmt.Errorf("--lb owd probes paths selected by the entropy's MSB: it needs --routing port-msb (on a dragonfly fabric)"))

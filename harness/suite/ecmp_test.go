@@ -22,7 +22,7 @@ func TestECMPMode(t *testing.T) {
 		t.Errorf("adaptive with knobs: %+v", e)
 	}
 	for _, c := range []struct{ doc, want string }{
-		{"features:\n  ecmp: {mode: spray}\n", `features.ecmp.mode: unknown mode "spray" (want hash, adaptive, or on dragonfly and slimfly fabrics minimal, valiant, ugal-l, ugal-g, source-guided or port-msb)`},
+		{"features:\n  ecmp: {mode: spray}\n", `features.ecmp.mode: unknown mode "spray" (want hash, adaptive, or on dragonfly and slimfly fabrics minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided or port-msb)`},
 		{"features:\n  ecmp: {staleness: 1us}\n", "features.ecmp.staleness: applies to adaptive routing only"},
 		{"features:\n  ecmp: {mode: hash, weighted: true}\n", "features.ecmp.weighted: applies to adaptive routing only"},
 		{"features:\n  ecmp: {mode: adaptive, staleness: 2ms}\n", "features.ecmp.staleness: 2ms is out of range (want 0..1ms)"},

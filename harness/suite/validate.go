@@ -52,7 +52,7 @@ const (
 	ECMPModeHash     = "hash"
 	ECMPModeAdaptive = "adaptive"
 	// Low-diameter routing on dragonfly and slimfly fabrics (simulator
-	// only): minimal, valiant, ugal-l, ugal-g, source-guided.
+	// only): minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided.
 	ECMPModeSourceGuided   = "source-guided"
 	ECMPModePortMSB        = "port-msb"
 	DefaultARStaleness     = "100ns"
@@ -625,14 +625,14 @@ func (c *checker) features() {
 				c.errf("features.ecmp.quantum", "%s is out of range (want 1B..16MiB)", f.ECMP.Quantum)
 			}
 		}
-	case "minimal", "valiant", "ugal-l", "ugal-g", ECMPModeSourceGuided, ECMPModePortMSB:
+	case "minimal", "valiant", "valiant-hop", "ugal-l", "ugal-g", ECMPModeSourceGuided, ECMPModePortMSB:
 		for _, k := range []string{"staleness", "quantum", "weighted"} {
 			if d.has("features.ecmp." + k) {
 				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
 			}
 		}
 	default:
-		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, or on dragonfly and slimfly fabrics minimal, valiant, ugal-l, ugal-g, source-guided or port-msb)", f.ECMP.Mode)
+		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, or on dragonfly and slimfly fabrics minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided or port-msb)", f.ECMP.Mode)
 	}
 	kmin, kmax := f.ECN.KMin, f.ECN.KMax
 	okMin := kmin >= 0 && kmin < 1
