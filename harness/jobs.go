@@ -156,18 +156,7 @@ func jobFlows(f *inventory.Fabric, j *Job, seed uint64) ([]workloads.Flow, error
 			copy(prev, cur)
 		}
 	case GroupShift:
-		var groups [][]int
-		idx := map[int]int{}
-		for _, h := range j.Hosts {
-			pod := f.Nodes[f.HostLeaf(h)].Pod
-			g, ok := idx[pod]
-			if !ok {
-				g = len(groups)
-				idx[pod] = g
-				groups = append(groups, nil)
-			}
-			groups[g] = append(groups[g], h)
-		}
+		groups := workloads.GroupByPod(f, j.Hosts)
 		if len(groups) < 2 {
 			return nil, fmt.Errorf("%s needs participants in at least 2 groups (pods), got %d", j.Workload, len(groups))
 		}

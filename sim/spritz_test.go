@@ -115,6 +115,25 @@ func spritzPaper(t testing.TB, f *inventory.Fabric) func(*Config) {
 	return func(c *Config) { c.WindowRTT, c.QueueBytes = rtt, q }
 }
 
+// eachSchemeSeed calls run for every scheme and seed 1..seeds, two runs
+// at a time (the machine's two cores), and returns when all are done.
+func eachSchemeSeed(schemes []spritzScheme, seeds int, run func(sc spritzScheme, seed int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for _, sc := range schemes {
+		for seed := 1; seed <= seeds; seed++ {
+			wg.Add(1)
+			go func(sc spritzScheme, seed int) {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				run(sc, seed)
+			}(sc, seed)
+		}
+	}
+	wg.Wait()
+}
+
 // spritzStats are one scheme's monitored FCTs over seeds 1..n.
 type spritzStats struct {
 	fct          []float64 // by seed
@@ -130,25 +149,14 @@ func runTableIII(t *testing.T, f *inventory.Fabric, m *workloads.Matrix, seeds i
 	for _, sc := range schemes {
 		out[sc.name] = &spritzStats{fct: make([]float64, seeds)}
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for _, sc := range schemes {
-		for seed := 1; seed <= seeds; seed++ {
-			wg.Add(1)
-			go func(sc spritzScheme, seed int) {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				_, r := runSpritz(t, f, m, sc, uint64(seed), mut)
-				if r.Flows[0].FCT < 0 {
-					t.Errorf("%s seed %d: the monitored flow did not finish", sc.name, seed)
-					return
-				}
-				out[sc.name].fct[seed-1] = fctUs(r, 0)
-			}(sc, seed)
+	eachSchemeSeed(schemes, seeds, func(sc spritzScheme, seed int) {
+		_, r := runSpritz(t, f, m, sc, uint64(seed), mut)
+		if r.Flows[0].FCT < 0 {
+			t.Errorf("%s seed %d: the monitored flow did not finish", sc.name, seed)
+			return
 		}
-	}
-	wg.Wait()
+		out[sc.name].fct[seed-1] = fctUs(r, 0)
+	})
 	for _, sc := range schemes {
 		st := out[sc.name]
 		v := append([]float64(nil), st.fct...)
@@ -308,24 +316,13 @@ func spritzAdversarial(t *testing.T, f *inventory.Fabric) {
 	const seeds = 5
 	mean := map[string]float64{}
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for _, sc := range spritzSchemes {
-		for seed := 1; seed <= seeds; seed++ {
-			wg.Add(1)
-			go func(sc spritzScheme, seed int) {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				_, r := runSpritz(t, f, m, sc, uint64(seed), mut)
-				v := meanFCTUs(t, r)
-				mu.Lock()
-				mean[sc.name] += v / seeds
-				mu.Unlock()
-			}(sc, seed)
-		}
-	}
-	wg.Wait()
+	eachSchemeSeed(spritzSchemes, seeds, func(sc spritzScheme, seed int) {
+		_, r := runSpritz(t, f, m, sc, uint64(seed), mut)
+		v := meanFCTUs(t, r)
+		mu.Lock()
+		mean[sc.name] += v / seeds
+		mu.Unlock()
+	})
 	for _, sc := range spritzSchemes {
 		t.Logf("%-10s group i->i+1: mean FCT %4.0f us (seeds 1-%d)", sc.name, mean[sc.name], seeds)
 	}

@@ -13,12 +13,12 @@ import (
 // non-shortest-path paper (../shared/papers/non-shortest-path-routing-lossy.txt,
 // Sec. IV).
 
-// hostGroupsOf returns the hosts of each group (the pod of each host's
-// switch), in host order, and an error when the fabric has fewer than two.
-func hostGroupsOf(f *inventory.Fabric) ([][]int, error) {
+// GroupByPod splits hosts by group (the pod of each host's switch): the
+// groups in order of their first host in hosts, each in hosts' order.
+func GroupByPod(f *inventory.Fabric, hosts []int) [][]int {
 	idx := map[int]int{}
 	var out [][]int
-	for h := 0; h < f.NumHosts(); h++ {
+	for _, h := range hosts {
 		pod := f.Nodes[f.HostLeaf(h)].Pod
 		g, ok := idx[pod]
 		if !ok {
@@ -28,6 +28,17 @@ func hostGroupsOf(f *inventory.Fabric) ([][]int, error) {
 		}
 		out[g] = append(out[g], h)
 	}
+	return out
+}
+
+// hostGroupsOf returns the hosts of each group (GroupByPod over every
+// host), in host order, and an error when the fabric has fewer than two.
+func hostGroupsOf(f *inventory.Fabric) ([][]int, error) {
+	all := make([]int, f.NumHosts())
+	for h := range all {
+		all[h] = h
+	}
+	out := GroupByPod(f, all)
 	if len(out) < 2 {
 		return nil, fmt.Errorf("the fabric has %d group(s) of hosts (pods); group traffic needs at least 2", len(out))
 	}
