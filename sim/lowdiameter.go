@@ -251,6 +251,9 @@ func (s *Sim) ldRoute(node int32, pkt *packet) int32 {
 	if i == d {
 		return s.rt.pick(node, dh, uint32(pkt.flow), pkt.entropy, pkt.kind, s.ports)
 	}
+	if pkt.via == 0 && s.flows[pkt.flow].minimal {
+		pkt.via = 1 // environment traffic (workloads.Flow.Minimal)
+	}
 	if ld.mode == SourceGuided {
 		// An ACK's EV (transport.Ack.Route: the data packet's, as Spritz
 		// Sec. IV assumes, unless the receiver moved off it) steers the

@@ -173,3 +173,46 @@ func TestLowDiameterConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestMinimalFlowsStayMinimal: flows marked workloads.Flow.Minimal
+// (environment traffic) take the minimal routes whatever the routing
+// mode and load balancer: with every group sending to the next, they use
+// the 9 global-link directions minimal routing uses, where the same
+// flows unmarked spread over many more.
+func TestMinimalFlowsStayMinimal(t *testing.T) {
+	f, err := inventory.ParseSpec(smallDragonfly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mode LowDiameter
+		lb   transport.LBKind
+	}{{Valiant, transport.ECMP}, {UGALL, transport.OPS}, {ValiantHop, transport.OPS}, {SourceGuided, transport.Spray}, {SourceGuided, transport.OPSWeighted}} {
+		for _, minimal := range []bool{false, true} {
+			m := nextGroup(f, 256<<10)
+			for i := range m.Flows {
+				m.Flows[i].Minimal = minimal
+			}
+			tp := transport.DefaultParams()
+			tp.LB = c.lb
+			s, err := New(Config{Fabric: f, Matrix: m, Transport: tp, Seed: 3, LowDiameter: c.mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Run()
+			for _, fr := range r.Flows {
+				if fr.FCT < 0 {
+					t.Fatalf("%s/%s minimal=%v: flow %d did not finish", c.mode, c.lb, minimal, fr.ID)
+				}
+			}
+			used, total := globalDataDirections(s, f)
+			t.Logf("%s, %s, minimal flows %v: %d of %d global-link directions carried data", c.mode, c.lb, minimal, used, total)
+			if minimal && used != 9 {
+				t.Errorf("%s/%s: minimal flows used %d global-link directions, want 9", c.mode, c.lb, used)
+			}
+			if !minimal && used <= 9 {
+				t.Errorf("%s/%s: unmarked flows used only %d global-link directions: the check cannot tell", c.mode, c.lb, used)
+			}
+		}
+	}
+}

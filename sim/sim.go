@@ -242,6 +242,7 @@ type flowState struct {
 	group   int32 // barrier group (workloads.Flow.Group), 0 if none
 	path    int32 // explicit path: 1 + offset into Sim.paths, 0 if none
 	class   uint8 // traffic class
+	minimal bool  // workloads.Flow.Minimal: ECMP on minimal routes
 }
 
 type hostState struct {
@@ -252,24 +253,26 @@ type hostState struct {
 
 // Sim is one simulation run.
 type Sim struct {
-	cfg    Config
-	f      *inventory.Fabric
-	tp     transport.Params
-	now    int64
-	q      eventQueue
-	pk     pool
-	ports  []port
-	hosts  []hostState
-	hostOf []int32 // node -> host number or -1
-	flows  []flowState
-	rt     routing
-	ar     adaptive
-	ld     lowDiam
-	mp     planeState
-	sg     sgState // source-guided routing (sourceguided.go)
-	pfc    pfcState
-	sr     srv6State
-	vrf    vrfState
+	cfg Config
+	f   *inventory.Fabric
+	tp  transport.Params
+	// tpMinimal is tp with ECMP for workloads.Flow.Minimal flows.
+	tpMinimal transport.Params
+	now       int64
+	q         eventQueue
+	pk        pool
+	ports     []port
+	hosts     []hostState
+	hostOf    []int32 // node -> host number or -1
+	flows     []flowState
+	rt        routing
+	ar        adaptive
+	ld        lowDiam
+	mp        planeState
+	sg        sgState // source-guided routing (sourceguided.go)
+	pfc       pfcState
+	sr        srv6State
+	vrf       vrfState
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
 	ncls    int
 	cq      []classQueue // [port*(ncls-1) + class-1], classes 1..ncls-1
@@ -387,6 +390,8 @@ func New(cfg Config) (*Sim, error) {
 	if err := s.buildLowDiameter(); err != nil {
 		return nil, err
 	}
+	s.tpMinimal = s.tp
+	s.tpMinimal.LB = transport.ECMP
 	if err := s.buildAdaptive(); err != nil {
 		return nil, err
 	}
@@ -557,6 +562,7 @@ func (s *Sim) buildFlows() error {
 		st.srcNode, st.dstNode = int32(s.f.Hosts[fl.Src]), int32(s.f.Hosts[fl.Dst])
 		st.start, st.fct = -1, -1
 		st.group = int32(fl.Group)
+		st.minimal = fl.Minimal
 		if s.cfg.ClassOf != nil {
 			c := s.cfg.ClassOf(fl)
 			if c < 0 || c >= s.ncls {
@@ -775,18 +781,26 @@ func (s *Sim) startFlow(fi int32) {
 	st := &s.flows[fi]
 	mf := &s.cfg.Matrix.Flows[fi]
 	rtt, rate, hops := s.pathInfo(mf.Src, mf.Dst)
-	paths := s.SourceGuidedPaths(mf.Src, mf.Dst)
+	tp := &s.tp
+	var paths []transport.PathEV
+	if st.minimal {
+		tp = &s.tpMinimal
+	} else {
+		paths = s.SourceGuidedPaths(mf.Src, mf.Dst)
+	}
 	if len(paths) > 0 {
 		rtt, hops = s.sgLongest(rtt, hops, mf.Src, mf.Dst, paths)
 	}
 	rtt = max(rtt, s.cfg.WindowRTT)
 	path := transport.Path{BaseRTT: rtt, RateBps: rate, RTO: s.pathRTO(rtt, rate, hops)}
 	s.maxRTO = max(s.maxRTO, path.RTO)
-	st.snd = transport.NewSender(&s.tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path, Paths: paths})
-	st.rcv = transport.NewReceiverFor(&s.tp, uint32(fi), st.snd.Packets())
+	st.snd = transport.NewSender(tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path, Paths: paths})
+	st.rcv = transport.NewReceiverFor(tp, uint32(fi), st.snd.Packets())
 	// The receiver's own paths towards the sender, for when its ACKs on
 	// the data packets' entropies get lost (transport's ackroute.go).
-	st.rcv.SetAckPaths(s.SourceGuidedPaths(mf.Dst, mf.Src))
+	if !st.minimal {
+		st.rcv.SetAckPaths(s.SourceGuidedPaths(mf.Dst, mf.Src))
+	}
 	st.start = s.now
 	s.started++
 	s.progress()

@@ -22,6 +22,11 @@ type Flow struct {
 	// excludes After and must be smaller than the flow's own Group, which
 	// keeps dependencies acyclic.
 	AfterGroup int
+	// Minimal marks environment traffic (a background job, not the scheme
+	// under test): the flow keeps one ECMP entropy and, on low-diameter
+	// routing, travels on the fabric's minimal routes whatever the routing
+	// mode and load balancer of the run.
+	Minimal bool
 }
 
 // Matrix is a set of flows over a fabric of Hosts hosts.

@@ -35,11 +35,50 @@ type Monitored struct {
 	Size           int64 // monitored flow's size (4 MiB in the paper)
 	BackgroundSize int64 // each background flow's size
 	Free           []int // groups (pod numbers) without background, besides Dst's
-	// IntoDst is a variant that is not the paper's text: the background
-	// goes on through the exit router's global link into the destination
-	// group (to its hosts other than Dst, in turn), so that it loads the
-	// global links the monitored flow needs, not only the exit routers.
-	IntoDst bool
+	// Into is where the background goes: the exit router's hosts (the
+	// paper's text, the default) or, in variants, on through its global
+	// link.
+	Into MonitoredInto
+	// Flows, when > 0, caps the background flows of each congested group
+	// at its first Flows senders (host order); 0 keeps every sender.
+	Flows int
+	// BackgroundMinimal marks every background flow workloads.Flow.Minimal:
+	// environment traffic on the fabric's minimal routes with ECMP, the
+	// same for every scheme under test, so that the congested groups stay
+	// congested and the free ones free whatever the monitored flow's
+	// scheme (with the run's scheme, a sprayed background also loads the
+	// free groups' paths).
+	BackgroundMinimal bool
+}
+
+// MonitoredInto is where a Monitored benchmark's background goes.
+type MonitoredInto uint8
+
+const (
+	// IntoExit: to the exit router's hosts; the background never leaves
+	// its group (the paper's text).
+	IntoExit MonitoredInto = iota
+	// IntoDst (not the paper's text): on through the exit router's global
+	// link into the destination group, to its hosts but Dst in turn.
+	IntoDst
+	// IntoPeer (not the paper's text): on through the exit router's global
+	// link to the hosts of the router at its far end, Dst excluded: it
+	// loads the global links the monitored flow needs without loading the
+	// destination group's local links.
+	IntoPeer
+)
+
+// String is the spec value: exit, dst or peer.
+func (i MonitoredInto) String() string {
+	switch i {
+	case IntoExit:
+		return "exit"
+	case IntoDst:
+		return "dst"
+	case IntoPeer:
+		return "peer"
+	}
+	return fmt.Sprintf("MonitoredInto(%d)", uint8(i))
 }
 
 // MonitoredPlan is what a Monitored benchmark builds on a fabric: its
@@ -55,6 +94,7 @@ type MonitoredPlan struct {
 type MonitoredGroup struct {
 	Group     int
 	Exit      int   // node ID of the exit router
+	Peer      int   // node ID of the far end of the exit router's link to the destination group
 	Receivers []int // the exit router's hosts
 	Senders   []int // background senders; Senders[k] sends to Receivers[k%len]
 }
@@ -110,7 +150,7 @@ func (mb Monitored) Plan(f *inventory.Fabric) (*MonitoredPlan, error) {
 	}
 	sort.Ints(p.Free)
 	// exit[g]: g's router with a global link to the destination group
-	exit := map[int]int{}
+	exit, peer := map[int]int{}, map[int]int{}
 	for _, l := range f.Links {
 		if !l.Global {
 			continue
@@ -120,7 +160,7 @@ func (mb Monitored) Plan(f *inventory.Fabric) (*MonitoredPlan, error) {
 			g := f.Nodes[xy[0]].Pod
 			if f.Nodes[xy[1]].Pod == p.DstGroup && g != p.DstGroup {
 				if _, seen := exit[g]; !seen {
-					exit[g] = xy[0]
+					exit[g], peer[g] = xy[0], xy[1]
 				}
 			}
 		}
@@ -138,7 +178,7 @@ func (mb Monitored) Plan(f *inventory.Fabric) (*MonitoredPlan, error) {
 		if !ok {
 			return nil, fmt.Errorf("group %d has no global link to the destination group %d (not a Dragonfly-like fabric?)", g, p.DstGroup)
 		}
-		cg := MonitoredGroup{Group: g, Exit: x}
+		cg := MonitoredGroup{Group: g, Exit: x, Peer: peer[g]}
 		for _, h := range byPod[g] {
 			switch {
 			case f.HostLeaf(h) == x:
@@ -161,33 +201,61 @@ func (mb Monitored) Matrix(f *inventory.Fabric) (*Matrix, error) {
 	if mb.Size <= 0 || mb.BackgroundSize <= 0 {
 		return nil, fmt.Errorf("monitored flow size %d and background size %d must be positive", mb.Size, mb.BackgroundSize)
 	}
+	if mb.Flows < 0 {
+		return nil, fmt.Errorf("monitored: %d background flows per group, want >= 0 (0: every sender)", mb.Flows)
+	}
+	if mb.Into > IntoPeer {
+		return nil, fmt.Errorf("monitored: unknown background destination %v", mb.Into)
+	}
 	p, err := mb.Plan(f)
 	if err != nil {
 		return nil, err
 	}
 	m := &Matrix{Name: fmt.Sprintf("monitored:size=%d,flow=%d,src=%d,dst=%d", mb.BackgroundSize, mb.Size, mb.Src, mb.Dst), Hosts: f.NumHosts()}
+	if mb.Into != IntoExit {
+		m.Name += ",into=" + mb.Into.String()
+	}
+	if mb.Flows > 0 {
+		m.Name += fmt.Sprintf(",flows=%d", mb.Flows)
+	}
+	if mb.BackgroundMinimal {
+		m.Name += ",bg=minimal"
+	}
 	m.Flows = append(m.Flows, Flow{ID: 0, Src: mb.Src, Dst: mb.Dst, Size: mb.Size, After: -1})
-	var into []int // IntoDst: the destination group's hosts but Dst
-	if mb.IntoDst {
-		m.Name += ",into=dst"
+	// hostsBut lists the hosts whose switch passes keep, Dst excluded.
+	hostsBut := func(keep func(sw int) bool) []int {
+		var hs []int
 		for h := 0; h < f.NumHosts(); h++ {
-			if h != mb.Dst && f.Nodes[f.HostLeaf(h)].Pod == p.DstGroup {
-				into = append(into, h)
+			if h != mb.Dst && keep(f.HostLeaf(h)) {
+				hs = append(hs, h)
 			}
 		}
-		if len(into) == 0 {
+		return hs
+	}
+	var into []int // IntoDst: the destination group's hosts but Dst
+	if mb.Into == IntoDst {
+		if into = hostsBut(func(sw int) bool { return f.Nodes[sw].Pod == p.DstGroup }); len(into) == 0 {
 			return nil, fmt.Errorf("into=dst: the destination group %d has no host but the monitored receiver", p.DstGroup)
 		}
 	}
 	i := 0
 	for _, cg := range p.Congested {
+		rcv := cg.Receivers
+		if mb.Into == IntoPeer {
+			if rcv = hostsBut(func(sw int) bool { return sw == cg.Peer }); len(rcv) == 0 {
+				return nil, fmt.Errorf("into=peer: group %d's exit link ends at %s, which has no host but the monitored receiver", cg.Group, f.Nodes[cg.Peer].Name)
+			}
+		}
 		for k, h := range cg.Senders {
-			dst := cg.Receivers[k%len(cg.Receivers)]
-			if mb.IntoDst {
+			if mb.Flows > 0 && k >= mb.Flows {
+				break
+			}
+			dst := rcv[k%len(rcv)]
+			if mb.Into == IntoDst {
 				dst = into[i%len(into)]
 				i++
 			}
-			m.Flows = append(m.Flows, Flow{ID: len(m.Flows), Src: h, Dst: dst, Size: mb.BackgroundSize, After: -1})
+			m.Flows = append(m.Flows, Flow{ID: len(m.Flows), Src: h, Dst: dst, Size: mb.BackgroundSize, After: -1, Minimal: mb.BackgroundMinimal})
 		}
 	}
 	return m, nil

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/fabricbench/fabricbench/inventory"
@@ -129,5 +130,67 @@ func TestMonitoredIntoDst(t *testing.T) {
 	}
 	if _, err := ParseSpec("monitored:size=6MiB,into=x", f, 1); err == nil {
 		t.Error("into=x accepted")
+	}
+}
+
+// TestMonitoredIntoPeer: into=peer sends group g's background over g's
+// global link to the destination group, to the hosts of the router at its
+// far end (never the monitored receiver); flows=N keeps each group's
+// first N senders; bg=minimal marks the background, not the monitored
+// flow, as minimal-routed environment traffic.
+func TestMonitoredIntoPeer(t *testing.T) {
+	f, err := inventory.ParseSpec("dragonfly:p=2,a=4,h=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb := Monitored{Src: 0, Dst: 71, Size: 4 << 20, BackgroundSize: 6 << 20, Free: []int{7}}
+	plan, err := mb.Plan(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseSpec("monitored:size=6MiB,into=peer,flows=2,bg=minimal", f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Flows[0].Minimal {
+		t.Error("the monitored flow is marked minimal")
+	}
+	want := 2 * len(plan.Congested)
+	if got := len(m.Flows) - 1; got != want {
+		t.Fatalf("%d background flows, want 2 per congested group (%d)", got, want)
+	}
+	k := 1
+	for _, cg := range plan.Congested {
+		if f.Nodes[cg.Peer].Pod != plan.DstGroup {
+			t.Fatalf("group %d: peer %s is not in the destination group", cg.Group, f.Nodes[cg.Peer].Name)
+		}
+		linked := false
+		for _, l := range f.Links {
+			a, b := f.Ports[l.A].Node, f.Ports[l.B].Node
+			linked = linked || l.Global && (a == cg.Exit && b == cg.Peer || a == cg.Peer && b == cg.Exit)
+		}
+		if !linked {
+			t.Fatalf("group %d: no global link %s - %s", cg.Group, f.Nodes[cg.Exit].Name, f.Nodes[cg.Peer].Name)
+		}
+		for j := 0; j < 2; j++ {
+			fl := m.Flows[k]
+			k++
+			if fl.Src != cg.Senders[j] || f.HostLeaf(fl.Dst) != cg.Peer || fl.Dst == 71 || !fl.Minimal {
+				t.Fatalf("group %d flow %d -> %d (minimal %v): want sender %d to a host of %s but 71, minimal", cg.Group, fl.Src, fl.Dst, fl.Minimal, cg.Senders[j], f.Nodes[cg.Peer].Name)
+			}
+		}
+	}
+	for _, bad := range []string{"flows=-1", "bg=x", "into=x"} {
+		if _, err := ParseSpec("monitored:size=6MiB,"+bad, f, 1); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	// A peer router whose only host is the monitored receiver.
+	f1, err := inventory.ParseSpec("dragonfly:p=1,a=2,h=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseSpec("monitored:size=1MiB,free=0,into=peer", f1, 1); err == nil || !strings.Contains(err.Error(), "no host but the monitored receiver") {
+		t.Errorf("into=peer onto the receiver's router: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ var specKinds = []specKind{
 	{name: "unf", keys: []string{"size", "flows", "start"}, required: []string{"size"}},
 	{name: "adv1", keys: []string{"size", "flows", "src_group", "dst_group", "start"}, required: []string{"size"}},
 	{name: "adv2", keys: []string{"size", "flows", "dst_group", "start"}, required: []string{"size"}},
-	{name: "monitored", keys: []string{"size", "flow", "src", "dst", "free", "into", "start"}, required: []string{"size"}},
+	{name: "monitored", keys: []string{"size", "flow", "src", "dst", "free", "into", "flows", "bg", "start"}, required: []string{"size"}},
 }
 
 func specKindNames() string {
@@ -208,9 +208,21 @@ func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
 		switch v := params["into"]; v {
 		case "", "exit":
 		case "dst":
-			mb.IntoDst = true
+			mb.Into = IntoDst
+		case "peer":
+			mb.Into = IntoPeer
 		default:
-			return nil, fail("key \"into\" expects exit (the paper's pattern) or dst, got %q", v)
+			return nil, fail("key \"into\" expects exit (the paper's pattern), dst or peer, got %q", v)
+		}
+		switch v := params["bg"]; v {
+		case "", "scheme":
+		case "minimal":
+			mb.BackgroundMinimal = true
+		default:
+			return nil, fail("key \"bg\" expects scheme (the background uses the run's load balancer and routing) or minimal, got %q", v)
+		}
+		if mb.Flows, err = intKey("flows", 0, 0, hosts); err != nil {
+			return nil, err
 		}
 		nFree, err := intKey("free", 1, 0, hosts)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -491,6 +492,11 @@ func printSummary(w io.Writer, fab *inventory.Fabric, r *sim.Report) {
 		fmt.Fprintf(w, " (%d unfinished at the end of the run: %s)", s.Incomplete, s.EndReason)
 	}
 	fmt.Fprintf(w, "; FCT µs min %s p50 %s p99 %s max %s\n", fmtQ(s.FCTUs.Min), fmtQ(s.FCTUs.P50), fmtQ(s.FCTUs.P99), fmtQ(s.FCTUs.Max))
+	if strings.HasPrefix(c.TM, "monitored:") && len(r.Flows) > 0 {
+		// Spritz Table III's figure: the monitored flow's own FCT.
+		f0 := &r.Flows[0]
+		fmt.Fprintf(w, "monitor  flow 0, host %d -> host %d, %d B: FCT µs %s\n", f0.Src, f0.Dst, f0.SizeBytes, fmtQ(f0.FCTUs))
+	}
 	p := &s.Packets
 	fmt.Fprintf(w, "packets  sent %d, retransmitted %d, trimmed %d, dropped %d, ECN-marked %d\n", p.Sent, p.Retransmitted, p.Trimmed, p.Dropped, p.ECNMarked)
 	fmt.Fprintf(w, "engine   %.1f µs simulated in %.3f s wall, %d events (%.2f M events/s), peak RSS %.1f MB",

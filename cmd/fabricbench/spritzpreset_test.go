@@ -23,7 +23,8 @@ func TestSimPresetSpritz(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"global_latency=500ns,switch_latency=500ns", "--cc dctcp", "--queue longest-path",
-		"queue 391040 B, longest base RTT 7.79 µs", "cc=dctcp lb=spritz-spray", "42/42 completed"} {
+		"queue 391040 B, longest base RTT 7.79 µs", "cc=dctcp lb=spritz-spray", "42/42 completed",
+		"monitor  flow 0, host 0 -> host 71, 4194304 B: FCT µs 160.1"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
@@ -47,6 +48,28 @@ func TestSimPresetSpritz(t *testing.T) {
 	t.Logf("monitored flow FCT %.2f µs [TestSpritzTableIII Spray (w) seed 1: 160.1 µs]", doc.Flows[0].FCT)
 	if got := doc.Flows[0].FCT; math.Abs(got-160.1) > 0.05 {
 		t.Errorf("monitored flow FCT %.2f µs, want TestSpritzTableIII's Spray (w) seed-1 figure 160.1 µs", got)
+	}
+}
+
+// TestSimPresetSpritzPersistent: the persistent-background variant of
+// Table III from the CLI prints the monitored flow's FCT that
+// TestSpritzTableIIIPersistent (sim package) logs for seed 1: Spray (w)
+// 231 µs, UGAL-L 291 µs.
+func TestSimPresetSpritzPersistent(t *testing.T) {
+	for _, c := range []struct{ lb, routing, want string }{
+		{"spritz-spray", "source-guided", "FCT µs 231.0"},
+		{"ecmp", "ugal-l", "FCT µs 291.2"},
+	} {
+		code, stdout, stderr := runCLI(t, "sim", "--preset", "spritz", "--topo", "dragonfly:p=2,a=4,h=2", "--routing", c.routing,
+			"--lb", c.lb, "--tm", "monitored:size=6MiB,free=1,into=peer,flows=2,bg=minimal", "--seed", "1", "-q")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.lb, code, stderr)
+		}
+		for _, want := range []string{"15/15 completed", "monitor  flow 0, host 0 -> host 71, 4194304 B: " + c.want} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%s on %s: output lacks %q:\n%s", c.lb, c.routing, want, stdout)
+			}
+		}
 	}
 }
 

@@ -410,6 +410,11 @@ func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(har
 	if len(j.Agents) == 0 {
 		return nil, errors.New("agents not deployed")
 	}
+	for _, fl := range w.Matrix.Flows {
+		if fl.Minimal {
+			return nil, fmt.Errorf("flow %d is minimal-routed environment traffic (workloads.Flow.Minimal): the agents' fabric routes it by its own tables, so only the simulator can run it", fl.ID)
+		}
+	}
 	var later []harness.Fault
 	for _, ft := range j.Faults {
 		if ft.At <= 0 {

@@ -1,10 +1,12 @@
 package hostdeploy
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fabricbench/fabricbench/agents/fleet"
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/inventory"
 )
@@ -43,5 +45,20 @@ func TestNodeExporter(t *testing.T) {
 				t.Errorf("node %s port %d: %v", n.Name, i, e.Interfaces[i])
 			}
 		}
+	}
+}
+
+// TestRunJobsRefusesMinimalFlows: minimal-routed environment traffic
+// (workloads.Flow.Minimal) is the simulator's; on agents it is refused
+// before anything starts, naming the flow.
+func TestRunJobsRefusesMinimalFlows(t *testing.T) {
+	w, err := harness.BuildWorkload(fabric, []harness.Job{{Name: "p", Workload: "permutation", Hosts: []int{0, 1, 2, 3}, Size: 1 << 20}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Matrix.Flows[2].Minimal = true
+	_, err = RunJobs(context.Background(), Jobs{Agents: make([]fleet.Host, 4), Fabric: fabric}, w, nil)
+	if err == nil || !strings.Contains(err.Error(), "flow 2 is minimal-routed") {
+		t.Fatalf("RunJobs with a minimal flow: %v", err)
 	}
 }
