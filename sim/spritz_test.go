@@ -165,9 +165,19 @@ func runTableIII(t *testing.T, f *inventory.Fabric, m *workloads.Matrix, seeds i
 			st.mean += x / float64(len(v))
 		}
 		st.median = v[len(v)/2]
-		t.Logf("%-17s monitored FCT mean %4.0f us, median %4.0f, by seed %4.0f", sc.name, st.mean, st.median, st.fct)
+		if !quietTableIII {
+			t.Logf("%-17s monitored FCT mean %4.0f us, median %4.0f, by seed %4.0f", sc.name, st.mean, st.median, st.fct)
+		}
 	}
 	return out
+}
+
+var quietTableIII bool
+
+func runTableIIIQuiet(t *testing.T, f *inventory.Fabric, m *workloads.Matrix, seeds int, schemes []spritzScheme) map[string]*spritzStats {
+	quietTableIII = true
+	defer func() { quietTableIII = false }()
+	return runTableIII(t, f, m, seeds, schemes)
 }
 
 // TestSpritzTableIII is Spritz Table III on the 72-host Dragonfly (p2 a4
@@ -275,59 +285,94 @@ func TestSpritzFreeGroups(t *testing.T) {
 	}
 }
 
-// TestSpritzTableIIIPersistent is Table III with a background whose
-// congestion persists (not the paper's text; README): in each congested
-// group only as many hosts as a router has (2 here) send, over the exit
-// router's global link to the hosts of the router at its far end, on the
-// fabric's minimal routes whatever the scheme under test
-// (monitored:size=6MiB,free=1,into=peer,flows=2,bg=minimal). Each exit
-// link is then a bottleneck for the whole run, so every path through a
-// congested group stays congested and the free group's paths stay free.
-// Asserted over seeds 1-5: ECMP the worst [paper 502 us] and Spray (u)
-// and Spray (w) at least 1.3x faster than UGAL-L [1.6-1.8x]. Scout is
-// only logged: it keeps going back to the shortest paths, which are
-// congested but not marked on every ACK (about UGAL-L's speed; with ACKs
-// on minimal paths ~1.4x).
-func TestSpritzTableIIIPersistent(t *testing.T) {
-	spritzPersistent(t, spritzDragonfly(t, 2, 4, 2, 400), "monitored:size=6MiB,free=1,into=peer,flows=2,bg=minimal", true)
+// TestSpritzTableIIIExitLink is Table III with the exit-link background
+// (not the paper's text; README): in each congested group as many hosts
+// as a router has (2 here) send over the exit router's global link to the
+// hosts of the router at its far end
+// (monitored:size=6MiB,free=1,into=peer,flows=2). The exit links stay
+// bottlenecks for the whole run (2:1), so paths through congested groups
+// stay congested; every flow, background too, runs the scheme under
+// test. Over seeds 1-10: ECMP the worst [paper 502 us] and Spray (u) and
+// Spray (w) at least 1.3x faster than UGAL-L [paper 1.6-1.8x]. Scout is
+// 1.40x over seeds 1-5 but 1.26x over seeds 1-10 (README), below the
+// paper's bar on this fabric: asserted >= 1.2x, against regressions.
+func TestSpritzTableIIIExitLink(t *testing.T) {
+	spritzExitLink(t, spritzDragonfly(t, 2, 4, 2, 400), "monitored:size=6MiB,free=1,into=peer,flows=2", map[string]float64{"Spray (u)": 1.3, "Spray (w)": 1.3, "Scout": 1.2})
 }
 
-// TestSpritzTableIIIPersistent342 is TestSpritzTableIIIPersistent on the
-// 342-host Dragonfly (3 background flows per congested group, 3 free
-// groups), with FABRICBENCH_SPRITZ_342=1. ECMP is not the worst there
-// (Valiant is) and only logged.
-func TestSpritzTableIIIPersistent342(t *testing.T) {
-	if os.Getenv("FABRICBENCH_SPRITZ_342") == "" {
-		t.Skip("342-host persistent Table III (14 schemes x 5 seeds) takes about 2 minutes of CPU; set FABRICBENCH_SPRITZ_342=1 to run it")
-	}
-	spritzPersistent(t, spritzDragonfly(t, 3, 6, 3, 400), "monitored:size=6MiB,free=2,into=peer,flows=3,bg=minimal", false)
+// TestSpritzTableIIIExitLink342 is TestSpritzTableIIIExitLink on the
+// 342-host Dragonfly (p3 a6 h3: 3 background flows per congested group,
+// 3 idle groups), seeds 1-10: ECMP the worst, Scout, Spray (u) and Spray
+// (w) at least 1.3x faster than UGAL-L.
+func TestSpritzTableIIIExitLink342(t *testing.T) {
+	spritzExitLink(t, spritzDragonfly(t, 3, 6, 3, 400), "monitored:size=6MiB,free=2,into=peer,flows=3", map[string]float64{"Spray (u)": 1.3, "Spray (w)": 1.3, "Scout": 1.3})
 }
 
-func spritzPersistent(t *testing.T, f *inventory.Fabric, spec string, ecmpWorst bool) {
+// spritzExitLink runs spec over seeds 1-10 and asserts that ECMP has the
+// worst mean and that each scheme in min is at least that many times
+// faster than UGAL-L.
+func spritzExitLink(t *testing.T, f *inventory.Fabric, spec string, min map[string]float64) {
 	m, err := workloads.ParseSpec(spec, f, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := runTableIII(t, f, m, 5, withVariants(spritzSchemes))
+	st := runTableIII(t, f, m, 10, withVariants(spritzSchemes))
 	worst := ""
 	for _, sc := range spritzSchemes {
 		if worst == "" || st[sc.name].mean > st[worst].mean {
 			worst = sc.name
 		}
 	}
-	t.Logf("worst: %s %.0f us", worst, st[worst].mean)
-	if ecmpWorst && worst != "ECMP" {
+	if worst != "ECMP" {
 		t.Errorf("%s (%.0f us) is slower than ECMP (%.0f us): ECMP should be the worst [paper 502 us]", worst, st[worst].mean, st["ECMP"].mean)
 	}
 	for _, sc := range withVariants(spritzSchemes) {
 		sp := st["UGAL-L"].mean / st[sc.name].mean
-		if sc.name != "Spray (u)" && sc.name != "Spray (w)" {
-			t.Logf("%s vs UGAL-L: %.2fx", sc.name, sp)
-			continue
+		first5 := 0.0
+		for _, x := range st[sc.name].fct[:5] {
+			first5 += x / 5
 		}
-		t.Logf("%s vs UGAL-L: %.2fx (want >= 1.3x)", sc.name, sp)
-		if sp < 1.3 {
-			t.Errorf("%s %.0f us is only %.2fx faster than UGAL-L %.0f us, want >= 1.3x [paper 1.6-1.8x]", sc.name, st[sc.name].mean, sp, st["UGAL-L"].mean)
+		u5 := 0.0
+		for _, x := range st["UGAL-L"].fct[:5] {
+			u5 += x / 5
+		}
+		t.Logf("%-17s vs UGAL-L: %.2fx (seeds 1-5: %.2fx)", sc.name, sp, u5/first5)
+		if want, ok := min[sc.name]; ok && sp < want {
+			t.Errorf("%s %.0f us is only %.2fx faster than UGAL-L %.0f us, want >= %.1fx [paper 1.6-1.8x]", sc.name, st[sc.name].mean, sp, st["UGAL-L"].mean, want)
+		}
+	}
+}
+
+// TestSpritzTableIIIBackgrounds is the README's table of Table III
+// backgrounds on the 72-host Dragonfly, seeds 1-5: where the background
+// goes (into=exit, the paper's text; dst; peer), how many flows per
+// congested group (all, 2, 4) and whether it runs the scheme under test
+// or minimal routes (bg=minimal). With FABRICBENCH_SPRITZ_SCAN=1 (about a
+// minute): it logs the worst scheme and Scout's and Spray's speed-up over
+// UGAL-L per background, and asserts nothing beyond the runs finishing.
+func TestSpritzTableIIIBackgrounds(t *testing.T) {
+	if os.Getenv("FABRICBENCH_SPRITZ_SCAN") == "" {
+		t.Skip("18 backgrounds x 10 schemes x 5 seeds take about a minute of CPU; set FABRICBENCH_SPRITZ_SCAN=1 to run it")
+	}
+	f := spritzDragonfly(t, 2, 4, 2, 400)
+	for _, into := range []string{"exit", "dst", "peer"} {
+		for _, flows := range []int{0, 2, 4} {
+			for _, bg := range []string{"scheme", "minimal"} {
+				spec := fmt.Sprintf("monitored:size=6MiB,free=1,into=%s,flows=%d,bg=%s", into, flows, bg)
+				m, err := workloads.ParseSpec(spec, f, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := runTableIIIQuiet(t, f, m, 5, spritzSchemes)
+				worst := ""
+				for _, sc := range spritzSchemes {
+					if worst == "" || st[sc.name].mean > st[worst].mean {
+						worst = sc.name
+					}
+				}
+				u := st["UGAL-L"].mean
+				t.Logf("| %s | %s | %.0f | %.0f | %.2fx | %.2fx | %.2fx |", spec, worst, st["ECMP"].mean, u, u/st["Scout"].mean, u/st["Spray (u)"].mean, u/st["Spray (w)"].mean)
+			}
 		}
 	}
 }
@@ -573,33 +618,40 @@ func TestSpritzTableIII342(t *testing.T) {
 	spritzHeadroom(t, f, m, st)
 }
 
-// TestSpritzTableIII1056 runs the Table III benchmark (paper pattern and
-// sizing, groups 30 and 31 free, monitored host 0 -> 1055) on the paper's
-// own Dragonfly (p4 a8 h4, 1056 hosts), seed 1, for Minimal, UGAL-L,
-// ECMP, Scout and Spray (w), the last two also with minimal ACKs
-// (spritzVariants). A measurement for the README (about three minutes of
-// CPU, with FABRICBENCH_SPRITZ_1056=1): it asserts only that the
-// monitored flow finishes.
+// TestSpritzTableIII1056 runs the Table III benchmark (paper sizing,
+// groups 30 and 31 free, monitored host 0 -> 1055) on the paper's own
+// Dragonfly (p4 a8 h4, 1056 hosts), seed 1: with the paper's background
+// for Minimal, UGAL-L, ECMP, Scout and Spray (w), the last two also with
+// minimal ACKs (spritzVariants), then with the exit-link background
+// (into=peer,flows=4; also with bg=minimal) for every scheme. A
+// measurement for the README (about three minutes of CPU, with
+// FABRICBENCH_SPRITZ_1056=1): it asserts only that the monitored flow
+// finishes.
 func TestSpritzTableIII1056(t *testing.T) {
 	if os.Getenv("FABRICBENCH_SPRITZ_1056") == "" {
 		t.Skip("1056-host Table III takes about three minutes of CPU; set FABRICBENCH_SPRITZ_1056=1 to run it")
 	}
 	f := spritzDragonfly(t, 4, 8, 4, 400)
-	m, err := workloads.ParseSpec("monitored:size=6MiB,free=2", f, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	mut := spritzPaper(t, f)
-	for _, sc := range withVariants(spritzSchemes) {
-		switch sc.name {
-		case "Minimal", "UGAL-L", "ECMP", "Scout", "Spray (w)", "Scout min-ACK", "Spray (w) min-ACK":
-		default:
-			continue
+	for _, spec := range []string{"monitored:size=6MiB,free=2", "monitored:size=6MiB,free=2,into=peer,flows=4", "monitored:size=6MiB,free=2,into=peer,flows=4,bg=minimal"} {
+		m, err := workloads.ParseSpec(spec, f, 1)
+		if err != nil {
+			t.Fatal(err)
 		}
-		_, r := runSpritz(t, f, m, sc, 1, mut)
-		if r.Flows[0].FCT < 0 {
-			t.Fatalf("%s: the monitored flow did not finish", sc.name)
+		t.Logf("%s:", spec)
+		for _, sc := range withVariants(spritzSchemes) {
+			switch sc.name {
+			case "Minimal", "UGAL-L", "ECMP", "Scout", "Spray (w)", "Scout min-ACK", "Spray (w) min-ACK":
+			default:
+				if !strings.Contains(spec, "into=peer") {
+					continue // the literal background's run is the slow one
+				}
+			}
+			_, r := runSpritz(t, f, m, sc, 1, mut)
+			if r.Flows[0].FCT < 0 {
+				t.Fatalf("%s: the monitored flow did not finish", sc.name)
+			}
+			t.Logf("%-17s monitored FCT %4.0f us", sc.name, fctUs(r, 0))
 		}
-		t.Logf("%-17s monitored FCT %4.0f us", sc.name, fctUs(r, 0))
 	}
 }

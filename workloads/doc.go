@@ -52,16 +52,21 @@
 //	    given); ADV2 (default N (groups-1) x per-group squared) sources
 //	    anywhere outside dst_group, destinations in it.
 //
-//	monitored:size=SIZE[,flow=SIZE][,src=HOST][,dst=HOST][,free=N][,into=exit|dst][,start=DURATION]
+//	monitored:size=SIZE[,flow=SIZE][,src=HOST][,dst=HOST][,free=N][,into=exit|dst|peer][,flows=N][,bg=scheme|minimal][,start=DURATION]
 //	    Spritz's Figure 5 / Table III microbenchmark (Monitored): flow 0
 //	    is the monitored flow src -> dst (default host 0 to the last host,
 //	    4MiB); the N groups before dst's group (default 1, cyclically,
 //	    skipping src's) and dst's group stay idle; in every other group
 //	    each host not on the exit router (the router with the group's
 //	    global link to dst's group) sends SIZE bytes to the exit router's
-//	    hosts in turn. into=dst (not the paper's text) sends the background
-//	    on through the exit router into dst's group instead (its hosts but
-//	    dst, in turn). Deterministic: the seed plays no part.
+//	    hosts in turn. Variants, not the paper's text: into=dst sends the
+//	    background on through the exit router into dst's group (its hosts
+//	    but dst, in turn); into=peer sends it over the exit router's
+//	    global link to the hosts of the router at its far end (dst
+//	    excluded); flows=N keeps each congested group's first N senders
+//	    (0, the default: all); bg=minimal makes the background
+//	    environment traffic on minimal routes with ECMP (Flow.Minimal)
+//	    instead of the run's scheme. Deterministic: the seed plays no part.
 //
 // The seed passed along with the spec makes the random choices
 // reproducible: the same spec, fabric and seed always give the same matrix.

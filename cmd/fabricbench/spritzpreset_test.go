@@ -51,17 +51,17 @@ func TestSimPresetSpritz(t *testing.T) {
 	}
 }
 
-// TestSimPresetSpritzPersistent: the persistent-background variant of
-// Table III from the CLI prints the monitored flow's FCT that
-// TestSpritzTableIIIPersistent (sim package) logs for seed 1: Spray (w)
-// 231 µs, UGAL-L 291 µs.
-func TestSimPresetSpritzPersistent(t *testing.T) {
+// TestSimPresetSpritzExitLink: Table III with the exit-link background
+// from the CLI prints the monitored flow's FCT that
+// TestSpritzTableIIIExitLink (sim package) logs for seed 1: Spray (w)
+// 181 µs, UGAL-L 296 µs.
+func TestSimPresetSpritzExitLink(t *testing.T) {
 	for _, c := range []struct{ lb, routing, want string }{
-		{"spritz-spray", "source-guided", "FCT µs 231.0"},
-		{"ecmp", "ugal-l", "FCT µs 291.2"},
+		{"spritz-spray", "source-guided", "FCT µs 180.9"},
+		{"ops", "ugal-l", "FCT µs 295.7"},
 	} {
 		code, stdout, stderr := runCLI(t, "sim", "--preset", "spritz", "--topo", "dragonfly:p=2,a=4,h=2", "--routing", c.routing,
-			"--lb", c.lb, "--tm", "monitored:size=6MiB,free=1,into=peer,flows=2,bg=minimal", "--seed", "1", "-q")
+			"--lb", c.lb, "--tm", "monitored:size=6MiB,free=1,into=peer,flows=2", "--seed", "1", "-q")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.lb, code, stderr)
 		}
