@@ -641,3 +641,32 @@ func TestGroupsOfDragonfly(t *testing.T) {
 		t.Errorf("groups by kind %v, want 36 local-links, 9 global-links", n)
 	}
 }
+
+// TestGroupsOfSlimFly: on a Slim Fly the groups are each router's local
+// links (its (Q-d)/2 links within its group) and, per group of Q routers,
+// the Q·Q global links towards the other half.
+func TestGroupsOfSlimFly(t *testing.T) {
+	f, err := inventory.ParseSpec("slimfly:q=5,p=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := analyze(t, Input{Fabric: f, Samples: synth(f, 20, func(p, i int) float64 { return 80 }), EpochNs: testEpoch})
+	n := map[string]int{}
+	for _, g := range out.Groups {
+		kind, _, _ := strings.Cut(g.Name, ":")
+		n[kind]++
+		switch kind {
+		case KindLocalLinks:
+			if len(g.Members) != 2 {
+				t.Errorf("%s: %d members, want the router's 2 local links", g.Name, len(g.Members))
+			}
+		case KindGlobalLinks:
+			if len(g.Members) != 25 {
+				t.Errorf("%s: %d members, want the group's 25 global links", g.Name, len(g.Members))
+			}
+		}
+	}
+	if n[KindLocalLinks] != 50 || n[KindGlobalLinks] != 10 {
+		t.Errorf("groups by kind %v, want 50 local-links, 10 global-links", n)
+	}
+}

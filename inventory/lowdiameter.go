@@ -31,7 +31,7 @@ type linkOpts struct {
 	switchLat                       int64
 }
 
-func (p *specParams) lowDiameterLinks(withGlobal bool) (linkOpts, error) {
+func (p *specParams) lowDiameterLinks() (linkOpts, error) {
 	var o linkOpts
 	var err error
 	if o.hostMbps, err = p.gbps("gbps", defaultMbps); err != nil {
@@ -52,14 +52,11 @@ func (p *specParams) lowDiameterLinks(withGlobal bool) (linkOpts, error) {
 	if o.switchLat, err = p.duration("switch_latency", 0); err != nil {
 		return o, err
 	}
-	o.globalMbps, o.globalLat = o.localMbps, o.localLat
-	if withGlobal {
-		if o.globalMbps, err = p.gbps("global_gbps", o.localMbps); err != nil {
-			return o, err
-		}
-		if o.globalLat, err = p.duration("global_latency", o.localLat); err != nil {
-			return o, err
-		}
+	if o.globalMbps, err = p.gbps("global_gbps", o.localMbps); err != nil {
+		return o, err
+	}
+	if o.globalLat, err = p.duration("global_latency", o.localLat); err != nil {
+		return o, err
 	}
 	if o.localLat == 0 || o.globalLat == 0 {
 		return o, fmt.Errorf("%s: link latencies must be positive", p.kind)
@@ -101,7 +98,7 @@ func buildDragonfly(p *specParams) (*Fabric, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := p.lowDiameterLinks(true)
+	o, err := p.lowDiameterLinks()
 	if err != nil {
 		return nil, err
 	}
@@ -147,10 +144,13 @@ func buildDragonfly(p *specParams) (*Fabric, error) {
 // (0,x,y)~(1,m,c) when y = m*x + c. X and X' are the even and odd powers
 // of a primitive element as the construction prescribes for d. Network
 // degree (3Q-d)/2, diameter 2; P hosts per router. Routers are numbered
-// s*Q^2 + x*Q + y and Pod is s*Q + x (2Q groups of Q routers). Links are
-// not tagged global: the graph has no hierarchy.
+// s*Q^2 + x*Q + y and Pod is s*Q + x (2Q groups of Q routers). Links
+// within a group ((0,x,y)~(0,x,y'), (1,m,c)~(1,m,c')) are local, the
+// links between the two halves global (Spritz Table I: a Slim Fly's
+// minimal paths take 0-2 global hops; global_gbps and global_latency
+// default to the local links').
 func buildSlimFly(p *specParams) (*Fabric, error) {
-	if err := p.allow("q", "p", "gbps", "latency", "local_gbps", "local_latency", "switch_latency"); err != nil {
+	if err := p.allow("q", "p", "gbps", "latency", "local_gbps", "local_latency", "global_gbps", "global_latency", "switch_latency"); err != nil {
 		return nil, err
 	}
 	q, err := p.integer("q", 3, 128, 0, true)
@@ -161,7 +161,7 @@ func buildSlimFly(p *specParams) (*Fabric, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := p.lowDiameterLinks(false)
+	o, err := p.lowDiameterLinks()
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func buildSlimFly(p *specParams) (*Fabric, error) {
 		for y := 0; y < Q; y++ {
 			for m := 0; m < Q; m++ {
 				c := F.sub(y, F.mul(m, x)) // y = m*x + c
-				b.connectRouters(id(0, x, y), id(1, m, c), rate, o.localLat, false)
+				b.connectRouters(id(0, x, y), id(1, m, c), o.globalMbps*1_000_000, o.globalLat, true)
 			}
 		}
 	}

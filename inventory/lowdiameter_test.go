@@ -204,3 +204,52 @@ func TestGF9(t *testing.T) {
 		}
 	}
 }
+
+// TestSlimFlyGlobalLinks: a Slim Fly's links between its two halves are
+// global (Spritz Table I counts their hops as global), those within a
+// group local: every router has Q global links, one to each group of the
+// other half, and its remaining (Q-d)/2 links stay in its own group;
+// global_latency and global_gbps apply to the global ones only.
+func TestSlimFlyGlobalLinks(t *testing.T) {
+	f, err := ParseSpec("slimfly:q=9,p=7,gbps=400,latency=25ns,local_latency=25ns,global_latency=500ns,global_gbps=800")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = 9
+	global, local := map[int]int{}, map[int]int{}
+	groups := map[int]map[int]bool{}
+	for _, l := range f.Links {
+		a, b := f.Ports[l.A].Node, f.Ports[l.B].Node
+		if f.Nodes[a].Role == RoleHost || f.Nodes[b].Role == RoleHost {
+			continue
+		}
+		ga, gb := f.Nodes[a].Pod, f.Nodes[b].Pod
+		if l.Global {
+			if (ga < q) == (gb < q) || l.LatencyPs != 500_000 || l.RateBps != 800e9 {
+				t.Fatalf("global link %s - %s: pods %d, %d (halves must differ), %d ps, %d bit/s", f.Nodes[a].Name, f.Nodes[b].Name, ga, gb, l.LatencyPs, l.RateBps)
+			}
+			global[a]++
+			global[b]++
+			for _, xy := range [2][2]int{{a, gb}, {b, ga}} {
+				if groups[xy[0]] == nil {
+					groups[xy[0]] = map[int]bool{}
+				}
+				groups[xy[0]][xy[1]] = true
+			}
+			continue
+		}
+		if ga != gb || l.LatencyPs != 25_000 || l.RateBps != 400e9 {
+			t.Fatalf("local link %s - %s: pods %d, %d (must match), %d ps, %d bit/s", f.Nodes[a].Name, f.Nodes[b].Name, ga, gb, l.LatencyPs, l.RateBps)
+		}
+		local[a]++
+		local[b]++
+	}
+	for n := range f.Nodes {
+		if f.Nodes[n].Role == RoleHost {
+			continue
+		}
+		if global[n] != q || local[n] != 4 || len(groups[n]) != q {
+			t.Fatalf("%s: %d global links to %d groups, %d local; want %d to %d groups and 4 local", f.Nodes[n].Name, global[n], len(groups[n]), local[n], q, q)
+		}
+	}
+}

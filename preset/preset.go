@@ -130,7 +130,7 @@ var HTSim = Preset{
 
 // Spritz is the setting of the Spritz paper's evaluation (Sec. V-A and
 // Table II of ../shared/papers/spritz-path-aware-load-balancing.txt) on a
-// Dragonfly: 400 Gb/s links, 25 ns on host and local links, 500 ns on
+// Dragonfly or a Slim Fly: 400 Gb/s links, 25 ns on host and local links, 500 ns on
 // global links, 500 ns switch traversal, 4 KiB MTU with 64 B headers, RED/
 // ECN between 20% and 80% of a queue of one BDP of the topology's longest
 // path, every flow's window (initial and maximum, 1.5 BDP) sized on that
@@ -149,7 +149,7 @@ var Spritz = Preset{
 		{"global_latency", "500ns"},
 		{"switch_latency", "500ns"},
 	},
-	Kinds:     []string{"dragonfly"},
+	Kinds:     []string{"dragonfly", "slimfly"},
 	CC:        transport.DCTCP,
 	HasCC:     true,
 	MTU:       4096,

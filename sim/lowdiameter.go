@@ -171,10 +171,7 @@ func (s *Sim) buildLowDiameter() error {
 	ld.nsw = nsw
 	// Targets: Dragonfly groups (pods) when the fabric has global links,
 	// else switches.
-	global := false
-	for _, l := range f.Links {
-		global = global || l.Global
-	}
+	global := dragonflyGroups(f)
 	ld.tgt = make([]int32, nsw)
 	podT := map[int]int32{}
 	for i, n := range swNode {

@@ -216,3 +216,41 @@ func TestMinimalFlowsStayMinimal(t *testing.T) {
 		}
 	}
 }
+
+// TestSlimFlyMinimalWithGlobalLinks: with its links between the two
+// halves tagged global, a Slim Fly's minimal routing (fewest global hops,
+// then fewest local) still reaches every router in at most 2 hops (its
+// diameter), and Valiant still detours through a random switch, not a
+// group: a Slim Fly's groups are not a Dragonfly's.
+func TestSlimFlyMinimalWithGlobalLinks(t *testing.T) {
+	for _, spec := range []string{"slimfly:q=5,p=1", "slimfly:q=9,p=1"} {
+		f, err := inventory.ParseSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &workloads.Matrix{Name: "one", Hosts: f.NumHosts(), Flows: []workloads.Flow{{ID: 0, Src: 0, Dst: 1, Size: 1, After: -1}}}
+		s, err := New(Config{Fabric: f, Matrix: m, Transport: transport.DefaultParams(), LowDiameter: Valiant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ld := &s.ld
+		if ld.global || ld.nT != ld.nsw {
+			t.Fatalf("%s: Valiant targets %d of %d switches (global %v): want every switch", spec, ld.nT, ld.nsw, ld.global)
+		}
+		hist := map[int32]int{}
+		for i := 0; i < ld.nsw; i++ {
+			for d := 0; d < ld.nsw; d++ {
+				c := ld.dCost[i*ld.nsw+d]
+				g, l := c/ldGlobal, c%ldGlobal
+				if i != d && (c <= 0 || g+l > 2) {
+					t.Fatalf("%s: switch %d -> %d: minimal path of %d global and %d local hops, want at most 2 hops", spec, i, d, g, l)
+				}
+				hist[c]++
+			}
+		}
+		t.Logf("%s: minimal paths by (global, local) cost: %v", spec, hist)
+		if hist[2*ldGlobal] == 0 || hist[ldGlobal+ldLocal] == 0 {
+			t.Errorf("%s: no 2-global or global+local minimal paths: are the halves' links global?", spec)
+		}
+	}
+}

@@ -49,10 +49,23 @@ func LongestPathSizing(f *inventory.Fabric, tp transport.Params) (windowRTT, que
 // LowDiameterFabric reports whether f is a Dragonfly (it has global links)
 // or a Slim Fly (built from a slimfly: spec, which names the fabric).
 func LowDiameterFabric(f *inventory.Fabric) bool {
+	return hasGlobalLinks(f) || slimFly(f)
+}
+
+// dragonflyGroups reports whether f's pods are Dragonfly groups: it has
+// global links and is not a Slim Fly, whose global links join the two
+// halves of its MMS graph rather than fully connected groups (routing
+// through intermediate groups and the Dragonfly path shapes of
+// source-guided routing apply to Dragonflies only).
+func dragonflyGroups(f *inventory.Fabric) bool { return hasGlobalLinks(f) && !slimFly(f) }
+
+func hasGlobalLinks(f *inventory.Fabric) bool {
 	for _, l := range f.Links {
 		if l.Global {
 			return true
 		}
 	}
-	return strings.HasPrefix(strings.ToLower(f.Name), "slimfly:")
+	return false
 }
+
+func slimFly(f *inventory.Fabric) bool { return strings.HasPrefix(strings.ToLower(f.Name), "slimfly:") }

@@ -35,8 +35,8 @@ type sgState struct {
 	fab    []int32 // fabric (switch-to-switch) ports of each switch, by port ID
 	fabOff []int32 // switch index -> offset into fab
 	fabCnt []uint8
-	pod    []int32 // switch index -> group (pod)
-	global bool
+	pod    []int32              // switch index -> group (pod)
+	global bool                 // Dragonfly groups (dragonflyGroups): keep to Dragonfly path shapes
 	paths  [][]transport.PathEV // [srcSw*nsw+dstSw], built on first use
 	// Counters: data packets steered by EV1 and by EV2.
 	nEV1, nEV2 uint64
@@ -47,6 +47,7 @@ func (s *Sim) buildSourceGuided() {
 	ld := &s.ld
 	sg := &s.sg
 	sg.fabOff, sg.fabCnt, sg.pod = make([]int32, ld.nsw), make([]uint8, ld.nsw), make([]int32, ld.nsw)
+	sg.global = ld.global
 	for n := range f.Nodes {
 		i := s.rt.sw[n]
 		if i < 0 {
@@ -58,9 +59,6 @@ func (s *Sim) buildSourceGuided() {
 		for _, p := range f.Nodes[n].Ports {
 			if s.rt.sw[f.PeerNode(p)] >= 0 {
 				ps = append(ps, int32(p))
-			}
-			if f.Links[f.Ports[p].Link].Global {
-				sg.global = true
 			}
 		}
 		sort.Slice(ps, func(a, b int) bool { return ps[a] < ps[b] })

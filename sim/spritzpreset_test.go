@@ -68,3 +68,58 @@ func TestSpritzPresetConfig(t *testing.T) {
 		t.Errorf("the preset's run differs from the test helpers': monitored FCT %.1f vs %.1f us", fctUs(r, 0), fctUs(rr, 0))
 	}
 }
+
+// TestSpritzPresetSlimFly: the spritz preset applies to the paper's Slim
+// Fly (slimfly:q=9,p=7, 1134 hosts) too; its longest-path sizing gives
+// Table II's Slim Fly queue, 92 packets (longest RTT 7.60 us), where the
+// Dragonfly's is 94 [Table II: 88]. A Spritz-Spray permutation on a small
+// Slim Fly with the preset finishes every flow.
+func TestSpritzPresetSlimFly(t *testing.T) {
+	p, err := preset.Lookup("spritz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := transport.DefaultParams()
+	p.Transport(&tp)
+	tp.LB = transport.Spray
+	for _, c := range []struct {
+		spec    string
+		rtt, q  int64
+		permute bool
+	}{
+		{"slimfly:q=9,p=7", 7604320, 92 * 4160, false},
+		{"slimfly:q=5,p=2", 0, 0, true},
+	} {
+		if err := p.CheckSpec(c.spec); err != nil {
+			t.Fatal(err)
+		}
+		f, err := inventory.ParseSpec(p.ApplySpec(c.spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rtt, q, err := LongestPathSizing(f, tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: longest RTT %d ps, queue %d B = %d packets", c.spec, rtt, q, q/4160)
+		if c.rtt > 0 && (rtt != c.rtt || q != c.q) {
+			t.Errorf("%s: longest RTT %d ps, queue %d B; want %d ps, %d B (92 packets, Table II)", c.spec, rtt, q, c.rtt, c.q)
+		}
+		if !c.permute {
+			continue
+		}
+		m := workloads.Permutation(f, 256<<10, 1)
+		s, err := New(Config{Fabric: f, Matrix: m, Transport: tp, Seed: 1, LowDiameter: SourceGuided,
+			QueueBytes: q, WindowRTT: rtt, KMin: p.KMin, KMax: p.KMax})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Run()
+		for _, fr := range r.Flows {
+			if fr.FCT < 0 {
+				t.Fatalf("%s: flow %d did not finish", c.spec, fr.ID)
+			}
+		}
+		t.Logf("%s: %d flows finished, %+v", c.spec, len(r.Flows), r.Packets)
+	}
+}

@@ -84,7 +84,7 @@ set them and sets --mtu 4096, --queue bdp, --kmin 0.2, --kmax 0.8, --ecn,
 --trim, --target-rtt 1.5 and --max-window 1.5 unless they are given.
 
 --preset spritz runs in the Spritz paper's setting (Sec. V-A, Table II) on
-a dragonfly spec: it adds gbps=400,latency=25ns,local_latency=25ns,
+a dragonfly or slimfly spec: it adds gbps=400,latency=25ns,local_latency=25ns,
 global_latency=500ns,switch_latency=500ns to the spec where not set and
 sets --cc dctcp (QuickAdapt and FastIncrease on), --mtu 4096, --queue
 longest-path (one BDP of the longest source-guided path; every flow's

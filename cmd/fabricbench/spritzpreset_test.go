@@ -84,7 +84,7 @@ func TestSimPresetSpritzErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--preset", "spritz", "--topo", "fattree:hosts=16"}, `--preset: preset spritz applies to dragonfly fabric specs (e.g. dragonfly:p=2,a=4,h=2), not "fattree"`},
+		{[]string{"--preset", "spritz", "--topo", "fattree:hosts=16"}, `--preset: preset spritz applies to dragonfly or slimfly fabric specs (e.g. dragonfly:p=2,a=4,h=2), not "fattree"`},
 		{[]string{"--preset", "spritz", "--topo", topo}, "is a file with its own"},
 		{[]string{"--topo", "fattree:hosts=16", "--queue", "longest-path"}, "--queue longest-path: sim: longest-path sizing (Spritz) sizes on the source-guided paths of a dragonfly or slimfly fabric; fattree:hosts=16 is neither"},
 		{[]string{"--preset", "spritzz", "--topo", "dragonfly:p=2,a=4,h=2"}, `unknown preset "spritzz" (want smartt or spritz)`},

@@ -110,7 +110,7 @@ func TestPresetSpritz(t *testing.T) {
 		t.Errorf("explicit keys lost: cc %s, queue %s", s.Transport.CC, s.Features.Queue)
 	}
 	_, err := Parse("p.yaml", []byte(base+"preset: spritz\n"))
-	if want := `p.yaml:7:9: preset: preset spritz applies to dragonfly fabric specs (e.g. dragonfly:p=2,a=4,h=2), not "leafspine"`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `p.yaml:7:9: preset: preset spritz applies to dragonfly or slimfly fabric specs (e.g. dragonfly:p=2,a=4,h=2), not "leafspine"`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("spritz on a leaf-spine: err = %v, want %s", err, want)
 	}
 }
