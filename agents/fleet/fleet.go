@@ -52,6 +52,10 @@ type Options struct {
 	// an agent dead after its event stream broke (default 4).
 	HealthTries int
 	Logf        func(format string, args ...any)
+	// Epoch, when set, is the run's time zero (flows' Start offsets count
+	// from it), so that a caller timing other events (faults) from its own
+	// clock reading shares the run's zero; default: when Run starts.
+	Epoch time.Time
 }
 
 // Outcome is one flow's result.
@@ -167,7 +171,10 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	r.res.Epoch = time.Now()
-	r.lastChange = r.res.Epoch
+	if !r.opt.Epoch.IsZero() {
+		r.res.Epoch = r.opt.Epoch
+	}
+	r.lastChange = time.Now()
 	var wg sync.WaitGroup
 	for h := range r.hosts {
 		wg.Add(1)

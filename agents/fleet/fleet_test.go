@@ -214,3 +214,24 @@ func TestStall(t *testing.T) {
 		t.Fatalf("stall: %+v", res)
 	}
 }
+
+// TestEpochOption: with Options.Epoch the run counts from the caller's
+// time zero (the one its fault timers use): Result.Epoch is it, and a flow
+// released at 0 starts at least as long after it as the caller waited.
+func TestEpochOption(t *testing.T) {
+	a, b := newFake(), newFake()
+	m := &workloads.Matrix{Hosts: 2, Flows: []workloads.Flow{{ID: 0, Src: 0, Dst: 1, Size: 1000, After: -1}}}
+	o := opts()
+	o.Epoch = time.Now()
+	time.Sleep(30 * time.Millisecond) // the caller's set-up between its zero and the run
+	res, err := Run(context.Background(), hostsOf(a, b), m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Epoch.Equal(o.Epoch) {
+		t.Errorf("run epoch %v, want the caller's %v", res.Epoch, o.Epoch)
+	}
+	if s := res.Flows[0].Start; s < 30*time.Millisecond {
+		t.Errorf("flow 0 started %v after the caller's zero, want >= 30 ms", s)
+	}
+}

@@ -446,7 +446,12 @@ func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(har
 	var faultErr error
 	var fmu sync.Mutex
 	var timers []*time.Timer
+	// Faults "at" a time and the flows' starts count from the same zero,
+	// the run's epoch, which the telemetry and the controller's decisions
+	// use too (a fault timed from an earlier clock reading fired early by
+	// the time the run took to start, 7 ms on a loaded runner).
 	start := time.Now()
+	opt.Epoch = start
 	for _, ft := range later {
 		timers = append(timers, time.AfterFunc(time.Duration(ft.At/1000), func() {
 			if err := j.Apply(context.WithoutCancel(fctx), ft); err != nil {
