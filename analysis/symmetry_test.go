@@ -614,59 +614,36 @@ func TestServiceRateBound(t *testing.T) {
 	}
 }
 
-// TestGroupsOfDragonfly: on a Dragonfly (flat routers, no uplinks) the
-// groups are each router's local links and each group's global links.
-func TestGroupsOfDragonfly(t *testing.T) {
-	f, err := inventory.ParseSpec("dragonfly:p=2,a=4,h=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := analyze(t, Input{Fabric: f, Samples: synth(f, 20, func(p, i int) float64 { return 80 }), EpochNs: testEpoch})
-	n := map[string]int{}
-	for _, g := range out.Groups {
-		kind, _, _ := strings.Cut(g.Name, ":")
-		n[kind]++
-		switch kind {
-		case KindLocalLinks:
-			if len(g.Members) != 3 {
-				t.Errorf("%s: %d members, want the router's 3 local links", g.Name, len(g.Members))
-			}
-		case KindGlobalLinks:
-			if len(g.Members) != 8 {
-				t.Errorf("%s: %d members, want the group's 8 global links", g.Name, len(g.Members))
+// TestGroupsOfLowDiameter: on a Dragonfly and a Slim Fly (flat routers,
+// no uplinks) the groups are each router's local links and, per group of
+// routers, its global links: p2 a4 h2 has 36 routers with 3 local links
+// and 9 groups with 8 global links; slimfly q=5 has 50 routers with 2
+// local links ((Q-d)/2) and 10 groups of 5 routers whose 25 links go to
+// the other half.
+func TestGroupsOfLowDiameter(t *testing.T) {
+	for _, c := range []struct {
+		spec                             string
+		locals, perLocal, globals, perGl int
+	}{
+		{"dragonfly:p=2,a=4,h=2", 36, 3, 9, 8},
+		{"slimfly:q=5,p=1", 50, 2, 10, 25},
+	} {
+		f, err := inventory.ParseSpec(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := analyze(t, Input{Fabric: f, Samples: synth(f, 20, func(p, i int) float64 { return 80 }), EpochNs: testEpoch})
+		n := map[string]int{}
+		for _, g := range out.Groups {
+			kind, _, _ := strings.Cut(g.Name, ":")
+			n[kind]++
+			want := map[string]int{KindLocalLinks: c.perLocal, KindGlobalLinks: c.perGl}[kind]
+			if want > 0 && len(g.Members) != want {
+				t.Errorf("%s: %s: %d members, want %d", c.spec, g.Name, len(g.Members), want)
 			}
 		}
-	}
-	if n[KindLocalLinks] != 36 || n[KindGlobalLinks] != 9 || n[KindLeafUplinks] != 0 {
-		t.Errorf("groups by kind %v, want 36 local-links, 9 global-links", n)
-	}
-}
-
-// TestGroupsOfSlimFly: on a Slim Fly the groups are each router's local
-// links (its (Q-d)/2 links within its group) and, per group of Q routers,
-// the Q·Q global links towards the other half.
-func TestGroupsOfSlimFly(t *testing.T) {
-	f, err := inventory.ParseSpec("slimfly:q=5,p=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := analyze(t, Input{Fabric: f, Samples: synth(f, 20, func(p, i int) float64 { return 80 }), EpochNs: testEpoch})
-	n := map[string]int{}
-	for _, g := range out.Groups {
-		kind, _, _ := strings.Cut(g.Name, ":")
-		n[kind]++
-		switch kind {
-		case KindLocalLinks:
-			if len(g.Members) != 2 {
-				t.Errorf("%s: %d members, want the router's 2 local links", g.Name, len(g.Members))
-			}
-		case KindGlobalLinks:
-			if len(g.Members) != 25 {
-				t.Errorf("%s: %d members, want the group's 25 global links", g.Name, len(g.Members))
-			}
+		if n[KindLocalLinks] != c.locals || n[KindGlobalLinks] != c.globals || n[KindLeafUplinks] != 0 {
+			t.Errorf("%s: groups by kind %v, want %d local-links, %d global-links", c.spec, n, c.locals, c.globals)
 		}
-	}
-	if n[KindLocalLinks] != 50 || n[KindGlobalLinks] != 10 {
-		t.Errorf("groups by kind %v, want 50 local-links, 10 global-links", n)
 	}
 }
