@@ -169,8 +169,8 @@ func (s *Sim) buildLowDiameter() error {
 		return fmt.Errorf("sim: low-diameter routing handles at most %d switches, the fabric has %d", 1<<16-2, nsw)
 	}
 	ld.nsw = nsw
-	// Targets: Dragonfly groups (pods) when the fabric has global links,
-	// else switches.
+	// Targets: Dragonfly groups (pods) on a Dragonfly, else switches (a
+	// Slim Fly's global links join its two halves, not groups).
 	global := dragonflyGroups(f)
 	ld.tgt = make([]int32, nsw)
 	podT := map[int]int32{}

@@ -253,26 +253,26 @@ type hostState struct {
 
 // Sim is one simulation run.
 type Sim struct {
-	cfg Config
-	f   *inventory.Fabric
-	tp  transport.Params
-	// tpMinimal is tp with ECMP for workloads.Flow.Minimal flows.
+	cfg    Config
+	f      *inventory.Fabric
+	tp     transport.Params
+	now    int64
+	q      eventQueue
+	pk     pool
+	ports  []port
+	hosts  []hostState
+	hostOf []int32 // node -> host number or -1
+	flows  []flowState
+	rt     routing
+	ar     adaptive
+	ld     lowDiam
+	mp     planeState
+	sg     sgState // source-guided routing (sourceguided.go)
+	pfc    pfcState
+	sr     srv6State
+	vrf    vrfState
+	// tpMinimal is tp with ECMP, for workloads.Flow.Minimal flows.
 	tpMinimal transport.Params
-	now       int64
-	q         eventQueue
-	pk        pool
-	ports     []port
-	hosts     []hostState
-	hostOf    []int32 // node -> host number or -1
-	flows     []flowState
-	rt        routing
-	ar        adaptive
-	ld        lowDiam
-	mp        planeState
-	sg        sgState // source-guided routing (sourceguided.go)
-	pfc       pfcState
-	sr        srv6State
-	vrf       vrfState
 	// Egress pipeline: per-port class queues, scheduler tables, buffers.
 	ncls    int
 	cq      []classQueue // [port*(ncls-1) + class-1], classes 1..ncls-1
