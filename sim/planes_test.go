@@ -351,3 +351,29 @@ func TestPlaneDownBeforeStart(t *testing.T) {
 		}
 	}
 }
+
+// TestMinimalFlowsOnPlanes: environment flows (workloads.Flow.Minimal)
+// on a multi-plane fabric get the run's transport with ECMP, planes
+// included (the planes stage sets them after routing is built), and
+// finish like the others.
+func TestMinimalFlowsOnPlanes(t *testing.T) {
+	f := planeFabric(t, "leafspine:leaves=2,spines=2,hosts_per_leaf=4,gbps=100,latency=500ns,planes=4")
+	m := workloads.Permutation(f, 256<<10, 1)
+	for i := range m.Flows {
+		m.Flows[i].Minimal = i%2 == 0
+	}
+	s, err := New(Config{Fabric: f, Matrix: m, Transport: transport.DefaultParams(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := s.tp
+	want.LB = transport.ECMP
+	if s.tpMinimal != want || s.tp.Planes != 4 {
+		t.Fatalf("minimal flows' transport %+v, want the run's (%d planes) with ECMP", s.tpMinimal, s.tp.Planes)
+	}
+	for _, fr := range s.Run().Flows {
+		if fr.FCT < 0 {
+			t.Fatalf("flow %d did not finish", fr.ID)
+		}
+	}
+}

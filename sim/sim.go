@@ -390,8 +390,6 @@ func New(cfg Config) (*Sim, error) {
 	if err := s.buildLowDiameter(); err != nil {
 		return nil, err
 	}
-	s.tpMinimal = s.tp
-	s.tpMinimal.LB = transport.ECMP
 	if err := s.buildAdaptive(); err != nil {
 		return nil, err
 	}
@@ -416,6 +414,9 @@ func New(cfg Config) (*Sim, error) {
 	if err := s.buildVRF(); err != nil {
 		return nil, err
 	}
+	// After every stage that adjusts tp (low-diameter routing, planes).
+	s.tpMinimal = s.tp
+	s.tpMinimal.LB = transport.ECMP
 	if cfg.Shards > 1 {
 		if err := s.buildShards(); err != nil {
 			return nil, err
