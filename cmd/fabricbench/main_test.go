@@ -37,14 +37,7 @@ func TestSimJSONSchema(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readJSONDoc(t, out)
 	flows := doc["flows"].([]any)
 	if len(flows) != 16 {
 		t.Fatalf("%d flows in JSON", len(flows))
@@ -148,14 +141,7 @@ func TestSimShardsAndWorkers(t *testing.T) {
 		if !strings.Contains(stdout, "parallel: 4 shards on "+w+" workers") {
 			t.Errorf("--workers %s: summary does not name the parallel mode:\n%s", w, stdout)
 		}
-		data, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc map[string]any
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
+		doc := readJSONDoc(t, out)
 		if got := doc["summary"].(map[string]any)["shards"]; got != 4.0 {
 			t.Errorf("--workers %s: summary shards %v, want 4", w, got)
 		}
@@ -169,4 +155,18 @@ func TestSimShardsAndWorkers(t *testing.T) {
 			t.Errorf("--workers 1 and 2 give different flows:\n%s\n%s", a, b)
 		}
 	}
+}
+
+// readJSONDoc reads a results file written with --json.
+func readJSONDoc(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
