@@ -116,14 +116,18 @@ func (g *Generated) Write(dir string) error {
 	return nil
 }
 
-// Lab resolves the generated topology for the native deployer, as
-// Topology.Lab resolves the file Write wrote (no need to parse it back):
-// dir is the directory Write wrote into, and errors name the topology
-// file there.
-func (g *Generated) Lab(dir string) (*Lab, error) {
+// Lab resolves the generated topology for the native runtime; see
+// Resolve.
+func (g *Generated) Lab(dir string) (*Lab, error) { return g.Resolve(dir, RuntimeNative) }
+
+// Resolve resolves the generated topology for a runtime, as
+// Topology.Resolve resolves the file Write wrote (no need to parse it
+// back): dir is the directory Write wrote into, and errors name the
+// topology file there.
+func (g *Generated) Resolve(dir, runtime string) (*Lab, error) {
 	t := *g.Topology
 	t.File = filepath.Join(dir, filepath.FromSlash(g.TopologyFile))
-	return t.Lab(dir)
+	return t.Resolve(dir, runtime)
 }
 
 // SanitizeName turns a fabric name into a lab name containerlab and the
@@ -356,7 +360,12 @@ func Generate(f *inventory.Fabric, opt GenOptions) (*Generated, error) {
 			nc.Kind, nc.Image = "linux", hostImage
 			if len(ps) > 0 && ps[0].peer != nil {
 				up := ps[0]
+				// The addresses as well as the link endpoints carry them:
+				// containerlab does not configure endpoint addresses on
+				// linux nodes (the runtimes do, and these are idempotent).
 				nc.Exec = []string{
+					fmt.Sprintf("ip addr replace %s dev %s", up.ipv4, up.ifname),
+					fmt.Sprintf("ip -6 addr replace %s dev %s nodad", up.ipv6, up.ifname),
 					fmt.Sprintf("ip route replace %s via %s dev %s", FabricIPv4, up.peer.ipv4.Addr(), up.ifname),
 					fmt.Sprintf("ip -6 route replace %s via %s dev %s", FabricIPv6, up.peer.ipv6.Addr(), up.ifname),
 				}
@@ -448,12 +457,19 @@ func frrConf(lab string, g *genNode, ports []*genPort) []byte {
 	w("ip forwarding")
 	w("ipv6 forwarding")
 	w("!")
-	// Interface addresses come from the topology's link endpoints; the
-	// deployer sets them.
+	// Interface addresses are the topology's link endpoints' too (the
+	// runtimes set those; zebra sets these where nothing else does, as in
+	// a plain containerlab deployment).
 	for _, p := range ports {
 		w("interface %s", p.ifname)
 		if p.peer != nil {
 			w(" description %s:%s", p.peer.node.name, p.peer.ifname)
+		}
+		if p.ipv4.IsValid() {
+			w(" ip address %s", p.ipv4)
+		}
+		if p.ipv6.IsValid() {
+			w(" ipv6 address %s", p.ipv6)
 		}
 		w("exit")
 		w("!")

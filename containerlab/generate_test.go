@@ -170,6 +170,8 @@ func TestRoundTrip(t *testing.T) {
 				peer := f.Ports[f.Ports[in.Ports[0]].Peer]
 				link := lab.Links[peer.Link]
 				want := []string{
+					"ip addr replace " + link.A.IPv4.String() + " dev eth1",
+					"ip -6 addr replace " + link.A.IPv6.String() + " dev eth1 nodad",
 					"ip route replace 198.18.0.0/15 via " + link.B.IPv4.Addr().String() + " dev eth1",
 					"ip -6 route replace fd00::/8 via " + link.B.IPv6.Addr().String() + " dev eth1",
 				}
@@ -263,7 +265,14 @@ func TestFRRConfLeaf(t *testing.T) {
 	if n := strings.Count(conf, "\n  redistribute connected"); n != 2 {
 		t.Errorf("redistribute connected appears %d times, want 2", n)
 	}
-	for _, bad := range []string{"no ipv6 forwarding", "bfd", "ip address 198.18.", "ipv6 address fd00:fb:1:", "network fd00:bbbb"} {
+	// Link addresses are configured on the interfaces (as the endpoints
+	// say), for deployments where nothing else sets them.
+	for _, iface := range []string{"eth1", "eth2"} {
+		if !regexp.MustCompile(`(?m)^interface ` + iface + `\n description [^\n]+\n ip address 198\.18\.\d+\.\d+/31\n ipv6 address fd00:fb:1:[0-9a-f:]*/127\nexit$`).MatchString(conf) {
+			t.Errorf("frr.conf: %s has no link addresses:\n%s", iface, conf)
+		}
+	}
+	for _, bad := range []string{"no ipv6 forwarding", "bfd", "network fd00:bbbb"} {
 		if strings.Contains(conf, bad) {
 			t.Errorf("frr.conf contains %q", bad)
 		}
@@ -681,7 +690,7 @@ func TestGeneratedLabEqualsParsed(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			g := generate(t, c.spec, c.opt)
 			dir, _, parsed := writeLab(t, g)
-			direct, err := g.Lab(dir)
+			direct, err := g.Resolve(dir, genRuntime(g))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,11 +60,22 @@ func writeLab(t *testing.T, g *Generated) (string, *Topology, *Lab) {
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	lab, err := topo.Lab("")
+	lab, err := topo.Resolve("", genRuntime(g))
 	if err != nil {
 		t.Fatalf("Lab: %v", err)
 	}
 	return dir, topo, lab
+}
+
+// genRuntime is the runtime a generated lab is resolved for: SONiC labs
+// need containerlab.
+func genRuntime(g *Generated) string {
+	for _, n := range g.Topology.Nodes {
+		if n != nil && n.Kind == "sonic-vs" {
+			return RuntimeContainerlab
+		}
+	}
+	return RuntimeNative
 }
 
 // genCases are the generated labs most tests check.

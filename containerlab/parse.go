@@ -22,13 +22,42 @@ var (
 	nodeNameRe = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._|-]*$`)
 )
 
-// Parse reads and decodes a containerlab topology file; see ParseBytes.
-func Parse(path string) (*Topology, error) {
+// Parse reads, renders and decodes a containerlab topology file; see
+// ParseFile.
+func Parse(path string) (*Topology, error) { return ParseFile(path, RenderOptions{}) }
+
+// ParseFile reads a containerlab topology file, renders it as containerlab
+// does (templates with the variables file, environment variables: see
+// Render) and decodes the result (see ParseBytes). When rendering changed
+// the number of lines, positions in errors refer to the rendered text,
+// and the file is named "FILE (rendered)" in them; `fabricbench lab check
+// --rendered` prints that text.
+func ParseFile(path string, opt RenderOptions) (*Topology, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > yamlx.MaxBytes {
+		return nil, yamlx.TooLarge(path, st.Size())
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseBytes(path, b)
+	r, err := Render(path, b, opt)
+	if err != nil {
+		return nil, err
+	}
+	name := path
+	if r.Shifted {
+		name = path + " (rendered)"
+	}
+	t, err := ParseBytes(name, r.Text)
+	if err != nil {
+		return nil, err
+	}
+	t.File, t.errFile, t.Source = path, name, r
+	return t, nil
 }
 
 // ParseBytes decodes a containerlab topology document. name is the file
@@ -265,7 +294,7 @@ var (
 	modelMgmt     = set("network", "ipv4-subnet", "ipv6-subnet", "bridge")
 	modelBody     = set("defaults", "kinds", "groups", "nodes", "links")
 	modelNode     = set("kind", "image", "group", "startup-config", "binds", "exec", "env", "labels", "mgmt-ipv4", "mgmt-ipv6", "sysctls")
-	modelLink     = set("type", "endpoints", "mtu", "vars", "labels")
+	modelLink     = set("type", "endpoints", "endpoint", "host-interface", "mode", "remote", "vni", "udp-port", "ipv4", "ipv6", "mtu", "vars", "labels")
 	modelEndpoint = set("node", "interface", "mac", "ipv4", "ipv6")
 )
 
@@ -484,14 +513,60 @@ func (d *decoder) link(path string, n *node) *LinkConfig {
 			}
 		}
 	}
-	haveEndpoints := false
+	single := singleEndpointTypes[l.Type]
+	haveEndpoints, haveEndpoint := false, false
 	for _, e := range es {
 		p := d.field(path, e)
 		switch {
 		case e.Key == "type":
 		case e.Key == "endpoints":
 			haveEndpoints = true
+			if single {
+				d.errPos(p, e.KeyPos, "a %s link has one endpoint: write endpoint: {node: ..., interface: ...}", l.Type)
+				continue
+			}
 			l.Endpoints = d.endpoints(p, e.Value, l.Type)
+		case e.Key == "endpoint":
+			haveEndpoint = true
+			if !single {
+				typ := l.Type
+				if typ == "" {
+					typ = "short-form"
+				}
+				d.errPos(p, e.KeyPos, "a %s link has two endpoints (endpoints: [...]); endpoint is for the link types %s", typ, setKeys(singleEndpointTypes))
+				continue
+			}
+			if v := d.val(p, e.Value); v == nil || v.Kind != yamlx.Map {
+				d.errAt(p, "want an endpoint {node: ..., interface: ...}, got %s", v.Describe())
+				continue
+			}
+			l.Endpoint = d.endpoint(p, e.Value)
+		case e.Key == "host-interface":
+			l.HostInterface = d.str(p, e.Value)
+		case e.Key == "mode":
+			l.Mode = d.str(p, e.Value)
+		case e.Key == "remote":
+			l.Remote = d.str(p, e.Value)
+			if a, err := netip.ParseAddr(l.Remote); l.Remote != "" && (err != nil || !a.IsValid()) {
+				d.errAt(p, "%q is not an IP address", l.Remote)
+			}
+		case e.Key == "vni":
+			l.VNI = int(d.integer(p, e.Value, 1, 1<<24-1))
+		case e.Key == "udp-port":
+			l.UDPPort = int(d.integer(p, e.Value, 1, 65535))
+		case e.Key == "ipv4" || e.Key == "ipv6":
+			list := d.strList(p, e.Value)
+			for i, a := range list {
+				pf, err := netip.ParsePrefix(a)
+				if err != nil || pf.Addr().Is4() != (e.Key == "ipv4") || pf.Addr().Is4In6() {
+					d.errAt(fileerr.Index(p, i), "%q is not an %s address with prefix length", a, map[bool]string{true: "IPv4", false: "IPv6"}[e.Key == "ipv4"])
+				}
+			}
+			if e.Key == "ipv4" {
+				l.IPv4 = list
+			} else {
+				l.IPv6 = list
+			}
 		case e.Key == "mtu":
 			l.MTU = int(d.integer(p, e.Value, 1, 65535))
 		case e.Key == "vars":
@@ -514,7 +589,10 @@ func (d *decoder) link(path string, n *node) *LinkConfig {
 			d.unknown(p, e, "a containerlab link property", modelLink, otherLink)
 		}
 	}
-	if (l.Type == "" || l.Type == "veth") && !haveEndpoints {
+	switch {
+	case single && !haveEndpoint && !haveEndpoints:
+		d.errAt(path, "missing endpoint (a %s link has one endpoint: {node: ..., interface: ...})", l.Type)
+	case !single && !haveEndpoints && !haveEndpoint:
 		d.errAt(path, "missing endpoints (a link joins two \"node:interface\" endpoints)")
 	}
 	return l

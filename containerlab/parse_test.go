@@ -97,27 +97,21 @@ func TestParseAndLabErrors(t *testing.T) {
 
 		// Problems only the native deployer has (Topology.Lab).
 		{"unsupported cpu", strings.Replace(okDoc, "      image: alpine\n", "      image: alpine\n      cpu: 2\n", 1),
-			[]string{`bad.clab.yml:16:7: topology.nodes.h0.cpu: not supported by the native deployer`}},
+			[]string{`bad.clab.yml:16:7: topology.nodes.h0.cpu: not supported by the native runtime`}},
 		{"unsupported in defaults", strings.Replace(okDoc, "  nodes:\n", "  defaults:\n    memory: 1GB\n  nodes:\n", 1),
-			[]string{`bad.clab.yml:7:5: topology.defaults.memory: not supported by the native deployer`}},
-		{"env rejected", strings.Replace(okDoc, "      image: alpine\n", "      image: alpine\n      env: {FOO: 1}\n", 1),
-			[]string{`bad.clab.yml:16:7: topology.nodes.h0.env: not supported by the native deployer`}},
+			[]string{`bad.clab.yml:7:5: topology.defaults.memory: not supported by the native runtime`}},
 		{"settings rejected", okDoc + "settings:\n  certificate-authority: {key-size: 2048}\n",
-			[]string{`bad.clab.yml:18:1: settings: not supported by the native deployer`}},
+			[]string{`bad.clab.yml:18:1: settings: not supported by the native runtime`}},
 		{"ipv6 mgmt rejected", strings.Replace(okDoc, "  network: fb-t1\n", "  network: fb-t1\n  ipv6-subnet: fd00:1::/64\n", 1),
-			[]string{`bad.clab.yml:4:3: mgmt.ipv6-subnet: not supported by the native deployer`}},
+			[]string{`bad.clab.yml:4:3: mgmt.ipv6-subnet: not supported by the native runtime`}},
 		{"kind frr", strings.Replace(okDoc, "      kind: linux\n      image: alpine", "      kind: frr\n      image: alpine", 1),
-			[]string{`bad.clab.yml:14:13: topology.nodes.h0.kind: kind "frr" is not supported by the native deployer (want linux, or sonic-vs)`}},
+			[]string{`bad.clab.yml:14:13: topology.nodes.h0.kind: kind "frr" is not supported by fabricbench (it drives linux, bridge and sonic-vs nodes`}},
 		{"kinds section of another kind", strings.Replace(okDoc, "  nodes:\n", "  kinds:\n    nokia_srlinux: {image: srl}\n  nodes:\n", 1),
-			[]string{`bad.clab.yml:7:5: topology.kinds.nokia_srlinux: kind "nokia_srlinux" is not supported by the native deployer`}},
+			[]string{`bad.clab.yml:7:5: topology.kinds.nokia_srlinux: kind "nokia_srlinux" is not supported by fabricbench`}},
 		{"lab name too long", strings.Replace(okDoc, "name: t1", "name: a-very-long-lab-name-x", 1),
-			[]string{`bad.clab.yml:1:7: name: "a-very-long-lab-name-x" is 22 characters long; the native deployer takes at most 20`}},
-		{"custom prefix", "prefix: mylab\n" + okDoc,
-			[]string{`bad.clab.yml:1:9: prefix: "mylab" is not supported by the native deployer`}},
+			[]string{`bad.clab.yml:1:7: name: "a-very-long-lab-name-x" is 22 characters long; the native runtime takes at most 20`}},
 		{"bad rate", strings.Replace(okDoc, `"leaf0:eth1"]`, "\"leaf0:eth1\"]\n      vars: {rate: fast}", 1),
 			[]string{`bad.clab.yml:18:20: topology.links[0].vars.rate: "fast" is not a rate (want e.g. 100mbit, 1gbit or 10Gbps)`}},
-		{"other link var", strings.Replace(okDoc, `"leaf0:eth1"]`, "\"leaf0:eth1\"]\n      vars: {delay: 1ms}", 1),
-			[]string{`bad.clab.yml:18:14: topology.links[0].vars.delay: not supported by the native deployer (link vars may only set rate)`}},
 		{"duplicate interface", okDoc + `    - endpoints: ["h0:eth1", "leaf0:eth2"]` + "\n",
 			[]string{`bad.clab.yml:18:19: topology.links[1].endpoints[0]: interface eth1 of h0 is already used by topology.links[0].endpoints[0]`}},
 		{"dangling endpoint node", okDoc + `    - endpoints: ["h1:eth1", "leaf0:eth2"]` + "\n",
@@ -150,20 +144,12 @@ func TestParseAndLabErrors(t *testing.T) {
 			[]string{`topology.nodes.leaf0.labels["fabricbench.srv6-locator"]: "fd00:bbbb:1::1/48" is not an IPv6 locator prefix`}},
 		{"unknown fabricbench label", strings.Replace(okDoc, "fabricbench.role: leaf", "fabricbench.role: leaf\n        fabricbench.tier: 0", 1),
 			[]string{`bad.clab.yml:12:9: topology.nodes.leaf0.labels["fabricbench.tier"]: unknown fabricbench label`}},
-		{"switch without role", strings.Replace(okDoc, "        fabricbench.role: leaf\n", "", 1),
-			[]string{`bad.clab.yml:7:5: topology.nodes.leaf0: missing label fabricbench.role`}},
 		{"bind onto other target", strings.Replace(okDoc, "        fabricbench.asn: 65101\n", "        fabricbench.asn: 65101\n      binds: [\"x.conf:/etc/hosts\"]\n", 1),
-			[]string{`bad.clab.yml:13:15: topology.nodes.leaf0.binds[0]: bind onto /etc/hosts is not supported by the native deployer`}},
+			[]string{`bad.clab.yml:13:15: topology.nodes.leaf0.binds[0]: `, `x.conf does not exist`}},
 		{"bind source missing", strings.Replace(okDoc, "        fabricbench.asn: 65101\n", "        fabricbench.asn: 65101\n      binds: [\"leaf0/frr.conf:/etc/frr/frr.conf\"]\n", 1),
 			[]string{`bad.clab.yml:13:15: topology.nodes.leaf0.binds[0]: `, `leaf0/frr.conf does not exist`}},
-		{"startup-config on a host", strings.Replace(okDoc, "      image: alpine\n", "      image: alpine\n      startup-config: h0.cfg\n", 1),
-			[]string{`bad.clab.yml:16:23: topology.nodes.h0.startup-config: only FRR and SONiC nodes take a startup-config`}},
 		{"macvlan link", okDoc + "    - type: macvlan\n      endpoint: {node: h0, interface: eth2}\n      host-interface: enp0s3\n",
-			[]string{`bad.clab.yml:18:13: topology.links[1].type: "macvlan" links are not supported by the native deployer`}},
-		{"link-level addresses", strings.Replace(okDoc, `"leaf0:eth1"]`, "\"leaf0:eth1\"]\n      ipv4: [198.18.0.1/31, 198.18.0.0/31]", 1),
-			[]string{`bad.clab.yml:18:7: topology.links[0].ipv4: not supported by the native deployer (give each endpoint its address`}},
-		{"endpoint mac", strings.Replace(okDoc, `    - endpoints: ["h0:eth1", "leaf0:eth1"]`, "    - type: veth\n      endpoints:\n        - {node: h0, interface: eth1, mac: \"02:00:00:00:00:01\"}\n        - {node: leaf0, interface: eth1}", 1),
-			[]string{`bad.clab.yml:19:39: topology.links[0].endpoints[0].mac: not supported by the native deployer`}},
+			[]string{`bad.clab.yml:18:13: topology.links[1].type: "macvlan" links are not supported by the native runtime; deploy with --runtime containerlab`}},
 		{"same address twice", strings.Replace(okDoc, `    - endpoints: ["h0:eth1", "leaf0:eth1"]`, "    - type: veth\n      endpoints:\n        - {node: h0, interface: eth1, ipv4: 198.18.0.1/31}\n        - {node: leaf0, interface: eth1, ipv4: 198.18.0.1/31}", 1),
 			[]string{`bad.clab.yml:20:48: topology.links[0].endpoints[1].ipv4: 198.18.0.1 is also the address of topology.links[0].endpoints[0].ipv4`}},
 		{"different subnets", strings.Replace(okDoc, `    - endpoints: ["h0:eth1", "leaf0:eth1"]`, "    - type: veth\n      endpoints:\n        - {node: h0, interface: eth1, ipv4: 198.18.0.1/31}\n        - {node: leaf0, interface: eth1, ipv4: 198.18.0.2/31}", 1),
@@ -229,7 +215,7 @@ settings:
 	if topo.Nodes["n2"] != nil {
 		t.Fatalf("n2 has no body, got %+v", topo.Nodes["n2"])
 	}
-	if topo.Links[0].Other["ipv4"] == nil || topo.Other["settings"] == nil {
+	if len(topo.Links[0].IPv4) != 2 || topo.Other["settings"] == nil {
 		t.Fatalf("link ipv4 or settings lost: %+v %+v", topo.Links[0].Other, topo.Other)
 	}
 	// Marshal and parse again: the same model.
@@ -264,7 +250,6 @@ settings:
 		"other.clab.yml:10:7: topology.nodes.n1.ports: not supported",
 		"other.clab.yml:11:7: topology.nodes.n1.healthcheck: not supported",
 		"other.clab.yml:12:7: topology.nodes.n1.stages: not supported",
-		"other.clab.yml:20:7: topology.links[0].ipv4: not supported",
 		"other.clab.yml:21:1: settings: not supported",
 	} {
 		if !strings.Contains(err.Error(), w) {
@@ -320,8 +305,9 @@ topology:
 		t.Fatal(err)
 	}
 	_, err = topo.Lab("")
-	// h1 and h2 are plain Linux nodes: the kind's FRR bind is an error for them.
-	if err == nil || !strings.Contains(err.Error(), "topology.kinds.linux.binds[0]: bind onto /etc/frr/daemons needs an FRR node") {
+	// h2 is a plain Linux node (its label says so): the kind's FRR bind is
+	// an error for it. h1 has no OS label: the bind makes it an FRR node.
+	if err == nil || !strings.Contains(err.Error(), "topology.kinds.linux.binds[0]: bind onto /etc/frr/daemons needs an FRR node") || strings.Count(err.Error(), "needs an FRR node") != 1 {
 		t.Fatalf("want the FRR bind rejected for plain Linux nodes, got %v", err)
 	}
 	topo.Kinds["linux"].Binds = nil
@@ -389,7 +375,10 @@ topology:
 	if err != nil {
 		t.Fatal(err)
 	}
-	lab, err := topo.Lab("")
+	if _, err := topo.Lab(""); err == nil || !strings.Contains(err.Error(), "s.clab.yml:5:13: topology.nodes.sw.kind: kind sonic-vs is not supported by the native runtime") {
+		t.Fatalf("native runtime: want sonic-vs refused at its kind, got %v", err)
+	}
+	lab, err := topo.Resolve("", RuntimeContainerlab)
 	if err != nil {
 		t.Fatal(err)
 	}

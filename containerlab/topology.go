@@ -40,6 +40,12 @@ type Topology struct {
 	// File is the name Parse was given ("" for topologies built in
 	// memory); errors name it.
 	File string
+	// Source is the rendered document ParseFile decoded (nil for
+	// ParseBytes and topologies built in memory).
+	Source *Rendered
+
+	// errFile names the file in errors: File, or "File (rendered)".
+	errFile string
 
 	pos *positions
 }
@@ -77,19 +83,33 @@ type NodeConfig struct {
 }
 
 // LinkConfig is one entry of topology.links: the short form (Type "",
-// endpoints written "node:interface") or an extended form (Type veth,
-// mgmt-net, macvlan, host, vxlan, vxlan-stitched or dummy).
+// endpoints written "node:interface", where the reserved node names host,
+// mgmt-net and macvlan stand for this machine, the management network and
+// a macvlan parent interface) or an extended form: Type veth or
+// veth-stitch with two Endpoints, or one of the single-endpoint types
+// host, mgmt-net, macvlan, dummy, vxlan and vxlan-stitch with Endpoint.
 type LinkConfig struct {
 	Type      string
 	Endpoints []*LinkEndpoint
-	MTU       int // 0: not set
+	// Endpoint is the node end of a single-endpoint link.
+	Endpoint *LinkEndpoint
+	// HostInterface is the interface on this machine (host, mgmt-net) or
+	// the macvlan parent (macvlan).
+	HostInterface string
+	Mode          string // macvlan mode
+	Remote        string // vxlan remote VTEP
+	VNI           int    // vxlan VNI
+	UDPPort       int    // vxlan UDP port
+	// IPv4 and IPv6 are link-level address lists (one per endpoint, in
+	// order), the short form's way of addressing a link.
+	IPv4, IPv6 []string
+	MTU        int // 0: not set
 	// Vars is the link's vars mapping (fabricbench reads rate); values as
 	// decoded (strings, numbers, nested yaml.MapSlice, ...).
 	Vars   map[string]any
 	Labels map[string]string
-	// Other holds the link properties this model does not interpret:
-	// link-level ipv4/ipv6 lists, and the endpoint, host-interface, remote,
-	// vni, ... of the other link types.
+	// Other holds the link properties this model does not interpret
+	// (the vxlan dst-port and src-port).
 	Other map[string]*Extra
 }
 
@@ -195,7 +215,7 @@ func (n *NodeConfig) mapSlice() yaml.MapSlice {
 
 // short reports whether a link is written in the short form.
 func (l *LinkConfig) short() bool {
-	if l.Type != "" {
+	if l.Type != "" || l.Endpoint != nil {
 		return false
 	}
 	for _, e := range l.Endpoints {
@@ -216,6 +236,9 @@ func (l *LinkConfig) mapSlice() yaml.MapSlice {
 		}
 		m = append(m, yaml.MapItem{Key: "type", Value: typ})
 	}
+	if l.Endpoint != nil {
+		m = append(m, yaml.MapItem{Key: "endpoint", Value: l.Endpoint.mapSlice()})
+	}
 	if l.Endpoints != nil {
 		eps := make([]any, len(l.Endpoints))
 		for i, e := range l.Endpoints {
@@ -226,14 +249,24 @@ func (l *LinkConfig) mapSlice() yaml.MapSlice {
 				eps[i] = e.Node + ":" + e.Interface
 				continue
 			}
-			var em yaml.MapSlice
-			em = append(em, yaml.MapItem{Key: "node", Value: e.Node}, yaml.MapItem{Key: "interface", Value: e.Interface})
-			em = addStr(em, "mac", e.MAC)
-			em = addStr(em, "ipv4", e.IPv4)
-			em = addStr(em, "ipv6", e.IPv6)
-			eps[i] = addOther(em, e.Other)
+			eps[i] = e.mapSlice()
 		}
 		m = append(m, yaml.MapItem{Key: "endpoints", Value: eps})
+	}
+	m = addStr(m, "host-interface", l.HostInterface)
+	m = addStr(m, "mode", l.Mode)
+	m = addStr(m, "remote", l.Remote)
+	if l.VNI != 0 {
+		m = append(m, yaml.MapItem{Key: "vni", Value: l.VNI})
+	}
+	if l.UDPPort != 0 {
+		m = append(m, yaml.MapItem{Key: "udp-port", Value: l.UDPPort})
+	}
+	if len(l.IPv4) > 0 {
+		m = append(m, yaml.MapItem{Key: "ipv4", Value: l.IPv4})
+	}
+	if len(l.IPv6) > 0 {
+		m = append(m, yaml.MapItem{Key: "ipv6", Value: l.IPv6})
 	}
 	if l.MTU != 0 {
 		m = append(m, yaml.MapItem{Key: "mtu", Value: l.MTU})
@@ -247,6 +280,15 @@ func (l *LinkConfig) mapSlice() yaml.MapSlice {
 	}
 	m = addMap(m, "labels", l.Labels)
 	return addOther(m, l.Other)
+}
+
+func (e *LinkEndpoint) mapSlice() yaml.MapSlice {
+	var em yaml.MapSlice
+	em = append(em, yaml.MapItem{Key: "node", Value: e.Node}, yaml.MapItem{Key: "interface", Value: e.Interface})
+	em = addStr(em, "mac", e.MAC)
+	em = addStr(em, "ipv4", e.IPv4)
+	em = addStr(em, "ipv6", e.IPv6)
+	return addOther(em, e.Other)
 }
 
 func addStr(m yaml.MapSlice, key, v string) yaml.MapSlice {
@@ -300,12 +342,16 @@ var (
 		"link-apply-mode", "cpu", "memory", "cpu-set", "extras", "config",
 		"stages", "dns", "certificate", "healthcheck", "components", "aliases",
 		"shm-size", "cap-add", "privileged", "cgroupns-mode", "cgroup-parent",
-		"pid-mode", "tmpfs", "security-opts", "devices")
-	// otherLink are the link properties beyond type, endpoints, mtu, vars
-	// and labels, over all link types.
-	otherLink     = set("ipv4", "ipv6", "endpoint", "host-interface", "mode", "remote", "vni", "dst-port", "src-port")
+		"pid-mode", "tmpfs", "security-opts", "devices", "position")
+	// otherLink are the link properties this model keeps as they are.
+	otherLink     = set("dst-port", "src-port")
 	otherEndpoint = set("vars")
-	linkTypes     = set("veth", "mgmt-net", "macvlan", "host", "vxlan", "vxlan-stitched", "dummy")
+	linkTypes     = set("veth", "veth-stitch", "mgmt-net", "macvlan", "host", "vxlan", "vxlan-stitch", "dummy")
+	// singleEndpointTypes are the link types with one node endpoint.
+	singleEndpointTypes = set("mgmt-net", "macvlan", "host", "vxlan", "vxlan-stitch", "dummy")
+	// reservedNodes are the short form's endpoint names that are not
+	// nodes: "host:IF", "mgmt-net:IF" and "macvlan:PARENT".
+	reservedNodes = set("host", "mgmt-net", "macvlan")
 )
 
 func set(items ...string) map[string]bool {

@@ -417,10 +417,14 @@ func CheckCapabilities(platform, device string, caps Capabilities, want *DeviceF
 
 // Config tells a driver how to reach its device.
 type Config struct {
-	Device  string // name in the inventory or lab
-	Address string // management address (host or host:port)
-	Port    int    // SSH port, 0 = 22
-	Auth    Auth
+	Device string // name in the inventory or lab
+	// Container, when set, is the device's container on this machine: it
+	// is reached with docker exec (drivers/dockerx), and Address, Port,
+	// Auth and KnownHosts are not used.
+	Container string
+	Address   string // management address (host or host:port)
+	Port      int    // SSH port, 0 = 22
+	Auth      Auth
 	// KnownHosts is the known_hosts file host keys are checked against.
 	// Required for SSH: host keys are always verified.
 	KnownHosts string

@@ -1,12 +1,15 @@
 // Package deploy installs and runs fabricbench processes (the transport
-// agent, the telemetry exporter) on remote hosts over SSH: the binary is
-// copied with SFTP (only when the host does not have that exact build
-// yet), per-run secrets go into 0600 files, processes are started detached
-// and stopped (TERM, then KILL) at the end of the run, also after a
-// failure. Host keys are always verified against known_hosts (drivers/sshx).
+// agent, the telemetry exporter) on remote hosts over SSH, or in
+// containers with docker exec (drivers.Config.Container): the binary is
+// copied (SFTP, or docker exec's stdin; only when the host does not have
+// that exact build yet), per-run secrets go into 0600 files, processes
+// are started detached and stopped (TERM, then KILL) at the end of the
+// run, also after a failure. Host keys are always verified against
+// known_hosts (drivers/sshx).
 package deploy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,9 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pkg/sftp"
-
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/remote"
 	"github.com/fabricbench/fabricbench/drivers/sshx"
 )
 
@@ -55,10 +57,10 @@ func LocalBinary(p string) (*Binary, error) {
 	return &Binary{Path: p, SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}, nil
 }
 
-// Host is one SSH session to a remote host.
+// Host is the shell of one remote host (SSH, or docker exec).
 type Host struct {
 	Name string
-	c    *sshx.Client
+	c    sshx.Shell
 	home string
 	run  string // run directory (relative to home)
 	bin  string // installed binary (relative to home)
@@ -68,12 +70,12 @@ type Host struct {
 // user's home.
 const Dir = ".fabricbench"
 
-// Connect opens an SSH session to a host; runID names its run directory.
+// Connect opens a host's shell; runID names its run directory.
 func Connect(ctx context.Context, name string, cfg drivers.Config, runID string) (*Host, error) {
 	if cfg.Device == "" {
 		cfg.Device = name
 	}
-	c, err := sshx.Dial(ctx, cfg)
+	c, err := remote.Dial(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -126,42 +128,16 @@ func (h *Host) Install(ctx context.Context, b *Binary) (bool, error) {
 	if f := strings.Fields(out); len(f) > 0 && f[0] == b.SHA256 {
 		return false, nil
 	}
-	conn, err := h.c.SSH(ctx)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", h.Name, err)
+	if _, err := h.c.Run(ctx, "mkdir -p "+shq(path.Join(h.home, Dir, "bin"))); err != nil {
+		return false, fmt.Errorf("%s: mkdir: %w", h.Name, err)
 	}
-	sc, err := sftp.NewClient(conn, sftp.UseConcurrentWrites(true))
-	if err != nil {
-		return false, fmt.Errorf("%s: sftp: %w (is the sftp subsystem enabled in sshd?)", h.Name, err)
-	}
-	defer sc.Close()
-	if err := sc.MkdirAll(path.Join(h.home, Dir, "bin")); err != nil {
-		return false, fmt.Errorf("%s: sftp mkdir: %w", h.Name, err)
-	}
-	dst := path.Join(h.home, h.bin)
-	tmp := dst + ".part-" + strconv.Itoa(os.Getpid())
 	local, err := os.Open(b.Path)
 	if err != nil {
 		return false, err
 	}
 	defer local.Close()
-	remote, err := sc.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return false, fmt.Errorf("%s: sftp create %s: %w", h.Name, tmp, err)
-	}
-	n, err := remote.ReadFrom(local)
-	if cerr := remote.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil || n != b.Size {
-		_ = sc.Remove(tmp)
-		return false, fmt.Errorf("%s: sftp copy to %s: %d of %d bytes: %v", h.Name, tmp, n, b.Size, err)
-	}
-	if err := sc.Chmod(tmp, 0o755); err != nil {
-		return false, fmt.Errorf("%s: chmod: %w", h.Name, err)
-	}
-	if err := sc.PosixRename(tmp, dst); err != nil {
-		return false, fmt.Errorf("%s: rename %s: %w", h.Name, dst, err)
+	if err := h.c.WriteFile(ctx, path.Join(h.home, h.bin), local, b.Size, 0o755); err != nil {
+		return false, fmt.Errorf("%s: install %s: %w", h.Name, h.bin, err)
 	}
 	// Check what landed.
 	out, err = h.c.Run(ctx, "sha256sum "+shq(h.bin))
@@ -177,29 +153,8 @@ func (h *Host) Install(ctx context.Context, b *Binary) (bool, error) {
 // WriteSecret writes data to a 0600 file in the run directory and returns
 // its absolute path. The content never appears on a command line.
 func (h *Host) WriteSecret(ctx context.Context, name string, data []byte) (string, error) {
-	conn, err := h.c.SSH(ctx)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", h.Name, err)
-	}
-	sc, err := sftp.NewClient(conn)
-	if err != nil {
-		return "", fmt.Errorf("%s: sftp: %w", h.Name, err)
-	}
-	defer sc.Close()
 	p := path.Join(h.RunDir(), name)
-	f, err := sc.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return "", fmt.Errorf("%s: create %s: %w", h.Name, p, err)
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return "", fmt.Errorf("%s: chmod %s: %w", h.Name, p, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return "", fmt.Errorf("%s: write %s: %w", h.Name, p, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := h.c.WriteFile(ctx, p, bytes.NewReader(data), int64(len(data)), 0o600); err != nil {
 		return "", fmt.Errorf("%s: write %s: %w", h.Name, p, err)
 	}
 	return p, nil

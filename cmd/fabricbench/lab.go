@@ -17,8 +17,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricbench/fabricbench/containerlab"
+	"github.com/fabricbench/fabricbench/containerlab/clabrt"
+	"github.com/fabricbench/fabricbench/containerlab/labrt"
 	"github.com/fabricbench/fabricbench/containerlab/native"
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/dockerx"
 	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/report"
@@ -36,8 +39,11 @@ type labOpts struct {
 	stateRoot string
 	out       string
 	bgpWait   time.Duration
+	varsFile  string
+	rendered  bool
 	// generate
 	name, kind, rate, mgmt string
+	image, hostImage       string
 	srv6                   bool
 }
 
@@ -46,12 +52,22 @@ func newLabCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lab",
 		Short: "Bring up, validate and tear down a lab from a containerlab topology file",
-		Long: `Labs are containerlab topology files (*.clab.yml). Without Docker they are
-deployed natively: every node a network namespace, every link a veth pair
-(shaped with tbf when the link has vars.rate), FRR daemons in the switch
-nodes, an OpenSSH server in every node on the lab's management network.
-See docs/containerlab.md.
+		Long: `Labs are containerlab topology files (*.clab.yml), the files containerlab
+users already have: templates with their variables file and ${VAR}
+environment variables are rendered as containerlab renders them.
 
+Two runtimes deploy them (--runtime, default auto):
+  containerlab  containerlab and Docker, as containerlab users deploy; the
+                default when both are present
+  native        no Docker: every node a network namespace, every link a
+                veth pair (shaped with tbf when the link has vars.rate), FRR
+                daemons in the switch nodes, an OpenSSH server in every node
+                on the lab's management network
+Nodes without a fabricbench.role label get a role from the graph (FRR nodes
+and routers are switches, tiered by distance from the hosts). See
+docs/containerlab.md.
+
+  fabricbench lab check lab.clab.yml            # what would be deployed; no Docker or root needed
   fabricbench lab generate leafspine:leaves=4,spines=2,hosts_per_leaf=2 --name leafspine --out examples/labs
   fabricbench lab up examples/labs/leafspine.clab.yml
   fabricbench lab validate examples/labs/leafspine.clab.yml
@@ -65,19 +81,37 @@ cannot be reached is an infrastructure error.
 ` + exitStatusHelp(exitOK, exitFail, exitBadInput, exitInfra),
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&o.stateRoot, "state-dir", labStateRoot(), "where native labs keep their state (environment: FABRICBENCH_LAB_STATE; built in: "+native.DefaultStateRoot+")")
+	pf.StringVar(&o.stateRoot, "state-dir", labStateRoot(), "where labs keep their state (environment: FABRICBENCH_LAB_STATE; built in: "+labrt.DefaultStateRoot+")")
+	pf.StringVar(&o.varsFile, "vars", "", "the topology's template variables file (default: containerlab's, FILE_vars.yaml next to it)")
 	up := &cobra.Command{
 		Use: "up TOPOLOGY",
 		// containerlab's verbs, for its users.
 		Aliases: []string{"deploy"},
-		Short:   "Deploy a lab (natively, or with containerlab when it and Docker are present) and wait until it is ready",
+		Short:   "Deploy a lab (with containerlab when it and Docker are present, else natively) and wait until it is ready",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return labUp(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o)
 		},
 	}
-	up.Flags().StringVar(&o.runtime, "runtime", "auto", "auto, native or containerlab")
-	up.Flags().DurationVar(&o.timeout, "timeout", 120*time.Second, "how long to wait for readiness (BGP established, SSH up)")
+	up.Flags().StringVar(&o.runtime, "runtime", "auto", "auto, containerlab or native")
+	up.Flags().DurationVar(&o.timeout, "timeout", 120*time.Second, "how long to wait for readiness (routing protocols converged, SSH up)")
+	check := &cobra.Command{
+		Use:   "check TOPOLOGY",
+		Short: "Parse, render and resolve a topology for a runtime and show what would be deployed, changing nothing",
+		Long: `Everything lab up does before its first side effect: the file is rendered
+(template, variables file, environment variables), parsed, resolved for the
+runtime (kinds and properties it cannot honour are refused at their
+file:line:column), roles are inferred, and the nodes, links and what the
+runtime would create are listed. Needs no Docker and no root.
+
+` + exitStatusHelp(exitOK, exitBadInput),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return labCheck(cmd.OutOrStdout(), args[0], o)
+		},
+	}
+	check.Flags().StringVar(&o.runtime, "runtime", "auto", "auto (containerlab when it and Docker are present, else native), containerlab or native")
+	check.Flags().BoolVar(&o.rendered, "rendered", false, "print the rendered topology (after templates and environment variables) too")
 	validate := &cobra.Command{
 		Use:   "validate TOPOLOGY|INVENTORY",
 		Short: "Check a deployed lab or real hardware (an inventory file): links, BGP sessions, leaf ECMP width, SRv6 SIDs, host reachability",
@@ -91,7 +125,7 @@ cannot be reached is an infrastructure error.
 	down := &cobra.Command{
 		Use:     "down TOPOLOGY",
 		Aliases: []string{"destroy"},
-		Short:   "Remove a lab: its processes, namespaces, links and state (also a crashed lab's leftovers)",
+		Short:   "Remove a lab: its containers or namespaces, processes, links and state (also a crashed lab's leftovers)",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return labDown(cmd.Context(), cmd.OutOrStdout(), args[0], o)
@@ -100,10 +134,10 @@ cannot be reached is an infrastructure error.
 	status := &cobra.Command{
 		Use:     "status TOPOLOGY",
 		Aliases: []string{"inspect"},
-		Short:   "Show a lab's nodes, management addresses and whether they are up",
+		Short:   "Show a lab's nodes, management addresses, how each is reached and whether it is up",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return labStatus(cmd.OutOrStdout(), args[0], o)
+			return labStatus(cmd.Context(), cmd.OutOrStdout(), args[0], o)
 		},
 	}
 	gen := &cobra.Command{
@@ -120,69 +154,83 @@ cannot be reached is an infrastructure error.
 	gf.StringVar(&o.kind, "kind", "frr", "switch kind: frr or sonic-vs")
 	gf.StringVar(&o.rate, "rate", "", "shape every link to this rate with tbf, e.g. 1gbit")
 	gf.StringVar(&o.mgmt, "mgmt-subnet", "", "management IPv4 subnet (default 198.19.X.0/24 from the name)")
+	gf.StringVar(&o.image, "image", "", "image of the FRR switches (default "+containerlab.DefaultFRRImage+")")
+	gf.StringVar(&o.hostImage, "host-image", "", "image of the hosts (default "+containerlab.DefaultHostImage+")")
 	gf.BoolVar(&o.srv6, "srv6", false, "give every switch an SRv6 uN micro-SID locator")
-	cmd.AddCommand(up, validate, down, status, gen)
+	cmd.AddCommand(up, check, validate, down, status, gen)
 	return cmd
 }
 
-// loadLab parses and resolves a topology file; errors are bad input.
-func loadLab(path string) (*containerlab.Lab, error) {
-	top, err := containerlab.Parse(path)
+// chooseRuntime resolves --runtime: auto is containerlab when it and a
+// Docker engine are present, else native. why says how auto decided.
+func chooseRuntime(flag string) (rt, why string, err error) {
+	switch flag {
+	case "", "auto":
+		if ok, reason := clabrt.Usable(); ok {
+			return containerlab.RuntimeContainerlab, "auto: containerlab and Docker are present", nil
+		} else {
+			return containerlab.RuntimeNative, "auto: " + reason, nil
+		}
+	case containerlab.RuntimeNative:
+		return flag, "", nil
+	case containerlab.RuntimeContainerlab:
+		if ok, reason := clabrt.Usable(); !ok {
+			return "", "", badInput(fmt.Errorf("--runtime containerlab: %s; use --runtime native", reason))
+		}
+		return flag, "", nil
+	}
+	return "", "", badInput(fmt.Errorf("--runtime %q: want auto, containerlab or native", flag))
+}
+
+// parseTopology renders and parses a topology file; errors are bad input.
+func parseTopology(path string, o labOpts) (*containerlab.Topology, error) {
+	top, err := containerlab.ParseFile(path, containerlab.RenderOptions{VarsFile: o.varsFile})
 	if err != nil {
 		return nil, badInput(err)
 	}
-	lab, err := top.Lab(filepath.Dir(path))
+	return top, nil
+}
+
+// loadLabFor parses and resolves a topology file for a runtime; errors are
+// bad input.
+func loadLabFor(path, runtime string, o labOpts) (*containerlab.Lab, error) {
+	top, err := parseTopology(path, o)
+	if err != nil {
+		return nil, err
+	}
+	top.File = absPath(path)
+	lab, err := top.Resolve(filepath.Dir(path), runtime)
 	if err != nil {
 		return nil, badInput(err)
 	}
 	return lab, nil
 }
 
-// containerlabUsable reports whether the containerlab binary and a Docker
-// engine are present.
-func containerlabUsable() (bool, string) {
-	if _, err := exec.LookPath("containerlab"); err != nil {
-		return false, "no containerlab binary in PATH"
-	}
-	if err := exec.Command("docker", "info").Run(); err != nil {
-		return false, "no Docker engine (docker info failed)"
-	}
-	return true, ""
+// loadLab resolves a topology file for the native runtime (tests).
+func loadLab(path string) (*containerlab.Lab, error) {
+	return loadLabFor(path, containerlab.RuntimeNative, labOpts{})
+}
+
+func runtimeOptions(o labOpts, logf func(string, ...any)) labrt.Options {
+	return labrt.Options{StateRoot: o.stateRoot, ReadyTimeout: o.timeout, Logf: logf}
 }
 
 func labUp(ctx context.Context, stdout, stderr io.Writer, path string, o labOpts) error {
-	lab, err := loadLab(path)
+	rt, _, err := chooseRuntime(o.runtime)
 	if err != nil {
 		return err
 	}
-	runtime := o.runtime
-	switch runtime {
-	case "auto":
-		runtime = "native"
-		if ok, _ := containerlabUsable(); ok {
-			runtime = "containerlab"
-		}
-	case "native":
-	case "containerlab":
-		if ok, why := containerlabUsable(); !ok {
-			return badInput(fmt.Errorf("--runtime containerlab: %s; use --runtime native", why))
-		}
-	default:
-		return badInput(fmt.Errorf("--runtime %q: want auto, native or containerlab", o.runtime))
+	lab, err := loadLabFor(path, rt, o)
+	if err != nil {
+		return err
 	}
-	if runtime == "containerlab" {
-		c := exec.CommandContext(ctx, "containerlab", "deploy", "--reconfigure", "-t", path)
-		c.Stdout, c.Stderr = stdout, stderr
-		if err := c.Run(); err != nil {
-			return infraError(fmt.Errorf("containerlab deploy: %w", err))
-		}
-		return nil
+	r, err := labrt.Open(rt, runtimeOptions(o, func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }))
+	if err != nil {
+		return infraError(err)
 	}
-	d := native.New(native.WithStateRoot(o.stateRoot), native.WithReadyTimeout(o.timeout),
-		native.WithLogf(func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }))
 	start := time.Now()
-	st, err := d.Deploy(ctx, lab, absPath(path))
-	var nr *native.NotReadyError
+	st, err := r.Deploy(ctx, lab)
+	var nr *labrt.NotReadyError
 	switch {
 	case errors.As(err, &nr):
 		fmt.Fprintf(stdout, "lab %s is up but not ready after %s:\n", lab.Name, o.timeout)
@@ -205,20 +253,34 @@ func labUp(ctx context.Context, stdout, stderr io.Writer, path string, o labOpts
 			return infraError(fmt.Errorf("configure lab %s: %w", lab.Name, err))
 		}
 	}
-	fmt.Fprintf(stdout, "lab %s is up and ready in %s: %d nodes, %d links (native runtime)\n",
-		lab.Name, time.Since(start).Round(time.Millisecond), len(lab.Nodes), len(lab.Links))
+	fmt.Fprintf(stdout, "lab %s is up and ready in %s: %d nodes, %d links (%s runtime)\n",
+		lab.Name, time.Since(start).Round(time.Millisecond), len(lab.Nodes), len(lab.Links)+len(lab.Stubs), rt)
 	printNodes(stdout, st)
 	fmt.Fprintf(stdout, "ssh: ssh -i %s -o UserKnownHostsFile=%s %s@<mgmt address>\n", st.Key, st.KnownHosts, st.User)
 	return nil
 }
 
-func printNodes(w io.Writer, st *native.State) {
+func printNodes(w io.Writer, st *labrt.State) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tROLE\tOS\tMGMT\tNAMESPACE")
+	fmt.Fprintln(tw, "NODE\tROLE\tOS\tMGMT\tREACHED BY\tNAMESPACE/CONTAINER")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, orDash(n.Role), n.OS, n.Mgmt, n.Namespace)
+		where := n.Namespace
+		if n.Container != "" {
+			where = n.Container
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDash(n.Role), orDash(n.OS), orDash(n.Mgmt), reachedBy(n), where)
 	}
 	tw.Flush()
+}
+
+func reachedBy(n labrt.NodeState) string {
+	switch n.Transport {
+	case labrt.TransportSSH:
+		return "ssh"
+	case labrt.TransportDocker:
+		return "docker exec"
+	}
+	return "-"
 }
 
 func orDash(s string) string {
@@ -240,23 +302,41 @@ func isTopologyFile(path string) bool {
 	return strings.HasSuffix(path, ".clab.yml") || strings.HasSuffix(path, ".clab.yaml")
 }
 
+// deployedLab finds a deployed lab's state and resolves its topology for
+// the runtime that deployed it.
+func deployedLab(path string, o labOpts) (*containerlab.Lab, *labrt.State, error) {
+	top, err := parseTopology(path, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := labrt.LoadState(o.stateRoot, top.Name)
+	if err != nil {
+		return nil, nil, infraError(fmt.Errorf("lab %s is not deployed here (%v); run fabricbench lab up %s", top.Name, err, path))
+	}
+	rt := st.Runtime
+	if rt == "" {
+		rt = containerlab.RuntimeNative
+	}
+	top.File = absPath(path)
+	lab, err := top.Resolve(filepath.Dir(path), rt)
+	if err != nil {
+		return nil, nil, badInput(err)
+	}
+	return lab, st, nil
+}
+
 func labValidate(ctx context.Context, stdout io.Writer, path string, o labOpts) error {
 	var target *bringup.Target
 	var runtime string
 	if isTopologyFile(path) {
-		lab, err := loadLab(path)
+		lab, st, err := deployedLab(path, o)
 		if err != nil {
 			return err
-		}
-		d := native.New(native.WithStateRoot(o.stateRoot))
-		st, err := d.LoadState(lab.Name)
-		if err != nil {
-			return infraError(fmt.Errorf("lab %s is not deployed here (%v); run fabricbench lab up %s", lab.Name, err, path))
 		}
 		if target, err = bringup.FromLab(lab, st, path); err != nil {
 			return infraError(err)
 		}
-		runtime = "native"
+		runtime = st.Runtime
 	} else {
 		// Real hardware: an inventory file (docs/inventory.md).
 		hw, err := inventory.LoadHardware(path, drivers.Platforms()...)
@@ -325,67 +405,221 @@ func writeResults(dir string, res *results.Results) error {
 	return report.Render(dir)
 }
 
+// labDown removes a lab with the runtime that deployed it (its state
+// says); without state, both runtimes look for leftovers by the lab's
+// name. The topology only has to parse: a lab whose file no longer
+// resolves can still be taken down.
 func labDown(ctx context.Context, stdout io.Writer, path string, o labOpts) error {
-	lab, err := loadLab(path)
+	top, err := parseTopology(path, o)
 	if err != nil {
 		return err
 	}
-	// A lab deployed by containerlab is destroyed by it; the native
-	// leftovers (if any) are removed below either way.
-	if ok, _ := containerlabUsable(); ok {
-		c := exec.CommandContext(ctx, "containerlab", "destroy", "--cleanup", "-t", path)
-		c.Stdout, c.Stderr = stdout, stdout
-		if err := c.Run(); err != nil {
-			fmt.Fprintf(stdout, "containerlab destroy: %v\n", err)
+	names := make([]string, 0, len(top.Nodes))
+	for n := range top.Nodes {
+		names = append(names, n)
+	}
+	opts := runtimeOptions(o, func(f string, a ...any) { fmt.Fprintf(stdout, f+"\n", a...) })
+	var runtimes []string
+	if st, err := labrt.LoadState(o.stateRoot, top.Name); err == nil {
+		runtimes = []string{st.Runtime}
+		if st.Runtime == "" {
+			runtimes = []string{containerlab.RuntimeNative}
+		}
+	} else {
+		runtimes = []string{containerlab.RuntimeNative}
+		if ok, _ := clabrt.Usable(); ok {
+			runtimes = append(runtimes, containerlab.RuntimeContainerlab)
 		}
 	}
-	names := make([]string, len(lab.Nodes))
-	for i, n := range lab.Nodes {
-		names[i] = n.Name
+	var all labrt.Report
+	var errs []error
+	for _, name := range runtimes {
+		r, err := labrt.Open(name, opts)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rep, err := r.Destroy(ctx, top.Name, names)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if rep != nil {
+			all.Namespaces = append(all.Namespaces, rep.Namespaces...)
+			all.Processes = append(all.Processes, rep.Processes...)
+			all.Interfaces = append(all.Interfaces, rep.Interfaces...)
+			all.Containers = append(all.Containers, rep.Containers...)
+			all.Networks = append(all.Networks, rep.Networks...)
+			if rep.StateDir != "" {
+				all.StateDir = rep.StateDir
+			}
+		}
 	}
-	rep, err := native.New(native.WithStateRoot(o.stateRoot)).Destroy(ctx, lab.Name, names)
-	if err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return infraError(err)
 	}
-	if rep.Empty() {
-		fmt.Fprintf(stdout, "lab %s: nothing to remove\n", lab.Name)
+	if all.Empty() {
+		fmt.Fprintf(stdout, "lab %s: nothing to remove\n", top.Name)
 	} else {
-		fmt.Fprintf(stdout, "lab %s removed: %s\n", lab.Name, rep)
+		fmt.Fprintf(stdout, "lab %s removed: %s\n", top.Name, &all)
 	}
 	return nil
 }
 
-func labStatus(stdout io.Writer, path string, o labOpts) error {
-	lab, err := loadLab(path)
+func labStatus(ctx context.Context, stdout io.Writer, path string, o labOpts) error {
+	top, err := parseTopology(path, o)
 	if err != nil {
 		return err
 	}
-	st, err := native.New(native.WithStateRoot(o.stateRoot)).LoadState(lab.Name)
+	st, err := labrt.LoadState(o.stateRoot, top.Name)
 	if err != nil {
-		fmt.Fprintf(stdout, "lab %s is not deployed\n", lab.Name)
-		return &exitError{code: exitFail, err: fmt.Errorf("lab %s is not deployed", lab.Name)}
+		fmt.Fprintf(stdout, "lab %s is not deployed\n", top.Name)
+		return &exitError{code: exitFail, err: fmt.Errorf("lab %s is not deployed", top.Name)}
 	}
-	fmt.Fprintf(stdout, "lab %s (%s runtime), deployed %s, management %s via %s\n", st.Lab, st.Runtime,
-		st.Created.Local().Format(time.RFC3339), st.Mgmt, st.RootIf)
+	rt := st.Runtime
+	if rt == "" {
+		rt = containerlab.RuntimeNative
+	}
+	mgmt := st.Mgmt
+	if st.MgmtNetwork != "" {
+		mgmt += " (Docker network " + st.MgmtNetwork + ")"
+	} else if st.RootIf != "" {
+		mgmt += " via " + st.RootIf
+	}
+	fmt.Fprintf(stdout, "lab %s (%s runtime), deployed %s, management %s\n", st.Lab, rt,
+		st.Created.Local().Format(time.RFC3339), mgmt)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tROLE\tOS\tMGMT\tNAMESPACE\tSSH")
+	fmt.Fprintln(tw, "NODE\tROLE\tOS\tMGMT\tNAMESPACE/CONTAINER\tREACHED BY\tSTATE")
 	down := 0
 	for _, n := range st.Nodes {
-		ssh := "up"
-		if _, err := os.Stat(filepath.Join("/run/netns", n.Namespace)); err != nil {
-			ssh, down = "namespace missing", down+1
-		} else if c, err := net.DialTimeout("tcp", net.JoinHostPort(n.Mgmt, "22"), time.Second); err != nil {
-			ssh, down = "down", down+1
-		} else {
-			c.Close()
+		state := "up"
+		where := n.Namespace
+		switch {
+		case n.Container != "":
+			where = n.Container
+			if out, err := exec.CommandContext(ctx, dockerx.Binary(), "inspect", "--format", "{{.State.Running}}", n.Container).Output(); err != nil || strings.TrimSpace(string(out)) != "true" {
+				state, down = "container not running", down+1
+			}
+		default:
+			if _, err := os.Stat(filepath.Join("/run/netns", n.Namespace)); err != nil {
+				state, down = "namespace missing", down+1
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDash(n.Role), n.OS, n.Mgmt, n.Namespace, ssh)
+		if state == "up" && n.Transport == labrt.TransportSSH {
+			if c, err := net.DialTimeout("tcp", net.JoinHostPort(n.Mgmt, "22"), time.Second); err != nil {
+				state, down = "ssh down", down+1
+			} else {
+				c.Close()
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDash(n.Role), orDash(n.OS), orDash(n.Mgmt), where, reachedBy(n), state)
 	}
 	tw.Flush()
 	if down > 0 {
-		return &exitError{code: exitFail, err: fmt.Errorf("lab %s: %d nodes down", lab.Name, down)}
+		return &exitError{code: exitFail, err: fmt.Errorf("lab %s: %d nodes down", st.Lab, down)}
 	}
 	return nil
+}
+
+// labCheck is `lab check`: everything up to the first side effect.
+func labCheck(stdout io.Writer, path string, o labOpts) error {
+	rt, why := o.runtime, ""
+	if rt == "" || rt == "auto" {
+		var err error
+		if rt, why, err = chooseRuntime(rt); err != nil {
+			return err
+		}
+	} else if rt != containerlab.RuntimeNative && rt != containerlab.RuntimeContainerlab {
+		return badInput(fmt.Errorf("--runtime %q: want auto, containerlab or native", o.runtime))
+	}
+	top, err := parseTopology(path, o)
+	if err != nil {
+		return err
+	}
+	if o.rendered && top.Source != nil {
+		fmt.Fprintf(stdout, "# %s as rendered", path)
+		if top.Source.VarsFile != "" {
+			fmt.Fprintf(stdout, " (variables from %s)", top.Source.VarsFile)
+		}
+		fmt.Fprintf(stdout, "\n%s\n", strings.TrimRight(string(top.Source.Text), "\n"))
+	}
+	top.File = absPath(path)
+	lab, err := top.Resolve(filepath.Dir(path), rt)
+	if err != nil {
+		return badInput(err)
+	}
+	fmt.Fprint(stdout, describeLab(lab, why))
+	return nil
+}
+
+// describeLab lists what a runtime would deploy for lab.
+func describeLab(lab *containerlab.Lab, why string) string {
+	var b strings.Builder
+	rt := lab.Runtime
+	if why != "" {
+		rt += " (" + why + ")"
+	}
+	fmt.Fprintf(&b, "lab %s: %d nodes, %d links; runtime %s\n", lab.Name, len(lab.Nodes), len(lab.Links)+len(lab.Stubs), rt)
+	mg := "none"
+	if lab.Mgmt.IsValid() {
+		mg = lab.Mgmt.String()
+	}
+	if lab.MgmtIPv6.IsValid() {
+		mg += ", " + lab.MgmtIPv6.String()
+	}
+	fmt.Fprintf(&b, "management: %s (network %s)\n", mg, lab.MgmtNetwork)
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tKIND\tROLE\tOS\tMGMT\tIMAGE\tWOULD BE")
+	for _, n := range lab.Nodes {
+		role := n.Role
+		if n.RoleInferred {
+			role += " (inferred)"
+		}
+		mgmt := "-"
+		if n.Mgmt.IsValid() {
+			mgmt = n.Mgmt.String()
+		} else if lab.Runtime == containerlab.RuntimeContainerlab && n.Kind != "bridge" {
+			mgmt = "(assigned by containerlab)"
+		}
+		var where string
+		switch {
+		case lab.Runtime == containerlab.RuntimeContainerlab && n.Kind == "bridge":
+			where = "bridge " + n.Name + " on this machine"
+		case lab.Runtime == containerlab.RuntimeContainerlab:
+			where = "container " + lab.Container(n.Name)
+		case n.Kind == "bridge":
+			where = "bridge " + n.Name + " in namespace " + native.NamespaceName(lab.Name, n.Name)
+		default:
+			where = "namespace " + native.NamespaceName(lab.Name, n.Name)
+			if n.OS == "frr" {
+				where += " with FRR"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Kind, role, orDash(n.OS), mgmt, orDash(n.Image), where)
+	}
+	tw.Flush()
+	for _, l := range lab.Links {
+		extra := ""
+		if l.MTU > 0 {
+			extra += fmt.Sprintf(" mtu %d", l.MTU)
+		}
+		if l.RateBps > 0 {
+			extra += " shaped to " + containerlab.FormatRate(l.RateBps)
+		}
+		fmt.Fprintf(&b, "link %s:%s -- %s:%s%s\n", l.A.Node, l.A.Interface, l.B.Node, l.B.Interface, extra)
+	}
+	for _, s := range lab.Stubs {
+		far := s.HostInterface
+		switch s.Type {
+		case "dummy":
+			far = "(dummy)"
+		case "vxlan", "vxlan-stitch":
+			far = fmt.Sprintf("vxlan vni %d to %s:%d", s.VNI, s.Remote, s.UDPPort)
+		default:
+			far = s.Type + ":" + far
+		}
+		fmt.Fprintf(&b, "link %s:%s -- %s (%s)\n", s.Endpoint.Node, s.Endpoint.Interface, far, s.Type)
+	}
+	return b.String()
 }
 
 func labGenerate(stdout io.Writer, spec string, o labOpts) error {
@@ -393,7 +627,7 @@ func labGenerate(stdout io.Writer, spec string, o labOpts) error {
 	if err != nil {
 		return badInput(err)
 	}
-	opt := containerlab.GenOptions{Name: o.name, SwitchKind: o.kind, SRv6: o.srv6}
+	opt := containerlab.GenOptions{Name: o.name, SwitchKind: o.kind, SRv6: o.srv6, FRRImage: o.image, HostImage: o.hostImage}
 	if o.rate != "" {
 		if opt.RateBps, err = containerlab.ParseRate(o.rate); err != nil {
 			return badInput(fmt.Errorf("--rate: %w", err))
@@ -423,11 +657,11 @@ func parsePrefix(s string) (netip.Prefix, error) {
 	return p.Masked(), nil
 }
 
-// labStateRoot is where native labs keep their state: $FABRICBENCH_LAB_STATE
-// or /run/fabricbench/labs.
+// labStateRoot is where labs keep their state: $FABRICBENCH_LAB_STATE or
+// /run/fabricbench/labs.
 func labStateRoot() string {
 	if d := os.Getenv("FABRICBENCH_LAB_STATE"); d != "" {
 		return d
 	}
-	return native.DefaultStateRoot
+	return labrt.DefaultStateRoot
 }

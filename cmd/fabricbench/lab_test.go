@@ -178,10 +178,10 @@ func firstUplink(t *testing.T, topo string) string {
 
 func TestLabBadTopology(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.clab.yml")
-	os.WriteFile(bad, []byte("name: x\ntopology:\n  nodes:\n    a: {kind: linux, cpu: 2}\n"), 0o644)
+	os.WriteFile(bad, []byte("name: x\ntopology:\n  nodes:\n    a: {kind: linux, cpux: 2}\n"), 0o644)
 	for _, sub := range []string{"up", "validate", "down", "status"} {
 		code, _, stderr := runCLI(t, "lab", sub, bad, "--state-dir", t.TempDir())
-		if code != exitBadInput || !strings.Contains(stderr, "bad.clab.yml:4") || !strings.Contains(stderr, "cpu") {
+		if code != exitBadInput || !strings.Contains(stderr, "bad.clab.yml:4") || !strings.Contains(stderr, "cpux") {
 			t.Errorf("lab %s on a bad topology: exit %d, stderr %q", sub, code, stderr)
 		}
 	}

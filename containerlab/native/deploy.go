@@ -1,9 +1,15 @@
-// Package native deploys a containerlab topology without Docker: each node
-// is a network namespace (with its own UTS namespace and hostname), each
-// link a veth pair (optionally shaped with tbf), FRR nodes run one FRR
-// instance (zebra, bgpd, staticd, ... from the node's daemons file) with
-// the node's frr.conf, and every node runs an OpenSSH server on a
-// management network reachable from this machine.
+// Package native is fabricbench's native lab runtime: it deploys a
+// containerlab topology without Docker. Each node is a network namespace
+// (with its own UTS and mount namespaces and hostname), each link a veth
+// pair (optionally shaped with tbf), FRR nodes run one FRR instance
+// (zebra, bgpd, staticd, ... from the node's daemons file) with the
+// node's frr.conf, and every node runs an OpenSSH server on a management
+// network reachable from this machine. Bridge nodes are a Linux bridge in
+// a namespace of their own; dummy links a dummy interface; host links a
+// veth pair into this machine's namespace; mgmt-net links a veth pair onto
+// the management bridge. What it cannot honour (container images, cmd,
+// macvlan and vxlan links, ...) containerlab.Topology.Resolve refuses for
+// this runtime.
 //
 // Layout, for lab L:
 //   - namespace clab-L-NODE per node (as containerlab names containers);
@@ -23,7 +29,6 @@ package native
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -43,10 +48,25 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/fabricbench/fabricbench/containerlab"
+	"github.com/fabricbench/fabricbench/containerlab/labrt"
 )
 
 // DefaultStateRoot is where lab state directories live.
-const DefaultStateRoot = "/run/fabricbench/labs"
+const DefaultStateRoot = labrt.DefaultStateRoot
+
+func init() {
+	labrt.Register(containerlab.RuntimeNative, func(o labrt.Options) labrt.Runtime {
+		return New(WithStateRoot(o.StateRoot), WithReadyTimeout(o.ReadyTimeout), WithLogf(o.Logf))
+	})
+}
+
+// The deployed lab's description is the runtimes' shared one.
+type (
+	State         = labrt.State
+	NodeState     = labrt.NodeState
+	Report        = labrt.Report
+	NotReadyError = labrt.NotReadyError
+)
 
 // Deployer deploys labs natively.
 type Deployer struct {
@@ -88,47 +108,6 @@ func New(opts ...Option) *Deployer {
 	return d
 }
 
-// State is what a deployed lab looks like; it is saved as state.json.
-type State struct {
-	Lab      string    `json:"lab"`
-	Topology string    `json:"topology,omitempty"`
-	Runtime  string    `json:"runtime"`
-	Created  time.Time `json:"created"`
-	Dir      string    `json:"dir"`
-	// Mgmt is the management subnet and Gateway this machine's address in
-	// it (on RootIf).
-	Mgmt       string      `json:"mgmt"`
-	Gateway    string      `json:"gateway"`
-	RootIf     string      `json:"root_if"`
-	MgmtNS     string      `json:"mgmt_ns"`
-	Nodes      []NodeState `json:"nodes"`
-	KnownHosts string      `json:"known_hosts"`
-	Key        string      `json:"key"`
-	User       string      `json:"user"`
-}
-
-// NodeState is one deployed node.
-type NodeState struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
-	OS        string `json:"os"`
-	Role      string `json:"role,omitempty"`
-	Mgmt      string `json:"mgmt"`
-	Dir       string `json:"dir"`
-	// Init is the node's init process (its namespaces' anchor).
-	Init int `json:"init"`
-}
-
-// Node returns the deployed node called name.
-func (s *State) Node(name string) (NodeState, bool) {
-	for _, n := range s.Nodes {
-		if n.Name == name {
-			return n, true
-		}
-	}
-	return NodeState{}, false
-}
-
 // NamespaceName is the namespace of a lab node.
 func NamespaceName(lab, node string) string { return "clab-" + lab + "-" + node }
 
@@ -145,35 +124,17 @@ func RootInterface(lab string) string {
 // StateDir is a lab's state directory.
 func (d *Deployer) StateDir(lab string) string { return filepath.Join(d.stateRoot, lab) }
 
+// Name is the runtime's registry name.
+func (d *Deployer) Name() string { return containerlab.RuntimeNative }
+
 // LoadState reads a deployed lab's state.
-func (d *Deployer) LoadState(lab string) (*State, error) {
-	b, err := os.ReadFile(filepath.Join(d.StateDir(lab), "state.json"))
-	if err != nil {
-		return nil, err
-	}
-	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(d.StateDir(lab), "state.json"), err)
-	}
-	return &s, nil
-}
-
-// NotReadyError is returned by Deploy when the lab came up but did not
-// become ready in time; the lab is left running for inspection.
-type NotReadyError struct {
-	Lab     string
-	Pending []string // what was not ready, e.g. "leaf0: BGP 198.18.0.5 Active"
-}
-
-func (e *NotReadyError) Error() string {
-	return fmt.Sprintf("lab %s is up but not ready: %s", e.Lab, strings.Join(e.Pending, "; "))
-}
+func (d *Deployer) LoadState(lab string) (*State, error) { return labrt.LoadState(d.stateRoot, lab) }
 
 // Preflight checks that this machine can deploy lab natively.
 func (d *Deployer) Preflight(lab *containerlab.Lab) error {
 	var errs []string
 	if os.Geteuid() != 0 {
-		errs = append(errs, "the native deployer needs root (network namespaces, veth, mounts)")
+		errs = append(errs, "the native runtime needs root (network namespaces, veth, mounts)")
 	}
 	needFRR := false
 	for _, n := range lab.Nodes {
@@ -215,7 +176,10 @@ func (d *Deployer) Preflight(lab *containerlab.Lab) error {
 // Deploy brings lab up. Leftovers of an earlier deployment of the same lab
 // name are removed first. On failure everything made so far is removed,
 // except when the lab is up but not ready (*NotReadyError).
-func (d *Deployer) Deploy(ctx context.Context, lab *containerlab.Lab, topologyFile string) (*State, error) {
+func (d *Deployer) Deploy(ctx context.Context, lab *containerlab.Lab) (*State, error) {
+	if lab.Runtime != "" && lab.Runtime != containerlab.RuntimeNative {
+		return nil, fmt.Errorf("lab %s was resolved for the %s runtime, not the native one", lab.Name, lab.Runtime)
+	}
 	if err := d.Preflight(lab); err != nil {
 		return nil, err
 	}
@@ -227,7 +191,7 @@ func (d *Deployer) Deploy(ctx context.Context, lab *containerlab.Lab, topologyFi
 	if err := checkMgmtFree(lab.Mgmt); err != nil {
 		return nil, err
 	}
-	st, err := d.deploy(ctx, lab, topologyFile)
+	st, err := d.deploy(ctx, lab)
 	if err != nil {
 		var nr *NotReadyError
 		if errors.As(err, &nr) {
@@ -249,54 +213,37 @@ func nodeNames(lab *containerlab.Lab) []string {
 	return out
 }
 
-// checkMgmtFree fails when the management subnet overlaps a route of this
-// machine (another lab or a real network).
 // MgmtFree checks that no route on this machine overlaps the management
 // subnet p (another lab, or a real network).
-func MgmtFree(p netip.Prefix) error { return checkMgmtFree(p) }
+func MgmtFree(p netip.Prefix) error { return labrt.MgmtFree(p) }
 
-func checkMgmtFree(p netip.Prefix) error {
-	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
-	if err != nil {
-		return fmt.Errorf("list routes: %w", err)
-	}
-	for _, r := range routes {
-		if r.Dst == nil {
-			continue
-		}
-		rp, ok := netip.AddrFromSlice(r.Dst.IP)
-		if !ok {
-			continue
-		}
-		ones, _ := r.Dst.Mask.Size()
-		other := netip.PrefixFrom(rp.Unmap(), ones)
-		if other.Overlaps(p) && ones > 0 {
-			return fmt.Errorf("management subnet %s overlaps route %s on this machine; set mgmt.ipv4-subnet to a free subnet", p, other)
-		}
-	}
-	return nil
-}
+func checkMgmtFree(p netip.Prefix) error { return labrt.MgmtFree(p) }
 
-func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab, topologyFile string) (*State, error) {
+func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab) (*State, error) {
 	dir := d.StateDir(lab.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	gw := lab.Mgmt.Addr().Next()
 	st := &State{
-		Lab: lab.Name, Topology: topologyFile, Runtime: "native", Created: time.Now().UTC(), Dir: dir,
-		Mgmt: lab.Mgmt.String(), Gateway: gw.String(), RootIf: RootInterface(lab.Name), MgmtNS: MgmtNamespace(lab.Name),
+		Lab: lab.Name, Topology: lab.File, Runtime: containerlab.RuntimeNative, Created: time.Now().UTC(), Dir: dir,
+		Owner: labrt.Self(),
+		Mgmt:  lab.Mgmt.String(), Gateway: gw.String(), RootIf: RootInterface(lab.Name), MgmtNS: MgmtNamespace(lab.Name),
 		KnownHosts: filepath.Join(dir, "known_hosts"), Key: filepath.Join(dir, "id_ed25519"), User: "root",
 	}
 	for _, n := range lab.Nodes {
 		if n.Mgmt == gw {
 			return nil, fmt.Errorf("node %s: mgmt-ipv4 %s is the lab gateway (the first address of %s)", n.Name, n.Mgmt, lab.Mgmt)
 		}
-		st.Nodes = append(st.Nodes, NodeState{Name: n.Name, Namespace: NamespaceName(lab.Name, n.Name), OS: n.OS, Role: n.Role,
-			Mgmt: n.Mgmt.String(), Dir: filepath.Join(dir, "nodes", n.Name)})
+		ns := NodeState{Name: n.Name, Namespace: NamespaceName(lab.Name, n.Name), Kind: n.Kind, OS: n.OS, Role: n.Role,
+			Dir: filepath.Join(dir, "nodes", n.Name)}
+		if n.Kind != "bridge" {
+			ns.Mgmt, ns.Transport = n.Mgmt.String(), labrt.TransportSSH
+		}
+		st.Nodes = append(st.Nodes, ns)
 	}
 	// Save the state first: a crash from here on leaves enough to clean up.
-	if err := saveState(st); err != nil {
+	if err := labrt.SaveState(st); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -307,7 +254,13 @@ func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab, topologyFi
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := d.createNode(lab, n, &st.Nodes[i], i); err != nil {
+		var err error
+		if n.Kind == "bridge" {
+			err = createBridgeNode(&st.Nodes[i])
+		} else {
+			err = d.createNode(lab, n, &st.Nodes[i], i)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", n.Name, err)
 		}
 	}
@@ -316,7 +269,12 @@ func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab, topologyFi
 			return nil, fmt.Errorf("link %d (%s:%s -- %s:%s): %w", i, l.A.Node, l.A.Interface, l.B.Node, l.B.Interface, err)
 		}
 	}
-	d.logf("lab %s: %d namespaces, %d links in %s", lab.Name, len(lab.Nodes), len(lab.Links), time.Since(start).Round(time.Millisecond))
+	for i, sl := range lab.Stubs {
+		if err := createStub(lab, st, sl, i); err != nil {
+			return nil, fmt.Errorf("%s link of %s:%s: %w", sl.Type, sl.Endpoint.Node, sl.Endpoint.Interface, err)
+		}
+	}
+	d.logf("lab %s: %d namespaces, %d links in %s", lab.Name, len(lab.Nodes), len(lab.Links)+len(lab.Stubs), time.Since(start).Round(time.Millisecond))
 
 	// sshd's privilege separation directory (systemd-tmpfiles makes it on
 	// a booted system).
@@ -324,7 +282,7 @@ func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab, topologyFi
 		return nil, err
 	}
 	// SSH: one client key for the lab, one host key per node.
-	clientPub, err := writeKey(st.Key, "fabricbench-lab-"+lab.Name)
+	clientPub, err := labrt.WriteKey(st.Key, "fabricbench-lab-"+lab.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -335,55 +293,73 @@ func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab, topologyFi
 	var known []string
 	for i, n := range lab.Nodes {
 		ns := st.Nodes[i]
+		if n.Kind == "bridge" {
+			continue
+		}
+		if n.StartupDelay > 0 {
+			d.logf("lab %s: node %s: startup-delay %s", lab.Name, n.Name, n.StartupDelay)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(n.StartupDelay):
+			}
+		}
 		if n.OS == "frr" {
 			if err := d.startFRR(ctx, lab, n, ns); err != nil {
 				return nil, fmt.Errorf("node %s: FRR: %w", n.Name, err)
 			}
 		}
-		hostPub, err := writeKey(filepath.Join(ns.Dir, "ssh_host_ed25519_key"), n.Name)
+		hostPub, err := labrt.WriteKey(filepath.Join(ns.Dir, "ssh_host_ed25519_key"), n.Name)
 		if err != nil {
 			return nil, err
 		}
-		known = append(known, knownHostsLine([]string{n.Name, n.Mgmt.String()}, hostPub))
+		known = append(known, labrt.KnownHostsLine([]string{n.Name, n.Mgmt.String()}, hostPub))
 		cfg := filepath.Join(ns.Dir, "sshd_config")
-		if err := os.WriteFile(cfg, []byte(sshdConfig(ns.Dir, n.Mgmt.String(), authorized)), 0o600); err != nil {
+		if err := os.WriteFile(cfg, []byte(labrt.SSHDConfig(ns.Dir, n.Mgmt.String(), authorized)), 0o600); err != nil {
 			return nil, err
 		}
 		if out, err := d.nodeExec(ctx, ns, d.sshd+" -f "+cfg+" -E "+filepath.Join(ns.Dir, "sshd.log")); err != nil {
 			return nil, fmt.Errorf("node %s: start sshd: %v: %s", n.Name, err, out)
 		}
 	}
-	if err := writeKnownHosts(st.KnownHosts, known); err != nil {
+	if err := labrt.WriteKnownHosts(st.KnownHosts, known); err != nil {
 		return nil, err
 	}
 	for i, n := range lab.Nodes {
 		for _, c := range n.Exec {
-			if out, err := d.nodeExec(ctx, st.Nodes[i], c); err != nil {
+			if out, err := d.nodeExec(ctx, st.Nodes[i], envPrefix(n.Env)+c); err != nil {
 				return nil, fmt.Errorf("node %s: exec %q: %v: %s", n.Name, c, err, strings.TrimSpace(out))
 			}
 		}
 	}
-	if err := saveState(st); err != nil {
+	if err := labrt.SaveState(st); err != nil {
 		return nil, err
 	}
 	d.logf("lab %s: daemons started in %s; waiting for readiness", lab.Name, time.Since(start).Round(time.Millisecond))
-	if err := d.waitReady(ctx, lab, st); err != nil {
+	exec := func(ctx context.Context, node, script string) (string, error) { return d.Exec(ctx, st, node, script) }
+	if err := labrt.WaitReady(ctx, lab, st, exec, d.readyTimeout); err != nil {
 		return st, err
 	}
 	d.logf("lab %s: ready in %s", lab.Name, time.Since(start).Round(time.Millisecond))
 	return st, nil
 }
 
-func saveState(st *State) error {
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
+// envPrefix exports a node's environment for a shell command (env and
+// env-files, as a container's processes would see them).
+func envPrefix(env map[string]string) string {
+	if len(env) == 0 {
+		return ""
 	}
-	tmp := filepath.Join(st.Dir, "state.json.tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
 	}
-	return os.Rename(tmp, filepath.Join(st.Dir, "state.json"))
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "export %s=%s; ", k, shellQuote(env[k]))
+	}
+	return b.String()
 }
 
 // mgmtNetwork makes the management namespace with its bridge and the
@@ -521,8 +497,133 @@ func setSysctls(nsName string, sys map[string]string) error {
 	return nil
 }
 
+// createBridgeNode makes a bridge node: a namespace holding a Linux bridge
+// named after the node, which the node's links join.
+func createBridgeNode(ns *NodeState) error {
+	if len(ns.Name) > 15 {
+		return fmt.Errorf("bridge node name %q is longer than 15 characters (it names the bridge device)", ns.Name)
+	}
+	if err := createNamedNS(ns.Namespace); err != nil {
+		return err
+	}
+	h, err := handleAt(ns.Namespace)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: ns.Name}}
+	if err := h.LinkAdd(br); err != nil {
+		return fmt.Errorf("bridge %s: %w", ns.Name, err)
+	}
+	return h.LinkSetUp(br)
+}
+
+// createStub makes a link with one node end: a veth pair whose other end
+// is in this machine's namespace (host), on the management bridge
+// (mgmt-net), or parked in the management namespace (dummy: this kernel
+// may have no dummy devices, and a veth whose peer is up behaves as one).
+func createStub(lab *containerlab.Lab, st *State, sl *containerlab.Stub, idx int) error {
+	nh, err := handleAt(NamespaceName(lab.Name, sl.Endpoint.Node))
+	if err != nil {
+		return err
+	}
+	defer nh.Close()
+	var far *nsHandle
+	farName := sl.HostInterface
+	switch sl.Type {
+	case "host":
+		if far, err = handleAt(""); err != nil {
+			return err
+		}
+		if _, err := far.LinkByName(farName); err == nil {
+			far.Close()
+			return fmt.Errorf("interface %s already exists on this machine", farName)
+		}
+	case "mgmt-net", "dummy":
+		if far, err = handleAt(st.MgmtNS); err != nil {
+			return err
+		}
+		if sl.Type == "dummy" || farName == "" {
+			farName = "s" + strconv.Itoa(idx)
+		}
+		if _, err := far.LinkByName(farName); err == nil {
+			far.Close()
+			return fmt.Errorf("interface %s already exists on the management network", farName)
+		}
+	default:
+		return fmt.Errorf("%s links are not supported by the native runtime", sl.Type)
+	}
+	defer far.Close()
+	attrs := netlink.LinkAttrs{Name: sl.Endpoint.Interface}
+	if sl.MTU > 0 {
+		attrs.MTU = sl.MTU
+	}
+	if err := nh.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: farName, PeerNamespace: netlink.NsFd(int(far.ns))}); err != nil {
+		return fmt.Errorf("veth: %w", err)
+	}
+	fl, err := far.LinkByName(farName)
+	if err != nil {
+		return err
+	}
+	if sl.Type == "mgmt-net" {
+		br, err := far.LinkByName("br0")
+		if err != nil {
+			return err
+		}
+		if err := far.LinkSetMaster(fl, br); err != nil {
+			return err
+		}
+	}
+	if err := far.LinkSetUp(fl); err != nil {
+		return err
+	}
+	return setupEnd(nh, sl.Endpoint, sl.MTU, 0)
+}
+
+// setupEnd configures one end of a link in its namespace: MTU, MAC,
+// addresses, tbf shaping, up.
+func setupEnd(h *nsHandle, ep containerlab.Endpoint, mtu int, rateBps int64) error {
+	link, err := h.LinkByName(ep.Interface)
+	if err != nil {
+		return err
+	}
+	if mtu > 0 {
+		if err := h.LinkSetMTU(link, mtu); err != nil {
+			return fmt.Errorf("%s:%s mtu %d: %w", ep.Node, ep.Interface, mtu, err)
+		}
+	}
+	if ep.MAC != "" {
+		hw, err := net.ParseMAC(ep.MAC)
+		if err != nil {
+			return fmt.Errorf("%s:%s mac %s: %w", ep.Node, ep.Interface, ep.MAC, err)
+		}
+		if err := h.LinkSetHardwareAddr(link, hw); err != nil {
+			return fmt.Errorf("%s:%s mac %s: %w", ep.Node, ep.Interface, ep.MAC, err)
+		}
+	}
+	for _, p := range []netip.Prefix{ep.IPv4, ep.IPv6} {
+		if !p.IsValid() {
+			continue
+		}
+		a := &netlink.Addr{IPNet: ipnet(p)}
+		if p.Addr().Is6() {
+			a.Flags = 0x02 // IFA_F_NODAD: usable at once
+		}
+		if err := h.AddrAdd(link, a); err != nil {
+			return fmt.Errorf("%s:%s address %s: %w", ep.Node, ep.Interface, p, err)
+		}
+	}
+	if rateBps > 0 {
+		if err := h.QdiscAdd(tbfFor(link.Attrs().Index, rateBps, mtu)); err != nil {
+			return fmt.Errorf("%s:%s tbf %d bit/s: %w", ep.Node, ep.Interface, rateBps, err)
+		}
+	}
+	return h.LinkSetUp(link)
+}
+
 // createLink makes a veth pair between two nodes, addresses and (when the
-// link has a rate) tbf shaping on both ends.
+// link has a rate) tbf shaping on both ends; an end on a bridge node
+// joins its bridge.
 func createLink(lab *containerlab.Lab, l *containerlab.Link) error {
 	ah, err := handleAt(NamespaceName(lab.Name, l.A.Node))
 	if err != nil {
@@ -546,33 +647,20 @@ func createLink(lab *containerlab.Lab, l *containerlab.Link) error {
 		h  *nsHandle
 		ep containerlab.Endpoint
 	}{{ah, l.A}, {bh, l.B}} {
-		link, err := side.h.LinkByName(side.ep.Interface)
-		if err != nil {
-			return err
-		}
-		if l.MTU > 0 {
-			if err := side.h.LinkSetMTU(link, l.MTU); err != nil {
-				return fmt.Errorf("%s:%s mtu %d: %w", side.ep.Node, side.ep.Interface, l.MTU, err)
+		if n := lab.NodeByName(side.ep.Node); n != nil && n.Kind == "bridge" {
+			br, err := side.h.LinkByName(n.Name)
+			if err != nil {
+				return err
+			}
+			link, err := side.h.LinkByName(side.ep.Interface)
+			if err != nil {
+				return err
+			}
+			if err := side.h.LinkSetMaster(link, br); err != nil {
+				return err
 			}
 		}
-		for _, p := range []netip.Prefix{side.ep.IPv4, side.ep.IPv6} {
-			if !p.IsValid() {
-				continue
-			}
-			a := &netlink.Addr{IPNet: ipnet(p)}
-			if p.Addr().Is6() {
-				a.Flags = 0x02 // IFA_F_NODAD: usable at once
-			}
-			if err := side.h.AddrAdd(link, a); err != nil {
-				return fmt.Errorf("%s:%s address %s: %w", side.ep.Node, side.ep.Interface, p, err)
-			}
-		}
-		if l.RateBps > 0 {
-			if err := side.h.QdiscAdd(tbfFor(link.Attrs().Index, l.RateBps, l.MTU)); err != nil {
-				return fmt.Errorf("%s:%s tbf %d bit/s: %w", side.ep.Node, side.ep.Interface, l.RateBps, err)
-			}
-		}
-		if err := side.h.LinkSetUp(link); err != nil {
+		if err := setupEnd(side.h, side.ep, l.MTU, l.RateBps); err != nil {
 			return err
 		}
 	}
@@ -669,6 +757,12 @@ func (d *Deployer) nodeExec(ctx context.Context, ns NodeState, script string) (s
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return out.String(), err
+}
+
+// NetExec runs a shell command in a node's network namespace; natively a
+// node shares this machine's file system, so it is Exec.
+func (d *Deployer) NetExec(ctx context.Context, st *State, node, script string) (string, error) {
+	return d.Exec(ctx, st, node, script)
 }
 
 // Exec runs a shell command inside a deployed node, as the lab's own

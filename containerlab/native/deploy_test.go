@@ -28,7 +28,7 @@ func TestDeployTinyLab(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	st, err := d.Deploy(ctx, lab, "")
+	st, err := d.Deploy(ctx, lab)
 	if err != nil {
 		t.Fatalf("deploy: %v", err)
 	}
@@ -128,7 +128,7 @@ func TestDestroyLeftovers(t *testing.T) {
 	d := native.New(native.WithStateRoot(root), native.WithReadyTimeout(60*time.Second))
 	lab := labtest.Tiny(t, "fbtest-crash")
 	t.Cleanup(func() { d.Destroy(context.Background(), lab.Name, names(lab)) })
-	if _, err := d.Deploy(context.Background(), lab, ""); err != nil {
+	if _, err := d.Deploy(context.Background(), lab); err != nil {
 		t.Fatalf("deploy: %v", err)
 	}
 	up := labtest.TakeSnapshot(t, lab.Name)
@@ -152,7 +152,7 @@ func TestDeployFailureRollsBack(t *testing.T) {
 	lab := labtest.Tiny(t, "fbtest-fail")
 	lab.Nodes[0].Exec = append(lab.Nodes[0].Exec, "ip route add 198.18.0.0/15 via 203.0.113.1") // unreachable gateway: fails
 	t.Cleanup(func() { d.Destroy(context.Background(), lab.Name, names(lab)) })
-	_, err := d.Deploy(context.Background(), lab, "")
+	_, err := d.Deploy(context.Background(), lab)
 	if err == nil || !strings.Contains(err.Error(), "node host0: exec") {
 		t.Fatalf("deploy with a failing exec: err = %v", err)
 	}

@@ -5,44 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
 )
-
-// Report lists what Destroy removed.
-type Report struct {
-	Namespaces []string
-	Processes  []string
-	Interfaces []string
-	StateDir   string
-}
-
-// Empty reports whether nothing was found.
-func (r *Report) Empty() bool {
-	return len(r.Namespaces) == 0 && len(r.Processes) == 0 && len(r.Interfaces) == 0 && r.StateDir == ""
-}
-
-func (r *Report) String() string {
-	var parts []string
-	if n := len(r.Processes); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d processes", n))
-	}
-	if n := len(r.Namespaces); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d namespaces", n))
-	}
-	if n := len(r.Interfaces); n > 0 {
-		parts = append(parts, "interfaces "+strings.Join(r.Interfaces, ", "))
-	}
-	if r.StateDir != "" {
-		parts = append(parts, "state "+r.StateDir)
-	}
-	if len(parts) == 0 {
-		return "nothing"
-	}
-	return strings.Join(parts, ", ")
-}
 
 // Destroy removes everything of lab: the processes in its namespaces, the
 // namespaces (with their interfaces), the management veth and the state

@@ -100,6 +100,20 @@ func (d *Deployer) startFRR(ctx context.Context, lab *containerlab.Lab, n *conta
 			return err
 		}
 	}
+	if n.FRRDir != "" {
+		// A directory bound onto /etc/frr: its files are the node's.
+		ents, err := os.ReadDir(n.FRRDir)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if e.Type().IsRegular() {
+				if err := copyFile(filepath.Join(n.FRRDir, e.Name()), filepath.Join(etc, e.Name())); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	daemons := defaultDaemons()
 	if n.FRRDaemons != "" {
 		var err error

@@ -9,7 +9,12 @@
 // The vtysh session uses scrapligo's standard (crypto/ssh) transport for
 // key and password authentication; with ssh-agent authentication (which
 // that transport cannot do) it runs on a session of the linux driver's
-// connection, whose host key has been verified the same way.
+// connection, whose host key has been verified the same way. A router
+// that is a container on this machine (drivers.Config.Container, e.g. a
+// containerlab node of the official FRR image, which runs no sshd) is
+// reached as containerlab users reach it: vtysh through `docker exec -it`
+// (scrapligo's system transport on a pty), the kernel through the linux
+// driver's docker exec shell.
 //
 // Features:
 //
@@ -54,6 +59,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/dockerx"
 	"github.com/fabricbench/fabricbench/drivers/linux"
 	"github.com/fabricbench/fabricbench/drivers/sshx"
 )
@@ -141,6 +147,9 @@ func New(ctx context.Context, cfg drivers.Config) (*Driver, error) {
 // openVtysh opens the scrapligo session and enters vtysh.
 func (d *Driver) openVtysh(ctx context.Context) (*network.Driver, error) {
 	cfg := d.cfg
+	if cfg.Container != "" {
+		return d.openDockerVtysh()
+	}
 	host, port, err := sshx.HostPort(cfg.Address, cfg.Port)
 	if err != nil {
 		return nil, fmt.Errorf("frr %s: %w", d.name, err)
@@ -159,7 +168,11 @@ func (d *Driver) openVtysh(ctx context.Context) (*network.Driver, error) {
 	if agentOnly {
 		// scrapligo's standard transport has no ssh-agent support: run the
 		// vtysh session on the linux driver's (verified) connection.
-		opts = append(opts, options.WithCustomTransport(&sessionTransport{ctx: context.WithoutCancel(ctx), client: d.lx.SSH()}))
+		client, ok := d.lx.Shell().(*sshx.Client)
+		if !ok {
+			return nil, fmt.Errorf("frr %s: ssh-agent authentication needs an SSH connection", d.name)
+		}
+		opts = append(opts, options.WithCustomTransport(&sessionTransport{ctx: context.WithoutCancel(ctx), client: client}))
 	} else {
 		opts = append(opts, options.WithTransportType(transport.StandardTransport),
 			options.WithSSHKnownHostsFile(cfg.KnownHosts))
@@ -199,6 +212,37 @@ func (d *Driver) openVtysh(ctx context.Context) (*network.Driver, error) {
 	}
 	if err := conn.Open(); err != nil {
 		return nil, fmt.Errorf("frr %s: vtysh session to %s:%d: %w", d.name, host, port, err)
+	}
+	return conn, nil
+}
+
+// openDockerVtysh opens vtysh in the router's container with
+// `docker exec -it CONTAINER vtysh` on a pty (scrapligo's system
+// transport): the session starts in vtysh's exec mode.
+func (d *Driver) openDockerVtysh() (*network.Driver, error) {
+	opts := []util.Option{
+		options.WithTransportType(transport.SystemTransport),
+		options.WithSystemTransportOpenBin(dockerx.Binary()),
+		options.WithSystemTransportOpenArgsOverride([]string{"exec", "-it", d.cfg.Container, "vtysh"}),
+		options.WithAuthBypass(),
+		options.WithTimeoutOps(d.timeout),
+		options.WithTimeoutSocket(d.timeout),
+		options.WithTermWidth(termWidth),
+	}
+	opts = append(opts, d.extra...)
+	p, err := platform.NewPlatform(PlatformDefinition, d.cfg.Container, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("frr %s: scrapligo setup: %v", d.name, err)
+	}
+	conn, err := p.GetNetworkDriver()
+	if err != nil {
+		return nil, fmt.Errorf("frr %s: scrapligo setup: %v", d.name, err)
+	}
+	if t, ok := conn.Transport.Impl.(*transport.System); !ok || t.OpenBin != dockerx.Binary() {
+		return nil, fmt.Errorf("frr %s: scrapligo transport %T is not allowed for a container (only docker exec)", d.name, conn.Transport.Impl)
+	}
+	if err := conn.Open(); err != nil {
+		return nil, fmt.Errorf("frr %s: vtysh session in container %s: %w", d.name, d.cfg.Container, err)
 	}
 	return conn, nil
 }

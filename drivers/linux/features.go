@@ -202,7 +202,7 @@ func (d *Driver) run(ctx context.Context, items []item) (drivers.Diff, error) {
 	for i, it := range items {
 		cmds[i] = it.cmd
 	}
-	res, err := d.ssh.RunBatch(ctx, cmds, true)
+	res, err := d.sh.RunBatch(ctx, cmds, true)
 	if err != nil {
 		return done, fmt.Errorf("linux %s: apply: %w", d.name, err)
 	}

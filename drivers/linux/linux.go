@@ -1,7 +1,8 @@
 // Package linux is the fabricbench driver for Linux hosts and routers: it
 // logs in over SSH (golang.org/x/crypto/ssh, host keys always verified
-// against the configured known_hosts file) and works with iproute2 and
-// sysctl.
+// against the configured known_hosts file), or with docker exec when the
+// device is a container on this machine (drivers.Config.Container), and
+// works with iproute2 and sysctl.
 //
 // Features:
 //
@@ -56,6 +57,7 @@ import (
 	"sync"
 
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/remote"
 	"github.com/fabricbench/fabricbench/drivers/sshx"
 )
 
@@ -71,7 +73,7 @@ func init() {
 // time.
 type Driver struct {
 	name string
-	ssh  *sshx.Client
+	sh   sshx.Shell
 
 	mu     sync.Mutex // guards probe
 	probe  *probes
@@ -97,11 +99,11 @@ func New(ctx context.Context, cfg drivers.Config) (*Driver, error) {
 	if len(cfg.Options) > 0 {
 		return nil, fmt.Errorf("linux %s: the linux driver takes no Options (got %d)", name, len(cfg.Options))
 	}
-	c, err := sshx.Dial(ctx, cfg)
+	c, err := remote.Dial(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("linux %s: %w", name, err)
 	}
-	return &Driver{name: name, ssh: c}, nil
+	return &Driver{name: name, sh: c}, nil
 }
 
 // Platform returns "linux".
@@ -110,14 +112,15 @@ func (d *Driver) Platform() string { return Platform }
 // Device returns the device name used in messages.
 func (d *Driver) Device() string { return d.name }
 
-// SSH returns the driver's SSH connection (for drivers that compose this
-// one, e.g. to open more sessions on it).
-func (d *Driver) SSH() *sshx.Client { return d.ssh }
+// Shell returns the driver's shell: an SSH connection (*sshx.Client, for
+// drivers that compose this one, e.g. to open more sessions on it) or
+// docker exec into the device's container.
+func (d *Driver) Shell() sshx.Shell { return d.sh }
 
 // Batch runs commands in one SSH session, in order (see
 // sshx.Client.RunBatch); with stopOnError it stops at the first failure.
 func (d *Driver) Batch(ctx context.Context, cmds []string, stopOnError bool) ([]sshx.Result, error) {
-	res, err := d.ssh.RunBatch(ctx, cmds, stopOnError)
+	res, err := d.sh.RunBatch(ctx, cmds, stopOnError)
 	if err != nil {
 		return nil, fmt.Errorf("linux %s: %w", d.name, err)
 	}
@@ -135,7 +138,7 @@ func ParseAddrs(out string) ([]drivers.LinkState, error) {
 
 // Close closes the SSH connection.
 func (d *Driver) Close() error {
-	if err := d.ssh.Close(); err != nil {
+	if err := d.sh.Close(); err != nil {
 		return fmt.Errorf("linux %s: close: %w", d.name, err)
 	}
 	return nil
@@ -144,7 +147,7 @@ func (d *Driver) Close() error {
 // Exec runs cmd in a new SSH session and returns its combined output. A
 // non-zero exit is an error naming the command, with the trimmed output.
 func (d *Driver) Exec(ctx context.Context, cmd string) (string, error) {
-	out, err := d.ssh.Run(ctx, cmd)
+	out, err := d.sh.Run(ctx, cmd)
 	if err != nil {
 		return out, fmt.Errorf("linux %s: %w", d.name, err)
 	}
@@ -242,7 +245,7 @@ func (d *Driver) probes(ctx context.Context) (*probes, error) {
 	rules4Cmd, rules6Cmd := "ip -4 rule show >/dev/null", "ip -6 rule show >/dev/null"
 	dummy := "fbd" + randomHex(4)
 	dummyCmd := fmt.Sprintf("ip link add %s type dummy >/dev/null 2>&1; rc=$?; ip link del %s >/dev/null 2>&1; exit $rc", dummy, dummy)
-	res, err := d.ssh.RunBatch(ctx, []string{hashCmd, vrfCmd, srv6Cmd, redCmd, dx4Cmd, dx6Cmd, rules4Cmd, rules6Cmd, dummyCmd}, false)
+	res, err := d.sh.RunBatch(ctx, []string{hashCmd, vrfCmd, srv6Cmd, redCmd, dx4Cmd, dx6Cmd, rules4Cmd, rules6Cmd, dummyCmd}, false)
 	if err != nil {
 		return nil, fmt.Errorf("linux %s: capability probes: %w", d.name, err)
 	}

@@ -31,7 +31,7 @@ func (d *Driver) prefetch(ctx context.Context, cmds ...string) (context.Context,
 			uniq = append(uniq, c)
 		}
 	}
-	res, err := d.ssh.RunBatch(ctx, uniq, false)
+	res, err := d.sh.RunBatch(ctx, uniq, false)
 	if err != nil {
 		return nil, fmt.Errorf("linux %s: %w", d.name, err)
 	}

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -509,6 +510,84 @@ func (r Result) Err() error {
 	return nil
 }
 
+// Shell is a device's shell, however it is reached: an SSH connection
+// (Client) or docker exec into the device's container
+// (drivers/dockerx); drivers/remote.Dial picks one from drivers.Config.
+type Shell interface {
+	// Run runs cmd and returns its combined output; a non-zero exit is an
+	// *ExitError carrying the trimmed output.
+	Run(ctx context.Context, cmd string) (string, error)
+	// RunBatch runs cmds one after the other in one shell (see
+	// Client.RunBatch).
+	RunBatch(ctx context.Context, cmds []string, stopOnError bool) ([]Result, error)
+	// WriteFile writes size bytes from r to path on the device, with
+	// mode, atomically (a temporary file renamed into place). The data
+	// never appears on a command line.
+	WriteFile(ctx context.Context, path string, r io.Reader, size int64, mode os.FileMode) error
+	// Addr names where the shell is (host:port, or docker:CONTAINER).
+	Addr() string
+	Close() error
+}
+
+var _ Shell = (*Client)(nil)
+
+// BatchScript is the shell script RunBatch runs for cmds, and the marker
+// SplitBatch cuts its output at.
+func BatchScript(cmds []string, stopOnError bool) (script, marker string) {
+	marker = "@@fb-" + randomToken()
+	var b strings.Builder
+	b.WriteString("exec 2>&1\n")
+	for _, cmd := range cmds {
+		fmt.Fprintf(&b, "( %s\n) </dev/null; rc=$?; printf '\\n%s %%d\\n' $rc\n", cmd, marker)
+		if stopOnError {
+			b.WriteString("[ $rc -eq 0 ] || exit 0\n")
+		}
+	}
+	return b.String(), marker
+}
+
+// SplitBatch cuts the output of a BatchScript into one result per
+// command.
+func SplitBatch(out, marker string, cmds []string) ([]Result, error) {
+	return splitBatch(out, marker, cmds)
+}
+
+// WriteFile writes a file over SFTP (see Shell).
+func (c *Client) WriteFile(ctx context.Context, path string, r io.Reader, size int64, mode os.FileMode) error {
+	conn, err := c.SSH(ctx)
+	if err != nil {
+		return err
+	}
+	sc, err := sftp.NewClient(conn, sftp.UseConcurrentWrites(true))
+	if err != nil {
+		return fmt.Errorf("sftp: %w (is the sftp subsystem enabled in sshd?)", err)
+	}
+	defer sc.Close()
+	tmp := fmt.Sprintf("%s.part-%d", path, os.Getpid())
+	f, err := sc.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return fmt.Errorf("sftp create %s: %w", tmp, err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		_ = sc.Remove(tmp)
+		return fmt.Errorf("sftp chmod %s: %w", tmp, err)
+	}
+	n, err := f.ReadFrom(r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || (size >= 0 && n != size) {
+		_ = sc.Remove(tmp)
+		return fmt.Errorf("sftp copy to %s: %d of %d bytes: %v", tmp, n, size, err)
+	}
+	if err := sc.PosixRename(tmp, path); err != nil {
+		_ = sc.Remove(tmp)
+		return fmt.Errorf("sftp rename %s: %w", path, err)
+	}
+	return nil
+}
+
 // RunBatch runs cmds one after the other in one session (each in its own
 // subshell, stdin from /dev/null), saving the session set-up of each (a
 // login shell reads its startup files for every session). It returns one
@@ -520,16 +599,8 @@ func (c *Client) RunBatch(ctx context.Context, cmds []string, stopOnError bool) 
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	marker := "@@fb-" + randomToken()
-	var b strings.Builder
-	b.WriteString("exec 2>&1\n")
-	for _, cmd := range cmds {
-		fmt.Fprintf(&b, "( %s\n) </dev/null; rc=$?; printf '\\n%s %%d\\n' $rc\n", cmd, marker)
-		if stopOnError {
-			b.WriteString("[ $rc -eq 0 ] || exit 0\n")
-		}
-	}
-	out, err := c.Run(ctx, b.String())
+	script, marker := BatchScript(cmds, stopOnError)
+	out, err := c.Run(ctx, script)
 	if err != nil {
 		return nil, fmt.Errorf("batch of %d commands (first %q): %w", len(cmds), cmds[0], err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/fabricbench/fabricbench/containerlab"
-	"github.com/fabricbench/fabricbench/containerlab/native"
+	"github.com/fabricbench/fabricbench/containerlab/labrt"
 	"github.com/fabricbench/fabricbench/drivers"
 )
 
@@ -24,16 +24,19 @@ func platformOf(os string) string {
 	return "linux"
 }
 
-// FromLab builds the validation target of a deployed native lab: every
-// node reached over SSH on its management address with the lab's key,
-// host keys checked against the lab's known_hosts.
-func FromLab(lab *containerlab.Lab, st *native.State, topology string) (*Target, error) {
+// FromLab builds the validation target of a deployed lab (either
+// runtime): every node reached the way the runtime recorded, over SSH on
+// its management address with the lab's key and host keys checked
+// against the lab's known_hosts, or with docker exec into its container.
+// Bridge nodes are layer-2 segments, not devices: links to them are left
+// out.
+func FromLab(lab *containerlab.Lab, st *labrt.State, topology string) (*Target, error) {
 	key, err := os.ReadFile(st.Key)
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: SSH key: %w", lab.Name, err)
 	}
 	t := &Target{Name: lab.Name, Topology: topology, Runtime: st.Runtime}
-	for _, n := range lab.Nodes {
+	for _, n := range lab.Devices() {
 		ns, ok := st.Node(n.Name)
 		if !ok {
 			return nil, fmt.Errorf("lab %s: node %s is in the topology but was not deployed (redeploy with lab up)", lab.Name, n.Name)
@@ -45,13 +48,19 @@ func FromLab(lab *containerlab.Lab, st *native.State, topology string) (*Target,
 				role = "switch"
 			}
 		}
+		cfg := drivers.Config{Device: n.Name, Address: ns.Mgmt, Port: 22, KnownHosts: st.KnownHosts,
+			Auth: drivers.Auth{User: st.User, PrivateKey: key}}
+		if ns.Transport == labrt.TransportDocker {
+			cfg = drivers.Config{Device: n.Name, Container: ns.Container, Address: ns.Mgmt}
+		}
 		t.Devices = append(t.Devices, Device{
-			Name: n.Name, Role: role, Platform: platformOf(n.OS), Locator: n.SRv6Locator,
-			Config: drivers.Config{Device: n.Name, Address: ns.Mgmt, Port: 22, KnownHosts: st.KnownHosts,
-				Auth: drivers.Auth{User: st.User, PrivateKey: key}},
+			Name: n.Name, Role: role, Platform: platformOf(n.OS), Locator: n.SRv6Locator, Config: cfg,
 		})
 	}
 	for _, l := range lab.Links {
+		if a, b := lab.NodeByName(l.A.Node), lab.NodeByName(l.B.Node); a == nil || b == nil || a.Kind == "bridge" || b.Kind == "bridge" {
+			continue
+		}
 		t.Links = append(t.Links, Link{
 			A: Endpoint{Device: l.A.Node, Interface: l.A.Interface, IPv4: l.A.IPv4, IPv6: l.A.IPv6},
 			B: Endpoint{Device: l.B.Node, Interface: l.B.Interface, IPv4: l.B.IPv4, IPv6: l.B.IPv6},

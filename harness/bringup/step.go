@@ -48,7 +48,7 @@ func Step(ctx context.Context, o StepOptions) (b *results.Bringup, down func(), 
 		if o.Teardown {
 			down = func() { _, _ = d.Destroy(context.Background(), lab.Name, names) }
 		}
-		if st, err = d.Deploy(ctx, lab, o.Topology); err != nil {
+		if st, err = d.Deploy(ctx, lab); err != nil {
 			return nil, down, fmt.Errorf("bring-up: %w", err)
 		}
 	} else if st, err = d.LoadState(lab.Name); err != nil {

@@ -151,7 +151,7 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 		}
 		b.lab = lab
 		b.logf("deploying lab %s (%d nodes, %d links) from %s", lab.Name, len(lab.Nodes), len(lab.Links), topo)
-		st, err := b.dep.Deploy(ctx, lab, topo)
+		st, err := b.dep.Deploy(ctx, lab)
 		if err != nil {
 			return fmt.Errorf("deploy lab %s: %w", lab.Name, err)
 		}

@@ -201,7 +201,7 @@ func Start(t *testing.T, lab *containerlab.Lab) (*native.Deployer, *native.State
 			t.Errorf("destroy lab %s: %v", lab.Name, err)
 		}
 	})
-	st, err := d.Deploy(context.Background(), lab, "")
+	st, err := d.Deploy(context.Background(), lab)
 	if err != nil {
 		t.Fatalf("deploy lab %s: %v", lab.Name, err)
 	}

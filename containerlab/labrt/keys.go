@@ -1,4 +1,4 @@
-package native
+package labrt
 
 import (
 	"crypto/ed25519"
@@ -13,9 +13,9 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// writeKey generates an ed25519 key pair, writes the private key in
+// WriteKey generates an ed25519 key pair, writes the private key in
 // OpenSSH format to path (0600) and returns the public key.
-func writeKey(path, comment string) (ssh.PublicKey, error) {
+func WriteKey(path, comment string) (ssh.PublicKey, error) {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, err
@@ -37,23 +37,24 @@ func writeKey(path, comment string) (ssh.PublicKey, error) {
 	return sp, nil
 }
 
-// knownHostsLine renders one known_hosts entry for a node reachable by its
+// KnownHostsLine renders one known_hosts entry for a node reachable by its
 // name and management address.
-func knownHostsLine(hosts []string, key ssh.PublicKey) string {
+func KnownHostsLine(hosts []string, key ssh.PublicKey) string {
 	return strings.Join(hosts, ",") + " " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))
 }
 
-// writeKnownHosts writes the lab's known_hosts file (sorted, stable).
-func writeKnownHosts(path string, lines []string) error {
+// WriteKnownHosts writes the lab's known_hosts file (sorted, stable).
+func WriteKnownHosts(path string, lines []string) error {
 	sort.Strings(lines)
 	return os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
-// sshdConfig renders the sshd_config of one node. Only key authentication
-// for the lab's client key; root may log in (the lab's nodes are
-// namespaces of this machine, managed as root).
-func sshdConfig(nodeDir, listen, authorizedKeys string) string {
-	return fmt.Sprintf(`# fabricbench native lab node; generated, do not edit
+// SSHDConfig renders the sshd_config of one node: listening on its
+// management address, host key and PID file in dir (on the node), only
+// key authentication for the lab's client key; root may log in (the
+// lab's nodes are managed as root).
+func SSHDConfig(dir, listen, authorizedKeys string) string {
+	return fmt.Sprintf(`# fabricbench lab node; generated, do not edit
 ListenAddress %s
 Port 22
 HostKey %s
@@ -71,5 +72,5 @@ UseDNS no
 MaxStartups 100:30:200
 MaxSessions 50
 Subsystem sftp internal-sftp
-`, listen, filepath.Join(nodeDir, "ssh_host_ed25519_key"), filepath.Join(nodeDir, "sshd.pid"), authorizedKeys)
+`, listen, filepath.Join(dir, "ssh_host_ed25519_key"), filepath.Join(dir, "sshd.pid"), authorizedKeys)
 }
