@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fabricbench/fabricbench/harness"
-	_ "github.com/fabricbench/fabricbench/harness/netnsbackend"
+	_ "github.com/fabricbench/fabricbench/harness/labbackend"
 )
 
 // examples/suites/vrfs.yaml runs on the simulator: a job inside each of

@@ -16,7 +16,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/hwbackend"      // the "hardware" backend
-	_ "github.com/fabricbench/fabricbench/harness/netnsbackend" // the "netns" backend
+	_ "github.com/fabricbench/fabricbench/harness/labbackend" // the "netns" backend
 	_ "github.com/fabricbench/fabricbench/harness/simbackend"   // the "sim" backend
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/report"

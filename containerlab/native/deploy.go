@@ -707,7 +707,7 @@ func (d *Deployer) startInit(ns *NodeState, frr bool) error {
 	var pre strings.Builder
 	fmt.Fprintf(&pre, "hostname %s && ", shellQuote(ns.Name))
 	if frr {
-		fmt.Fprintf(&pre, "mount --bind %s /etc/frr && mount --bind %s /run/frr && ",
+		fmt.Fprintf(&pre, "mkdir -p /run/frr && mount --bind %s /etc/frr && mount --bind %s /run/frr && ",
 			shellQuote(filepath.Join(ns.Dir, "etc")), shellQuote(filepath.Join(ns.Dir, "run")))
 	}
 	netnsDir, home := filepath.Join(ns.Dir, "netns"), filepath.Join(ns.Dir, "root")

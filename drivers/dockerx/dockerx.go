@@ -4,7 +4,7 @@
 // runs no SSH server (the official FRR image, for one).
 //
 // Commands run as `docker exec CONTAINER sh -c CMD` (stdin from
-// /dev/null); files are written through docker exec's stdin, never on a
+// /dev/null) in the user's home directory, as an SSH session does; files are written through docker exec's stdin, never on a
 // command line. There is no host key to verify: the container is on this
 // machine and docker's socket is root's.
 package dockerx
@@ -106,7 +106,9 @@ func (c *Client) run(ctx context.Context, cmd string, stdin io.Reader, args ...s
 	if stdin != nil {
 		argv = append(argv, "-i")
 	}
-	argv = append(argv, c.container, "sh", "-c", cmd)
+	// In the user's home directory, as an SSH session starts (relative
+	// paths mean the same on both transports).
+	argv = append(argv, c.container, "sh", "-c", `cd "${HOME:-/}" 2>/dev/null || true; `+cmd)
 	argv = append(argv, args...)
 	x := exec.CommandContext(ctx, c.docker, argv...)
 	var out bytes.Buffer

@@ -27,7 +27,10 @@ func Fabricbench(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "fabricbench")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/fabricbench/fabricbench/cmd/fabricbench").CombinedOutput()
+		// Static (no cgo): it runs in lab containers whatever their C library.
+		cmd := exec.Command("go", "build", "-o", binPath, "github.com/fabricbench/fabricbench/cmd/fabricbench")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

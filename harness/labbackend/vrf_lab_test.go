@@ -1,4 +1,4 @@
-package netnsbackend
+package labbackend
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package netnsbackend
+package labbackend
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/harness"
 	_ "github.com/fabricbench/fabricbench/harness/simbackend"
@@ -31,7 +33,7 @@ func runSuite(t *testing.T, suite, backend string) (*results.Results, string) {
 	out := t.TempDir()
 	var log bytes.Buffer
 	opts := harness.Options{SuiteFile: suite, Out: out, Backend: backend, LabStateRoot: t.TempDir(), Log: &log, Progress: &log}
-	if backend == Name {
+	if backend == Name || backend == NameContainerlab {
 		opts.AgentBinary = labtest.Fabricbench(t)
 	}
 	res, err := harness.Run(context.Background(), opts)
@@ -55,6 +57,11 @@ func checkTornDown(t *testing.T, out string) {
 		if s := labtest.TakeSnapshot(t, lab); !s.Empty() {
 			t.Errorf("lab %s left: %s", lab, s)
 		}
+		if docker() {
+			if left := labtest.ContainerlabLeft(t, lab, "fb-"+lab); len(left) > 0 {
+				t.Errorf("lab %s left: %s", lab, strings.Join(left, ", "))
+			}
+		}
 	}
 	// Deployed processes run in the lab's node namespaces. Other test
 	// packages (agents/deploy, cmd/fabricbench, harness/hwbackend) deploy
@@ -73,6 +80,53 @@ func checkTornDown(t *testing.T, out string) {
 			continue
 		}
 		t.Errorf("deployed process left running: pid %s in orphaned %s: %s", p.PID, p.Netns, p.Cmd)
+	}
+}
+
+// docker reports whether this machine has a Docker engine (then the
+// containerlab labs' leftovers are checked too).
+func docker() bool { return exec.Command("docker", "info").Run() == nil }
+
+// forEachLab runs fn as a subtest on each lab backend this machine can
+// run (the native runtime, and containerlab when it, Docker and the lab
+// images are here; each skips with its reason otherwise) and returns the
+// results by backend.
+func forEachLab(t *testing.T, fn func(t *testing.T, backend string) *results.Results) map[string]*results.Results {
+	out := map[string]*results.Results{}
+	t.Run("native", func(t *testing.T) {
+		labtest.Require(t)
+		out[Name] = fn(t, Name)
+	})
+	t.Run("containerlab", func(t *testing.T) {
+		labtest.RequireContainerlab(t)
+		out[NameContainerlab] = fn(t, NameContainerlab)
+	})
+	return out
+}
+
+// sameVerdicts fails unless the runs of both lab backends (when both ran)
+// have the same status and the same verdict for every KPI.
+func sameVerdicts(t *testing.T, by map[string]*results.Results) {
+	t.Helper()
+	a, b := by[Name], by[NameContainerlab]
+	if a == nil || b == nil {
+		return
+	}
+	if a.Status != b.Status || len(a.Runs) != len(b.Runs) {
+		t.Errorf("native run %s (%d runs), containerlab run %s (%d runs)", a.Status, len(a.Runs), b.Status, len(b.Runs))
+		return
+	}
+	for i := range a.Runs {
+		va, vb := map[string]string{}, map[string]string{}
+		for _, k := range a.Runs[i].KPIs {
+			va[k.Name] = k.Verdict
+		}
+		for _, k := range b.Runs[i].KPIs {
+			vb[k.Name] = k.Verdict
+		}
+		if fmt.Sprint(va) != fmt.Sprint(vb) {
+			t.Errorf("run %s: KPI verdicts differ between the runtimes:\n native       %v\n containerlab %v", a.Runs[i].ID, va, vb)
+		}
 	}
 }
 
@@ -116,7 +170,7 @@ func portOctets(t *testing.T, out string, run *results.Run) map[string]float64 {
 // of its lab may be left.
 func upLab(t *testing.T, runID string, f *inventory.Fabric) *Backend {
 	t.Helper()
-	b := New()
+	b := New(containerlab.RuntimeNative)
 	b.Prepare(harness.Env{RunID: runID, Dir: t.TempDir(), LabStateRoot: t.TempDir(), AgentBinary: labtest.Fabricbench(t), Logf: t.Logf})
 	ctx := context.Background()
 	var lab string
@@ -142,10 +196,16 @@ func upLab(t *testing.T, runID string, f *inventory.Fabric) *Backend {
 // gNMI, reports written, nothing left behind; and the same suite on the
 // simulator gives the same report structure and KPI names.
 func TestLabSmoke(t *testing.T) {
-	labtest.Require(t)
 	suite := "../../examples/suites/lab-smoke.yaml"
-	res, out := runSuite(t, suite, Name)
-	defer checkTornDown(t, out)
+	sameVerdicts(t, forEachLab(t, func(t *testing.T, backend string) *results.Results {
+		res, out := runSuite(t, suite, backend)
+		defer checkTornDown(t, out)
+		checkLabSmoke(t, suite, res, out)
+		return res
+	}))
+}
+
+func checkLabSmoke(t *testing.T, suite string, res *results.Results, out string) {
 	if len(res.Runs) != 1 {
 		t.Fatalf("%d runs", len(res.Runs))
 	}
@@ -272,7 +332,10 @@ func writeSuite(t *testing.T, name string, spines, hostsPerLeaf int, features, j
 // three; four hosts per leaf, so that the permutation loads the uplinks
 // as much as the hosts can send.
 func TestDegradedUplinkFailsSymmetry(t *testing.T) {
-	labtest.Require(t)
+	sameVerdicts(t, forEachLab(t, degradedUplink))
+}
+
+func degradedUplink(t *testing.T, backend string) *results.Results {
 	job := "  - {name: perm, workload: permutation, size: 4MiB}"
 	uplinkAnomalies := func(run *results.Run) (names []string) {
 		for _, a := range run.Anomalies {
@@ -283,12 +346,12 @@ func TestDegradedUplinkFailsSymmetry(t *testing.T) {
 		}
 		return names
 	}
-	healthy, hout := runSuite(t, writeSuite(t, "lab-healthy", 4, 4, "", job, ""), Name)
+	healthy, hout := runSuite(t, writeSuite(t, "lab-healthy", 4, 4, "", job, ""), backend)
 	checkTornDown(t, hout)
 	if got := uplinkAnomalies(&healthy.Runs[0]); len(got) > 0 {
 		t.Errorf("healthy fabric: symmetry anomalies %v", got)
 	}
-	res, out := runSuite(t, "../../examples/suites/lab-degraded.yaml", Name)
+	res, out := runSuite(t, "../../examples/suites/lab-degraded.yaml", backend)
 	defer checkTornDown(t, out)
 	run := &res.Runs[0]
 	var sym *results.KPI
@@ -303,13 +366,17 @@ func TestDegradedUplinkFailsSymmetry(t *testing.T) {
 	if got := uplinkAnomalies(run); !slices.Contains(got, "leaf0:Ethernet4") {
 		t.Errorf("symmetry anomalies %v do not name the degraded leaf0:Ethernet4", got)
 	}
+	return res
 }
 
 // TestSRv6PinsToSpine pins host0 <-> host3 to spine1 with a micro-SID
 // container: their bytes cross spine1's ports only.
 func TestSRv6PinsToSpine(t *testing.T) {
-	labtest.Require(t)
-	res, out := runSuite(t, "../../examples/suites/lab-srv6.yaml", Name)
+	sameVerdicts(t, forEachLab(t, srv6PinsToSpine))
+}
+
+func srv6PinsToSpine(t *testing.T, backend string) *results.Results {
+	res, out := runSuite(t, "../../examples/suites/lab-srv6.yaml", backend)
 	defer checkTornDown(t, out)
 	run := &res.Runs[0]
 	if run.Jobs[0].Completed != run.Jobs[0].Flows {
@@ -333,6 +400,7 @@ func TestSRv6PinsToSpine(t *testing.T) {
 	if s0 > 64<<10 { // BGP keepalives only
 		t.Errorf("spine0 forwarded %.0f bytes of a job pinned to spine1", s0)
 	}
+	return res
 }
 
 // TestAgentDeathIsReported kills one host's agent in the middle of a job:

@@ -1,4 +1,4 @@
-package netnsbackend
+package labbackend
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func (b *Backend) applyFault(ctx context.Context, ft harness.Fault) error {
 		default:
 			cmd = "ip link set dev " + e.dev + " up && " + tbfCommand(e.dev, l.RateBps)
 		}
-		if out, err := b.Exec(ctx, e.node, cmd); err != nil {
+		if out, err := b.NetExec(ctx, e.node, cmd); err != nil {
 			return fmt.Errorf("%s on %s: %v: %s", ft.Description, e.node, err, strings.TrimSpace(out))
 		}
 		b.logf("fault %q: %s: %s", ft.Description, e.node, cmd)
@@ -74,7 +74,7 @@ func (b *Backend) fabricDrops(ctx context.Context) (uint64, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := b.Exec(ctx, name, "tc -s -j qdisc show")
+			out, err := b.NetExec(ctx, name, "tc -s -j qdisc show")
 			var qs []struct {
 				Kind  string `json:"kind"`
 				Drops uint64 `json:"drops"`

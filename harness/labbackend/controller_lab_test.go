@@ -1,4 +1,4 @@
-package netnsbackend
+package labbackend
 
 import (
 	"path/filepath"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -19,8 +18,11 @@ import (
 // show the traffic leave spine1 for spine0, host3's goodput recovers, and
 // the decision with its evidence is in the results.
 func TestControllerReroutesOnLab(t *testing.T) {
-	labtest.Require(t)
-	res, out := runSuite(t, "../../examples/suites/lab-srv6-reroute.yaml", Name)
+	sameVerdicts(t, forEachLab(t, controllerReroutes))
+}
+
+func controllerReroutes(t *testing.T, backend string) *results.Results {
+	res, out := runSuite(t, "../../examples/suites/lab-srv6-reroute.yaml", backend)
 	defer checkTornDown(t, out)
 	run := &res.Runs[0]
 	if run.Jobs[0].Completed != run.Jobs[0].Flows {
@@ -113,6 +115,7 @@ func TestControllerReroutesOnLab(t *testing.T) {
 	if run.Status != results.Pass {
 		t.Errorf("status %s: %s", run.Status, run.Error)
 	}
+	return res
 }
 
 // portTo names device's port towards peer in the lab-srv6-reroute fabric.

@@ -9,7 +9,7 @@
 //
 // Every node's processes, namespaces and veths are removed by Down, also
 // after a failure.
-package netnsbackend
+package labbackend
 
 import (
 	"context"
@@ -30,7 +30,9 @@ import (
 	"github.com/fabricbench/fabricbench/agents/fleet"
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/containerlab"
-	"github.com/fabricbench/fabricbench/containerlab/native"
+	_ "github.com/fabricbench/fabricbench/containerlab/clabrt" // the containerlab runtime
+	"github.com/fabricbench/fabricbench/containerlab/labrt"
+	_ "github.com/fabricbench/fabricbench/containerlab/native" // the native runtime
 	"github.com/fabricbench/fabricbench/drivers"
 	_ "github.com/fabricbench/fabricbench/drivers/frr"   // lab switches
 	_ "github.com/fabricbench/fabricbench/drivers/linux" // lab hosts
@@ -41,10 +43,17 @@ import (
 	"github.com/fabricbench/fabricbench/telemetry"
 )
 
-// Name is the backend's registry name.
-const Name = "netns"
+// The backends' registry names: the lab on the native runtime, and on the
+// containerlab runtime.
+const (
+	Name             = "netns"
+	NameContainerlab = "containerlab"
+)
 
-func init() { harness.Register(Name, func() harness.Backend { return New() }) }
+func init() {
+	harness.Register(Name, func() harness.Backend { return New(containerlab.RuntimeNative) })
+	harness.Register(NameContainerlab, func() harness.Backend { return New(containerlab.RuntimeContainerlab) })
+}
 
 // Ports the deployed processes use on each node.
 const (
@@ -58,13 +67,14 @@ const (
 	LinkMTU = 9000
 )
 
-// Backend is the netns backend.
+// Backend is the lab backend on one runtime.
 type Backend struct {
+	runtime  string
 	env      harness.Env
 	f        *inventory.Fabric
 	lab      *containerlab.Lab
-	dep      *native.Deployer
-	st       *native.State
+	rt       labrt.Runtime
+	st       *labrt.State
 	target   *bringup.Target
 	nodes    map[string]*nodeInfo
 	hostIP   []netip.Addr // host number -> data address
@@ -91,11 +101,24 @@ type nodeInfo struct {
 	ifaces map[int]string // fabric port -> kernel interface
 }
 
-// New returns an idle backend.
-func New() *Backend { return &Backend{} }
+// New returns an idle backend on a runtime (containerlab.RuntimeNative or
+// containerlab.RuntimeContainerlab).
+func New(runtime string) *Backend { return &Backend{runtime: runtime} }
 
 // Name implements harness.Backend.
-func (b *Backend) Name() string { return Name }
+func (b *Backend) Name() string {
+	if b.runtime == containerlab.RuntimeContainerlab {
+		return NameContainerlab
+	}
+	return Name
+}
+
+// Images are the images of the lab's switches and hosts on the
+// containerlab runtime: $FABRICBENCH_FRR_IMAGE and $FABRICBENCH_HOST_IMAGE,
+// else the generator's defaults (the public FRR and netshoot images).
+func Images() (frr, host string) {
+	return os.Getenv("FABRICBENCH_FRR_IMAGE"), os.Getenv("FABRICBENCH_HOST_IMAGE")
+}
 
 // Prepare implements harness.Preparer.
 func (b *Backend) Prepare(env harness.Env) { b.env = env }
@@ -110,25 +133,26 @@ func (b *Backend) logf(format string, args ...any) {
 // SIDs of every switch.
 func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	b.f = f
-	root := b.env.LabStateRoot
-	if root == "" {
-		root = native.DefaultStateRoot
+	rt, err := labrt.Open(b.runtime, labrt.Options{StateRoot: b.env.LabStateRoot, ReadyTimeout: 3 * time.Minute, Logf: b.logf})
+	if err != nil {
+		return err
 	}
-	b.dep = native.New(native.WithStateRoot(root), native.WithLogf(b.logf), native.WithReadyTimeout(3*time.Minute))
+	b.rt = rt
 	dir := b.env.Dir
 	if dir == "" {
-		d, err := os.MkdirTemp("", "fabricbench-netns-")
+		d, err := os.MkdirTemp("", "fabricbench-lab-")
 		if err != nil {
 			return err
 		}
 		dir = d
 	}
 	dir = filepath.Join(dir, "lab")
+	frrImage, hostImage := Images()
 	var lastErr error
 	for attempt := 0; attempt < 6; attempt++ {
 		name := labName(b.env.RunID, attempt)
 		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, MgmtSubnet: mgmtSubnet(name),
-			LinkRates: true, MTU: LinkMTU, SRv6: true})
+			LinkRates: true, MTU: LinkMTU, SRv6: true, FRRImage: frrImage, HostImage: hostImage})
 		if err != nil {
 			return fmt.Errorf("generate lab: %w", err)
 		}
@@ -138,20 +162,20 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 			return fmt.Errorf("write lab: %w", err)
 		}
 		topo := filepath.Join(dir, g.TopologyFile)
-		lab, err := g.Lab(dir)
+		lab, err := g.Resolve(dir, b.runtime)
 		if err != nil {
 			return err
 		}
-		if err := b.dep.Preflight(lab); err != nil {
-			return fmt.Errorf("this host cannot run native labs: %w", err)
+		if err := rt.Preflight(lab); err != nil {
+			return fmt.Errorf("this host cannot run %s labs: %w", b.runtime, err)
 		}
-		if err := native.MgmtFree(lab.Mgmt); err != nil {
+		if err := labrt.MgmtFree(lab.Mgmt); err != nil {
 			lastErr = err
 			continue // the management subnet is taken: next name
 		}
 		b.lab = lab
-		b.logf("deploying lab %s (%d nodes, %d links) from %s", lab.Name, len(lab.Nodes), len(lab.Links), topo)
-		st, err := b.dep.Deploy(ctx, lab)
+		b.logf("deploying lab %s (%d nodes, %d links, %s runtime) from %s", lab.Name, len(lab.Nodes), len(lab.Links), b.runtime, topo)
+		st, err := rt.Deploy(ctx, lab)
 		if err != nil {
 			return fmt.Errorf("deploy lab %s: %w", lab.Name, err)
 		}
@@ -268,7 +292,7 @@ func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
 // host's kernel lacks is an error naming it.
 func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	b.feat = feat
-	if err := capabilities.Refuse(Name, feat); err != nil {
+	if err := capabilities.Refuse(b.Name(), feat); err != nil {
 		return err
 	}
 	feats := map[string]*drivers.DeviceFeatures{}
@@ -308,7 +332,7 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 	p.Trimming = false
 	p.HeaderBytes, p.AckBytes = dataplane.WireHeaderBytes(false) // the lab's data addresses are IPv4
 	if p.MTU > MaxMTU {
-		return fmt.Errorf("the %s backend cannot do transport.mtu %d: payload plus headers exceed the lab's %d-byte link MTU (at most %d)", Name, p.MTU, LinkMTU, MaxMTU)
+		return fmt.Errorf("the %s backend cannot do transport.mtu %d: payload plus headers exceed the lab's %d-byte link MTU (at most %d)", b.Name(), p.MTU, LinkMTU, MaxMTU)
 	}
 	p.Entropies = EntropyPorts
 	b.tp = p
@@ -348,7 +372,7 @@ func (b *Backend) connectAll(ctx context.Context) error {
 // ports and queues, hosts their NIC, all under the fabric's port names.
 func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) ([]telemetry.TargetSpec, error) {
 	if interval < MinInterval {
-		return nil, fmt.Errorf("the %s backend cannot do telemetry.interval %v: %s", Name, interval, capabilities.MinIntervalReason)
+		return nil, fmt.Errorf("the %s backend cannot do telemetry.interval %v: %s", b.Name(), interval, capabilities.MinIntervalReason)
 	}
 	if err := b.connectAll(ctx); err != nil {
 		return nil, err
@@ -396,12 +420,12 @@ func (b *Backend) Down(ctx context.Context) error {
 		}
 		b.hd = nil
 	}
-	if b.lab != nil && b.dep != nil {
+	if b.lab != nil && b.rt != nil {
 		names := make([]string, len(b.lab.Nodes))
 		for i, n := range b.lab.Nodes {
 			names[i] = n.Name
 		}
-		if _, err := b.dep.Destroy(ctx, b.lab.Name, names); err != nil {
+		if _, err := b.rt.Destroy(context.WithoutCancel(ctx), b.lab.Name, names); err != nil {
 			errs = append(errs, fmt.Errorf("destroy lab %s: %w", b.lab.Name, err))
 		}
 		b.lab = nil
@@ -417,10 +441,23 @@ func (b *Backend) LabName() string {
 	return b.lab.Name
 }
 
-// Exec runs a shell script in a lab node (tests and fault injection).
+// Exec runs a shell script in a lab node, as the node sees it (its own
+// file system and tools).
 func (b *Backend) Exec(ctx context.Context, node, script string) (string, error) {
 	if b.st == nil {
 		return "", errors.New("lab not deployed")
 	}
-	return b.dep.Exec(ctx, b.st, node, script)
+	return b.rt.Exec(ctx, b.st, node, script)
 }
+
+// NetExec runs a shell script with this machine's tools in a lab node's
+// network namespace (fault injection, qdisc counters).
+func (b *Backend) NetExec(ctx context.Context, node, script string) (string, error) {
+	if b.st == nil {
+		return "", errors.New("lab not deployed")
+	}
+	return b.rt.NetExec(ctx, b.st, node, script)
+}
+
+// State is the deployed lab's state (nil before Up).
+func (b *Backend) State() *labrt.State { return b.st }
