@@ -87,6 +87,10 @@ type Node struct {
 	// /etc/frr (its frr.conf and daemons, when present, are FRRConfig and
 	// FRRDaemons). Empty when absent.
 	FRRConfig, FRRDaemons, FRRDir string
+	// StartupConfig is the node's startup-config (absolute path), if any.
+	// containerlab's linux kind ignores it; fabricbench's runtimes load it
+	// into FRR.
+	StartupConfig string
 	// Binds are every bind of the node, resolved (source absolute).
 	Binds []Bind
 	// Exec are commands run in the node after its links are up.

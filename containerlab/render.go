@@ -32,8 +32,9 @@ import (
 //     ${VAR:=default}, ${VAR:-default}, ${VAR=default} and ${VAR-default}
 //     give a default (the colon forms also for an empty value);
 //     ${VAR:+alt} and ${VAR+alt} the alternative when set. A variable that
-//     is not set and has no default is left as written (so "$1" in a shell
-//     command, or a password with a '$', survives), and "$$" is one '$'.
+//     is not set (or empty) and has no default is left as $VAR (so "$1" in
+//     a shell command, or a password with a '$', survives; ${VAR} loses
+//     its braces, as containerlab's expansion does), and "$$" is one '$'.
 //
 // containerlab expands with a fork of a8m/envsubst that adds the
 // "leave unset variables as written" mode; neither that fork nor a
@@ -91,9 +92,15 @@ func Render(path string, src []byte, opt RenderOptions) (*Rendered, error) {
 	}
 	out.Text = text
 	out.Changed = !bytes.Equal(text, src)
-	out.Shifted = bytes.Count(text, []byte("\n")) != bytes.Count(src, []byte("\n"))
+	// Positions in the rendered text are those of the file as written
+	// only when every line stayed where it was: no control action (range,
+	// if, ...) and the same number of lines.
+	out.Shifted = out.Changed && (controlRe.Match(src) || bytes.Count(text, []byte("\n")) != bytes.Count(src, []byte("\n")))
 	return out, nil
 }
+
+// controlRe finds template actions that can move lines.
+var controlRe = regexp.MustCompile(`\{\{-?\s*(range|if|else|with|define|template|block|end)\b`)
 
 // templateLineRe finds the line in text/template's messages:
 // "template: NAME:LINE:COL: ..." or "template: NAME:LINE: ...".
@@ -107,7 +114,9 @@ func templateError(path string, err error) error {
 	if m := templateLineRe.FindStringSubmatch(msg); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		if m[2] != "" {
-			e.Column, _ = strconv.Atoi(m[2])
+			// text/template counts columns from 0.
+			c, _ := strconv.Atoi(m[2])
+			e.Column = c + 1
 		}
 		msg = m[3]
 	}
@@ -225,7 +234,12 @@ func expandBraced(body string, lookup func(string) (string, bool)) (string, bool
 	v, set := lookup(name)
 	rest := body[j:]
 	if rest == "" {
-		return v, set
+		if !set || v == "" {
+			// containerlab (its envsubst) writes an unset or empty ${VAR}
+			// back as $VAR.
+			return "$" + name, true
+		}
+		return v, true
 	}
 	colon := strings.HasPrefix(rest, ":")
 	op := strings.TrimPrefix(rest, ":")

@@ -694,6 +694,7 @@ func (r *resolver) node(name string) *Node {
 			r.errf(startupPath, "only FRR and SONiC nodes take a startup-config (this node's %s label says linux)", LabelOS)
 		case "frr":
 			abs := r.file2abs(startupPath, startup, false)
+			n.StartupConfig = abs
 			if n.FRRConfig != "" && n.FRRConfig != abs {
 				r.errf(startupPath, "startup-config conflicts with the bind onto %s (%s)", FRRConfTarget, n.FRRConfig)
 			} else {
@@ -738,9 +739,13 @@ func (r *resolver) startupDelayQuiet(e *Extra) time.Duration {
 // identical binds once): FRR's configuration is recognised, every other
 // bind is kept for the containerlab runtime and refused by the native one.
 func (r *resolver) binds(n *Node, layers []layer) (paths []string) {
-	targets := map[string]string{} // target -> path of the bind
+	type at struct {
+		path  string
+		layer int
+	}
+	targets := map[string]at{} // target -> the bind onto it
 	seen := map[string]bool{}
-	for _, l := range layers {
+	for li, l := range layers {
 		if l.c == nil {
 			continue
 		}
@@ -754,12 +759,33 @@ func (r *resolver) binds(n *Node, layers []layer) (paths []string) {
 			if err != nil {
 				continue // reported by section
 			}
-			dst := path.Clean(s.dst)
-			if other, dup := targets[dst]; dup {
-				r.errf(bp, "a second bind onto %s (the first is %s)", dst, other)
+			// containerlab's placeholders: the node's name, and the lab's
+			// and the node's directories containerlab makes at deploy
+			// (clab-LAB/ and clab-LAB/NODE/ next to the topology file).
+			labDir := filepath.Join(r.dir, "clab-"+r.t.Name)
+			madeByClab := strings.Contains(s.src, "__clabNodeDir__") || strings.Contains(s.src, "__clabDir__")
+			s.src = strings.NewReplacer("__clabNodeName__", n.Name, "__clabNodeDir__", filepath.Join(labDir, n.Name),
+				"__clabDir__", labDir).Replace(s.src)
+			if madeByClab {
+				if r.native() {
+					r.errf(bp, "%q names a directory containerlab makes at deploy; it is %s%s", b, notNative, useContainerl)
+					continue
+				}
+				n.Binds = append(n.Binds, Bind{Source: s.src, Target: path.Clean(s.dst), Options: s.opts})
+				paths = append(paths, bp)
+				targets[path.Clean(s.dst)] = at{bp, li}
 				continue
 			}
-			targets[dst] = bp
+			dst := path.Clean(s.dst)
+			if other, dup := targets[dst]; dup {
+				// A more specific level's bind onto the same path wins (layers
+				// are most specific first); two in one level are an error.
+				if other.layer == li {
+					r.errf(bp, "a second bind onto %s (the first is %s)", dst, other.path)
+				}
+				continue
+			}
+			targets[dst] = at{bp, li}
 			if !frrTarget(dst) {
 				r.nativeVal(bp, "bind onto %s is %s (nodes share this machine's file system; only FRR's /etc/frr is per node)", dst, notNative)
 			}
@@ -1140,10 +1166,6 @@ func (r *resolver) stubAt(lab *Lab, lp, ep string, short bool, l *LinkConfig, lc
 		}
 		if l.VNI == 0 {
 			r.errf(lp, "missing vni")
-			ok = false
-		}
-		if l.UDPPort == 0 {
-			r.errf(lp, "missing udp-port")
 			ok = false
 		}
 	}

@@ -1,14 +1,36 @@
 package containerlab
 
-import "sort"
+import (
+	"regexp"
+	"sort"
+)
+
+// forwardingExecRe finds an exec command that turns forwarding on:
+// sysctl -w net.ipv4.ip_forward=1 (or ipv6 ...forwarding=1), or a write
+// of 1 to /proc/sys/net/ipv4/ip_forward.
+var forwardingExecRe = regexp.MustCompile(`(ip_forward|conf\.all\.forwarding|conf/all/forwarding)\s*=\s*1\b|echo\s+1\s*>\s*/proc/sys/net/(ipv4/ip_forward|ipv6/conf/all/forwarding)`)
+
+// forwards reports whether a node turns forwarding on.
+func forwards(n *Node) bool {
+	if n.Sysctls["net.ipv4.ip_forward"] == "1" || n.Sysctls["net.ipv6.conf.all.forwarding"] == "1" {
+		return true
+	}
+	for _, c := range n.Exec {
+		if forwardingExecRe.MatchString(c) {
+			return true
+		}
+	}
+	return false
+}
 
 // inferRoles gives every node without a fabricbench.role label a role
 // from the lab's graph (labels always win; docs/containerlab.md):
 //
 //   - switches are the nodes that route: OS frr or sonic (FRR image, FRR
 //     configuration bound or a startup-config, or sonic-vs), or a plain
-//     Linux node with net.ipv4.ip_forward=1 and links to two or more
-//     other nodes (a router with static routes);
+//     Linux node that turns IPv4 or IPv6 forwarding on (its sysctls, or a
+//     sysctl or /proc write in its exec commands) and has links to two or
+//     more other nodes (a router with static routes);
 //   - bridge nodes are layer-2 segments: RoleBridge, and transparent when
 //     counting hops (nodes on one bridge are neighbours);
 //   - every other node is a host;
@@ -29,7 +51,7 @@ func inferRoles(lab *Lab) {
 			isSwitch[n.Name] = n.Role != RoleHost
 		case n.OS == "frr" || n.OS == "sonic":
 			isSwitch[n.Name] = true
-		case n.Sysctls["net.ipv4.ip_forward"] == "1" && len(adj[n.Name]) >= 2:
+		case forwards(n) && len(adj[n.Name]) >= 2:
 			isSwitch[n.Name] = true
 		}
 	}

@@ -1024,7 +1024,7 @@ func bringupRun(ctx context.Context, b *suite.Bringup, opts Options) (*results.R
 		logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, f+"\n", a...) }
 	}
 	out, down, err := bringup.Step(ctx, bringup.StepOptions{Topology: b.Topology, Deploy: b.Deploy, Teardown: b.Teardown,
-		BGPWait: wait, StateRoot: opts.LabStateRoot, Logf: logf})
+		Runtime: b.Runtime, BGPWait: wait, StateRoot: opts.LabStateRoot, Logf: logf})
 	run := &results.Run{ID: "bringup", Fabric: b.Topology, WallS: time.Since(start).Seconds(), Bringup: out}
 	switch {
 	case err != nil:

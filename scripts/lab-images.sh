@@ -52,10 +52,12 @@ trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/frr-start" <<'START'
 #!/bin/sh
 # fabricbench/frr: start FRR as the official FRR image does (its daemons
-# file decides which daemons run), then stay up.
+# file decides which daemons run), then stay up. Unlike the official
+# image's start script it does not chown /etc/frr: files bound into it
+# from a checkout keep their owner (FRR reads them as they are).
 set -e
 mkdir -p /var/run/frr /var/log/frr
-chown -R frr:frr /etc/frr /var/run/frr /var/log/frr 2>/dev/null || true
+chown frr:frr /var/run/frr /var/log/frr
 /usr/lib/frr/frrinit.sh start
 exec sleep infinity
 START

@@ -161,25 +161,14 @@ runtime would create are listed. Needs no Docker and no root.
 	return cmd
 }
 
-// chooseRuntime resolves --runtime: auto is containerlab when it and a
-// Docker engine are present, else native. why says how auto decided.
+// chooseRuntime resolves --runtime (clabrt.Choose); a bad value or an
+// impossible containerlab is bad input.
 func chooseRuntime(flag string) (rt, why string, err error) {
-	switch flag {
-	case "", "auto":
-		if ok, reason := clabrt.Usable(); ok {
-			return containerlab.RuntimeContainerlab, "auto: containerlab and Docker are present", nil
-		} else {
-			return containerlab.RuntimeNative, "auto: " + reason, nil
-		}
-	case containerlab.RuntimeNative:
-		return flag, "", nil
-	case containerlab.RuntimeContainerlab:
-		if ok, reason := clabrt.Usable(); !ok {
-			return "", "", badInput(fmt.Errorf("--runtime containerlab: %s; use --runtime native", reason))
-		}
-		return flag, "", nil
+	rt, why, err = clabrt.Choose(flag)
+	if err != nil {
+		return "", "", badInput(fmt.Errorf("--runtime: %w", err))
 	}
-	return "", "", badInput(fmt.Errorf("--runtime %q: want auto, containerlab or native", flag))
+	return rt, why, nil
 }
 
 // parseTopology renders and parses a topology file; errors are bad input.

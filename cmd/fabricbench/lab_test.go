@@ -73,7 +73,7 @@ func TestLabUpValidateDown(t *testing.T) {
 		runCLI(t, "lab", "down", topo, "--state-dir", state)
 	})
 
-	code, stdout, stderr := runCLI(t, "lab", "up", topo, "--state-dir", state, "--timeout", "90s")
+	code, stdout, stderr := runCLI(t, "lab", "up", topo, "--runtime", "native", "--state-dir", state, "--timeout", "90s")
 	if code != 0 {
 		t.Fatalf("lab up: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -218,7 +218,7 @@ func TestSuiteBringupStep(t *testing.T) {
 		p := filepath.Join(dir, fmt.Sprintf("s-%v.yaml", deploy))
 		os.WriteFile(p, []byte(fmt.Sprintf(`name: with-bringup
 fabric: {spec: "leafspine:leaves=2,spines=1,hosts_per_leaf=2"}
-bringup: {topology: fbtest-suite.clab.yml, deploy: %v, teardown: %v}
+bringup: {topology: fbtest-suite.clab.yml, deploy: %v, teardown: %v, runtime: native}
 jobs:
   - {name: perm, workload: permutation, size: 64KiB}
 kpis:

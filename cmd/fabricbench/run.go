@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricbench/fabricbench/harness"
-	"github.com/fabricbench/fabricbench/harness/hwbackend"      // the "hardware" backend
+	"github.com/fabricbench/fabricbench/harness/hwbackend"    // the "hardware" backend
 	_ "github.com/fabricbench/fabricbench/harness/labbackend" // the "netns" backend
-	_ "github.com/fabricbench/fabricbench/harness/simbackend"   // the "sim" backend
+	_ "github.com/fabricbench/fabricbench/harness/simbackend" // the "sim" backend
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/report"
 	"github.com/fabricbench/fabricbench/results"

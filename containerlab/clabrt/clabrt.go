@@ -104,6 +104,29 @@ func firstLine(s string) string {
 	return s
 }
 
+// Choose resolves a runtime choice: "auto" (or "") is containerlab when
+// it and a Docker engine are present, else native; why says how auto
+// decided. An explicit containerlab without them is an error naming what
+// is missing.
+func Choose(choice string) (runtime, why string, err error) {
+	switch choice {
+	case "", "auto":
+		if ok, reason := Usable(); ok {
+			return containerlab.RuntimeContainerlab, "auto: containerlab and Docker are present", nil
+		} else {
+			return containerlab.RuntimeNative, "auto: " + reason, nil
+		}
+	case containerlab.RuntimeNative:
+		return choice, "", nil
+	case containerlab.RuntimeContainerlab:
+		if ok, reason := Usable(); !ok {
+			return "", "", fmt.Errorf("runtime containerlab: %s; use the native runtime", reason)
+		}
+		return choice, "", nil
+	}
+	return "", "", fmt.Errorf("%q is not a lab runtime (want auto, containerlab or native)", choice)
+}
+
 // Preflight checks for root, containerlab, Docker and nsenter, and that
 // the lab was resolved for this runtime.
 func (r *Runtime) Preflight(lab *containerlab.Lab) error {
@@ -468,11 +491,49 @@ func (r *Runtime) configureNode(ctx context.Context, n *containerlab.Node, ns *l
 	if out, err := c.Run(ctx, "grep -q ' /proc/sys proc ro' /proc/mounts && mount -o remount,rw /proc/sys || true"); err != nil {
 		r.logf("node %s: /proc/sys stays read-only: %v %s", ns.Name, err, strings.TrimSpace(out))
 	}
+	if err := loadStartupConfig(ctx, c, n); err != nil {
+		return "", err
+	}
 	ns.Transport = labrt.TransportDocker
 	if _, err := c.Run(ctx, "test -x /usr/sbin/sshd"); err != nil || ns.Mgmt == "" {
 		return "", nil // no sshd (or no management address): docker exec
 	}
 	return r.startSSHD(ctx, c, n, ns, clientPub)
+}
+
+// loadStartupConfig loads an FRR node's startup-config into its running
+// FRR: containerlab's linux kind ignores startup-config, so without this a
+// file's routers would come up unconfigured. Nothing to do when the file
+// is also bound onto /etc/frr/frr.conf (FRR read it at start).
+func loadStartupConfig(ctx context.Context, c *dockerx.Client, n *containerlab.Node) error {
+	if n.OS != "frr" || n.StartupConfig == "" {
+		return nil
+	}
+	for _, b := range n.Binds {
+		if b.Target == containerlab.FRRConfTarget || (b.Target == containerlab.FRRDirTarget && n.FRRConfig == n.StartupConfig) {
+			return nil
+		}
+	}
+	data, err := os.ReadFile(n.StartupConfig)
+	if err != nil {
+		return err
+	}
+	const dst = "/etc/frr/fabricbench-startup.conf"
+	if err := c.WriteFile(ctx, dst, bytes.NewReader(data), int64(len(data)), 0o644); err != nil {
+		return err
+	}
+	// vtysh reaches the daemons once they are up: a few tries.
+	var out string
+	for i := 0; i < 40; i++ {
+		if out, err = c.Run(ctx, "vtysh -f "+dst); err == nil {
+			return nil
+		}
+		if !strings.Contains(out, "is not running") && !strings.Contains(out, "failed to connect") {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("load startup-config %s into FRR: %v: %s", n.StartupConfig, err, strings.TrimSpace(out))
 }
 
 // startSSHD gives a node a host key, the lab's client key and an sshd on

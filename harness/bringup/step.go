@@ -7,17 +7,20 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/containerlab"
-	"github.com/fabricbench/fabricbench/containerlab/native"
+	"github.com/fabricbench/fabricbench/containerlab/clabrt"
+	"github.com/fabricbench/fabricbench/containerlab/labrt"
+	_ "github.com/fabricbench/fabricbench/containerlab/native" // the native runtime
 	"github.com/fabricbench/fabricbench/results"
 )
 
 // StepOptions configure the bring-up step of a suite.
 type StepOptions struct {
 	Topology  string // containerlab topology file
-	Deploy    bool   // bring the lab up first (native runtime)
+	Deploy    bool   // bring the lab up first
+	Runtime   string // auto (default), containerlab or native (clabrt.Choose)
 	Teardown  bool   // Down removes the lab (only when deployed here)
 	BGPWait   time.Duration
-	StateRoot string // native lab state (default native.DefaultStateRoot)
+	StateRoot string // lab state (default labrt.DefaultStateRoot)
 	Logf      func(format string, args ...any)
 }
 
@@ -30,29 +33,49 @@ func Step(ctx context.Context, o StepOptions) (b *results.Bringup, down func(), 
 	if err != nil {
 		return nil, down, err
 	}
-	lab, err := top.Lab(filepath.Dir(o.Topology))
-	if err != nil {
-		return nil, down, err
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
 	}
-	opts := []native.Option{native.WithStateRoot(orDefault(o.StateRoot, native.DefaultStateRoot))}
-	if o.Logf != nil {
-		opts = append(opts, native.WithLogf(o.Logf))
-	}
-	d := native.New(opts...)
-	var st *native.State
+	opts := labrt.Options{StateRoot: o.StateRoot, ReadyTimeout: 3 * time.Minute, Logf: logf}
+	var lab *containerlab.Lab
+	var st *labrt.State
 	if o.Deploy {
+		rtName, why, err := clabrt.Choose(o.Runtime)
+		if err != nil {
+			return nil, down, fmt.Errorf("bring-up: %w", err)
+		}
+		if why != "" {
+			logf("bring-up: %s runtime (%s)", rtName, why)
+		}
+		if lab, err = top.Resolve(filepath.Dir(o.Topology), rtName); err != nil {
+			return nil, down, err
+		}
+		rt, err := labrt.Open(rtName, opts)
+		if err != nil {
+			return nil, down, err
+		}
 		names := make([]string, len(lab.Nodes))
 		for i, n := range lab.Nodes {
 			names[i] = n.Name
 		}
 		if o.Teardown {
-			down = func() { _, _ = d.Destroy(context.Background(), lab.Name, names) }
+			down = func() { _, _ = rt.Destroy(context.Background(), lab.Name, names) }
 		}
-		if st, err = d.Deploy(ctx, lab); err != nil {
+		if st, err = rt.Deploy(ctx, lab); err != nil {
 			return nil, down, fmt.Errorf("bring-up: %w", err)
 		}
-	} else if st, err = d.LoadState(lab.Name); err != nil {
-		return nil, down, fmt.Errorf("bring-up: lab %s is not deployed (%v); run fabricbench lab up %s or set bringup.deploy", lab.Name, err, o.Topology)
+	} else {
+		if st, err = labrt.LoadState(o.StateRoot, top.Name); err != nil {
+			return nil, down, fmt.Errorf("bring-up: lab %s is not deployed (%v); run fabricbench lab up %s or set bringup.deploy", top.Name, err, o.Topology)
+		}
+		rtName := st.Runtime
+		if rtName == "" {
+			rtName = containerlab.RuntimeNative
+		}
+		if lab, err = top.Resolve(filepath.Dir(o.Topology), rtName); err != nil {
+			return nil, down, err
+		}
 	}
 	t, err := FromLab(lab, st, o.Topology)
 	if err != nil {
@@ -67,11 +90,4 @@ func Step(ctx context.Context, o StepOptions) (b *results.Bringup, down func(), 
 	}
 	b, err = Validate(ctx, t, Options{BGPWait: o.BGPWait})
 	return b, down, err
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

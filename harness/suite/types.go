@@ -434,9 +434,12 @@ type Sim struct {
 type Bringup struct {
 	// Topology is a containerlab topology file, relative to the suite.
 	Topology string `yaml:"topology"`
-	// Deploy brings the lab up (natively) before validating it; otherwise
-	// it must be running already (fabricbench lab up).
+	// Deploy brings the lab up before validating it; otherwise it must be
+	// running already (fabricbench lab up).
 	Deploy bool `yaml:"deploy"`
+	// Runtime deploys it: auto (default: containerlab when it and Docker
+	// are present, else native), containerlab or native.
+	Runtime string `yaml:"runtime"`
 	// Teardown removes the lab after the suite (only with deploy).
 	Teardown bool `yaml:"teardown"`
 	// BGPWait keeps polling BGP sessions that are not established for this

@@ -307,6 +307,11 @@ func (c *checker) bringup() {
 	if b.Teardown && !b.Deploy {
 		c.errf("bringup.teardown", "needs deploy: true (a lab the suite did not bring up is not torn down)")
 	}
+	switch b.Runtime {
+	case "", "auto", "native", "containerlab":
+	default:
+		c.errf("bringup.runtime", "%q is not a lab runtime (want auto, containerlab or native)", b.Runtime)
+	}
 	if b.BGPWait != "" {
 		if d, err := time.ParseDuration(b.BGPWait); err != nil || d < 0 {
 			c.errf("bringup.bgp_wait", "%q is not a duration (e.g. 10s)", b.BGPWait)
