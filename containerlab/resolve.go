@@ -729,7 +729,19 @@ func (r *resolver) node(name string) *Node {
 }
 
 func (r *resolver) startupDelayQuiet(e *Extra) time.Duration {
-	if x, ok := e.Value.(int64); ok && x >= 0 && time.Duration(x)*time.Second <= MaxStartupDelay {
+	var x int64
+	switch v := e.Value.(type) {
+	case int64:
+		x = v
+	case uint64:
+		if v > uint64(MaxStartupDelay/time.Second) {
+			return 0
+		}
+		x = int64(v)
+	default:
+		return 0
+	}
+	if x >= 0 && time.Duration(x)*time.Second <= MaxStartupDelay {
 		return time.Duration(x) * time.Second
 	}
 	return 0

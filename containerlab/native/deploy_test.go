@@ -168,3 +168,143 @@ func names(lab *containerlab.Lab) []string {
 	}
 	return out
 }
+
+// copyDir copies a corpus lab into a temporary directory.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestDeployBridgeLAN deploys the corpus's bridge LAN natively: a bridge
+// node (a bridge in a namespace of its own), routers whose whole /etc/frr
+// is a bound directory, OSPF over the LAN (readiness waits for Full
+// adjacencies), hosts configured by exec reaching each other through it.
+func TestDeployBridgeLAN(t *testing.T) {
+	labtest.Require(t)
+	dir := copyDir(t, filepath.Join("..", "testdata", "corpus", "bridge-lan"))
+	top, err := containerlab.Parse(filepath.Join(dir, "bridge-lan.clab.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := top.Resolve("", containerlab.RuntimeNative)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := native.New(native.WithStateRoot(t.TempDir()), native.WithReadyTimeout(90*time.Second), native.WithLogf(t.Logf))
+	t.Cleanup(func() {
+		if _, err := d.Destroy(context.Background(), lab.Name, names(lab)); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+		if s := labtest.TakeSnapshot(t, lab.Name); !s.Empty() {
+			t.Errorf("left behind: %s", s)
+		}
+	})
+	ctx := context.Background()
+	st, err := d.Deploy(ctx, lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := d.Exec(ctx, st, "gw1", "vtysh -c 'show ip ospf neighbor'"); err != nil || !strings.Contains(out, "Full") {
+		t.Errorf("gw1 OSPF neighbours: %v\n%s", err, out)
+	}
+	// h1 and h2 are on the LAN; h3 is behind core.
+	for _, dst := range []string{"198.18.1.12", "198.18.1.13"} {
+		if out, err := d.Exec(ctx, st, "h1", "ping -c 2 -W 1 -i 0.2 "+dst); err != nil {
+			t.Errorf("h1 -> %s: %v\n%s", dst, err, out)
+		}
+	}
+	if br, ok := st.Node("br-lan"); !ok || br.Transport != "" || br.Mgmt != "" {
+		t.Errorf("bridge node state %+v: a bridge has no management address or shell", br)
+	}
+}
+
+// TestDeployStubsAndEnv: dummy and mgmt-net links, a MAC on an endpoint,
+// env and env-files seen by exec, and startup-delay.
+func TestDeployStubsAndEnv(t *testing.T) {
+	labtest.Require(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "lab.env"), []byte("# the site\nexport SITE=\"lab-a\"\nRACK=r1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := `name: fbtest-stubs
+mgmt: {ipv4-subnet: 198.19.231.0/24}
+topology:
+  defaults: {kind: linux, image: alpine}
+  nodes:
+    a:
+      env: {ROLE: probe}
+      env-files: [lab.env]
+      startup-delay: 1
+      exec: ["echo $SITE-$RACK-$ROLE > /tmp/fbtest-stubs-env"]
+    b: {}
+  links:
+    - type: veth
+      endpoints:
+        - {node: a, interface: eth1, mac: "02:00:00:00:0a:01", ipv4: 198.18.9.1/31}
+        - {node: b, interface: eth1, ipv4: 198.18.9.0/31}
+    - type: dummy
+      endpoint: {node: a, interface: dummy0}
+    - endpoints: ["a:eth9", "mgmt-net:a-eth9"]
+`
+	path := filepath.Join(dir, "stubs.clab.yml")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	top, err := containerlab.Parse(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := top.Resolve("", containerlab.RuntimeNative)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := native.New(native.WithStateRoot(t.TempDir()), native.WithReadyTimeout(60*time.Second), native.WithLogf(t.Logf))
+	t.Cleanup(func() {
+		if _, err := d.Destroy(context.Background(), lab.Name, names(lab)); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+		os.Remove("/tmp/fbtest-stubs-env")
+		if s := labtest.TakeSnapshot(t, lab.Name); !s.Empty() {
+			t.Errorf("left behind: %s", s)
+		}
+	})
+	ctx := context.Background()
+	start := time.Now()
+	st, err := d.Deploy(ctx, lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) < time.Second {
+		t.Errorf("deployed in %s despite a startup-delay of 1 s", time.Since(start))
+	}
+	if out, err := d.Exec(ctx, st, "a", "cat /tmp/fbtest-stubs-env"); err != nil || strings.TrimSpace(out) != "lab-a-r1-probe" {
+		t.Errorf("env seen by exec: %q %v", out, err)
+	}
+	if out, _ := d.Exec(ctx, st, "a", "cat /sys/class/net/eth1/address"); strings.TrimSpace(out) != "02:00:00:00:0a:01" {
+		t.Errorf("eth1 MAC %q", out)
+	}
+	if out, err := d.Exec(ctx, st, "a", "ip -br link show dummy0 && ip -br link show eth9"); err != nil || !strings.Contains(out, "UP") {
+		t.Errorf("stub interfaces: %v\n%s", err, out)
+	}
+	if out, err := d.Exec(ctx, st, "a", "ping -c 1 -W 1 198.18.9.0"); err != nil {
+		t.Errorf("a -> b: %v\n%s", err, out)
+	}
+}

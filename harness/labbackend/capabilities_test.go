@@ -98,3 +98,31 @@ jobs:
 		}
 	}
 }
+
+// The containerlab backend is the same lab on the other runtime: the same
+// refusals at plan time, under its own name, and the lab suites plan.
+func TestContainerlabCapabilitiesRefusedAtPlan(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "lab.yaml")
+	if err := os.WriteFile(file, []byte(`fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.2"}
+features: {ecn: {enabled: true}, pfc: {enabled: true}}
+telemetry: {interval: 1ms}
+jobs:
+  - {name: p, workload: permutation, size: 64KiB}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := harness.PlanBackend(context.Background(), file, NameContainerlab)
+	for _, want := range []string{
+		"lab.yaml:2:27: features.ecn.enabled: the containerlab backend cannot do ECN marking (RED/WRED): " + capabilities.Unsupported[harness.FeatECN],
+		"features.pfc.enabled: the containerlab backend cannot do",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	for _, s := range []string{"lab-smoke.yaml", "lab-degraded.yaml", "lab-srv6.yaml", "lab-srv6-reroute.yaml"} {
+		if _, _, err := harness.PlanBackend(context.Background(), filepath.Join("..", "..", "examples", "suites", s), NameContainerlab); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}

@@ -461,3 +461,42 @@ func TestAgentDeathIsReported(t *testing.T) {
 		}
 	}
 }
+
+// cancelOn is a log writer that cancels a run when a line contains what.
+type cancelOn struct {
+	bytes.Buffer
+	what   string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.Buffer.Write(p)
+	if strings.Contains(c.Buffer.String(), c.what) {
+		c.cancel()
+	}
+	return n, err
+}
+
+// TestInterruptTearsDown interrupts a suite (as Ctrl-C does) once the
+// agents run: the run ends interrupted, and its lab (namespaces or
+// containers, networks, processes) is gone.
+func TestInterruptTearsDown(t *testing.T) {
+	forEachLab(t, func(t *testing.T, backend string) *results.Results {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		out := t.TempDir()
+		w := &cancelOn{what: "agents running", cancel: cancel}
+		opts := harness.Options{SuiteFile: "../../examples/suites/lab-smoke.yaml", Out: out, Backend: backend, LabStateRoot: t.TempDir(),
+			Log: w, Progress: w, AgentBinary: labtest.Fabricbench(t)}
+		res, err := harness.Run(ctx, opts)
+		t.Logf("%s", w.String())
+		if !strings.Contains(w.String(), "agents running") {
+			t.Fatalf("the run ended before its agents ran: %v", err)
+		}
+		if err == nil && (res == nil || res.Status == results.Pass) {
+			t.Errorf("an interrupted run passed")
+		}
+		checkTornDown(t, out)
+		return nil
+	})
+}
