@@ -29,6 +29,9 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 	# The Slurm tests (internal/slurmtest: a one-node cluster on loopback).
 	[[ -x /usr/sbin/slurmctld && -x /usr/sbin/slurmd ]] || apt_missing+=(slurm-wlm)
 	[[ -x /usr/sbin/munged ]] || apt_missing+=(munge)
+	# xmllint validates junit.xml and compare.xml against the Jenkins
+	# junit-10 schema (report's schema test).
+	command -v xmllint >/dev/null 2>&1 || apt_missing+=(libxml2-utils)
 	if (( ${#apt_missing[@]} > 0 )); then
 		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
 			log "installing ${apt_missing[*]} (apt-get) for the lab tests"
