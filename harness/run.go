@@ -106,9 +106,15 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	if opts.Backend == "" {
 		opts.Backend = "sim"
 	}
-	s, points, err := PlanWith(ctx, opts.SuiteFile, opts.Backend, opts.Inventory)
+	plan, err := PlanSuite(ctx, opts.SuiteFile, opts.Backend, opts.Inventory)
 	if err != nil {
 		return nil, err
+	}
+	s, points := plan.Suite, plan.Points
+	if opts.Log != nil {
+		for _, n := range plan.Notes {
+			fmt.Fprintf(opts.Log, "note: %s\n", n)
+		}
 	}
 	if len(points) > 0 && points[0].Suite.Fabric.Inventory != "" {
 		opts.Inventory = points[0].Suite.Fabric.Inventory

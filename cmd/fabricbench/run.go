@@ -81,6 +81,8 @@ error naming it (exit 3).
 				return badInput(errors.New("--slurm and --point split a suite's points across machines; a suite on hardware runs its points one after the other on the same devices: run it as one job (e.g. sbatch --wrap 'fabricbench run SUITE --inventory FILE'), with agents: {launcher: srun} to start its agents in the allocation"))
 			}
 			switch {
+			case so.dryRun && !so.slurm:
+				return planSuite(cmd.Context(), cmd.OutOrStdout(), args[0], o)
 			case so.slurm:
 				return submitSlurm(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o, so)
 			case cmd.Flags().Changed("point"):

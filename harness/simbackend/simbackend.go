@@ -439,3 +439,15 @@ func endReason(res *sim.Result) string {
 	}
 	return ""
 }
+
+// Describe implements harness.Describer: what a run of p simulates.
+func (b *Backend) Describe(p *harness.Point) []string {
+	sw, hosts, links := harness.FabricCounts(p.Fabric)
+	out := []string{fmt.Sprintf("simulate   %d switches, %d hosts, %d links in the reference simulator (seed %d, at most %v of simulated time)",
+		sw, hosts, links, p.Transport.Seed, time.Duration(p.Features.SimEnd/1000))}
+	if !p.NoTelemetry {
+		out = append(out, fmt.Sprintf("gNMI       %d targets (every switch and host NIC) on one loopback server, a sample every %v of simulated time",
+			len(p.Fabric.Nodes), p.Interval))
+	}
+	return out
+}
