@@ -72,6 +72,7 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 		var ps []int
 		for _, p := range n.Ports {
 			d.Interfaces = append(d.Interfaces, f.Ports[p].Name)
+			d.Speeds = append(d.Speeds, f.Links[f.Ports[p].Link].RateBps)
 			ps = append(ps, p)
 		}
 		b.devices = append(b.devices, d)
@@ -311,6 +312,9 @@ func (b *Backend) sample(ctx context.Context) func(*sim.Sim, int64) {
 				v[k+2] = int64(st.InPkts)
 				v[k+3] = int64(st.OutPkts)
 				v[k+4] = int64(st.Drops)
+				// in-discards, in-errors, out-errors: the simulator
+				// drops at egress only, and corrupts nothing.
+				v[k+5], v[k+6], v[k+7] = 0, 0, 0
 				k += len(telemetry.InterfaceFields)
 				if b.devices[d].Queues {
 					v[k+0] = int64(st.OutOctets)
@@ -323,8 +327,19 @@ func (b *Backend) sample(ctx context.Context) func(*sim.Sim, int64) {
 					v[k+6] = int64(pfc.PauseTx)
 					v[k+7] = int64(pfc.PauseRx)
 					v[k+8] = int64(pfc.PausedPs / 1000)
+					v[k+9] = int64(st.OutPkts)
 					k += len(telemetry.QueueFields)
 				}
+			}
+			// oper-status follows the link (a link fault takes it
+			// down); the simulator never shuts a port administratively.
+			for _, p := range b.ports[d] {
+				v[k] = telemetry.StatusDown
+				if s.PortUp(p) {
+					v[k] = telemetry.StatusUp
+				}
+				v[k+1] = telemetry.StatusUp
+				k += len(telemetry.StatusFields)
 			}
 		}
 		if err := b.srv.Publish(ctx, b.epoch+now/1000, b.values); err != nil {
