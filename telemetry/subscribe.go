@@ -93,6 +93,7 @@ func (s *Server) register(sub *subscription) (*tickBuf, bool) {
 				init.vals[i][j] = s.latest[p.dev][idx]
 			}
 			init.send[i] = true
+			init.incl[i] = nil // every leaf
 			p.start(s.latestTime, init.vals[i])
 		}
 	}
