@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,12 +9,6 @@ import (
 
 	"github.com/fabricbench/fabricbench/internal/gnmiconf"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	gnmiconf.Cleanup()
-	os.Exit(code)
-}
 
 // liveSource publishes ticks to a Server every few milliseconds of wall
 // time until stopped: counters grow with the tick, the first device's

@@ -27,7 +27,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -58,58 +57,33 @@ type Target struct {
 	// true) or up again. It returns once the source will publish the new
 	// state.
 	Flap func(t testing.TB, down bool)
+
+	bin string // gnmi_cli
 }
 
-var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
-	cliDir  string
-)
-
-// GnmiCLI builds OpenConfig's gnmi_cli from the module pinned in go.mod
-// (once per test binary, into a temporary directory removed when the
-// process exits... and by the caller's cleanup) and returns its path.
-func GnmiCLI(t testing.TB) string {
+// BuildGnmiCLI builds OpenConfig's gnmi_cli from the module pinned in
+// go.mod into t.TempDir() and returns its path (the go build cache makes
+// the builds after the first quick).
+func BuildGnmiCLI(t testing.TB) string {
 	t.Helper()
-	cliOnce.Do(func() {
-		cliDir, cliErr = os.MkdirTemp("", "fbgn-gnmicli-")
-		if cliErr != nil {
-			return
-		}
-		cliPath = filepath.Join(cliDir, "gnmi_cli")
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			cliErr = fmt.Errorf("building gnmi_cli needs the go command: %v", err)
-			return
-		}
-		cmd := exec.Command(gobin, "build", "-o", cliPath, "github.com/openconfig/gnmi/cmd/gnmi_cli")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			cliErr = fmt.Errorf("go build gnmi_cli: %v\n%s", err, out)
-		}
-	})
-	if cliErr != nil {
-		t.Fatal(cliErr)
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building gnmi_cli needs the go command: %v", err)
 	}
-	return cliPath
-}
-
-// Cleanup removes the built gnmi_cli; call it from TestMain after the
-// tests.
-func Cleanup() {
-	if cliDir != "" {
-		os.RemoveAll(cliDir)
+	path := filepath.Join(t.TempDir(), "gnmi_cli")
+	out, err := exec.Command(gobin, "build", "-o", path, "github.com/openconfig/gnmi/cmd/gnmi_cli").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build gnmi_cli: %v\n%s", err, out)
 	}
+	return path
 }
 
 // cli runs gnmi_cli against tg with args; it returns stdout and the
 // error (the exit status with stderr).
 func (tg *Target) cli(t testing.TB, ctx context.Context, args ...string) (string, error) {
 	t.Helper()
-	bin := GnmiCLI(t)
 	all := append([]string{"-address", tg.Addr, "-insecure", "-with_user_pass", "-logtostderr", "-timeout", "20s"}, args...)
-	cmd := exec.CommandContext(ctx, bin, all...)
+	cmd := exec.CommandContext(ctx, tg.bin, all...)
 	cmd.Env = append(os.Environ(), "GNMI_USER="+tg.Username, "GNMI_PASS="+tg.Password, "TMPDIR="+t.TempDir())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -150,6 +124,7 @@ func Run(t *testing.T, tg Target) {
 	if len(tg.Devices) == 0 || len(tg.Devices[0].Interfaces) == 0 {
 		t.Fatal("gnmiconf: the target needs a device with an interface")
 	}
+	tg.bin = BuildGnmiCLI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	t.Run("Capabilities", func(t *testing.T) { tg.capabilities(t, ctx) })
@@ -656,8 +631,7 @@ func (tg *Target) streamOnChange(t *testing.T, ctx context.Context) {
 		tgt, if0)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	bin := GnmiCLI(t)
-	cmd := exec.CommandContext(cctx, bin, "-address", tg.Addr, "-insecure", "-with_user_pass", "-logtostderr",
+	cmd := exec.CommandContext(cctx, tg.bin, "-address", tg.Addr, "-insecure", "-with_user_pass", "-logtostderr",
 		"-display_type", "shortproto", "-streaming_duration", "60s", "-proto", proto)
 	cmd.Env = append(os.Environ(), "GNMI_USER="+tg.Username, "GNMI_PASS="+tg.Password, "TMPDIR="+t.TempDir())
 	pr, pw := io.Pipe()
