@@ -36,10 +36,8 @@ type Backend struct {
 	links   []sim.LinkEvent
 	srv     *telemetry.Server
 	every   int64 // sample interval, ps
-	devices []telemetry.Device
-	ports   [][]int // device -> port IDs, in interface order
-	isHost  []bool
-	values  [][]int64
+	pub     *Publisher
+	serve   *harness.ServeGNMI // serve outside clients (run --serve-gnmi)
 	epoch   int64
 	pubErr  error
 	// The path controller (harness.Steerer, harness.ControlClock): the
@@ -66,22 +64,18 @@ func (b *Backend) Name() string { return Name }
 // ports and their data queues, and every host with its NIC.
 func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	b.f = f
-	for i := range f.Nodes {
-		n := &f.Nodes[i]
-		d := telemetry.Device{Name: n.Name, Queues: n.IsSwitch()}
-		var ps []int
-		for _, p := range n.Ports {
-			d.Interfaces = append(d.Interfaces, f.Ports[p].Name)
-			d.Speeds = append(d.Speeds, f.Links[f.Ports[p].Link].RateBps)
-			ps = append(ps, p)
-		}
-		b.devices = append(b.devices, d)
-		b.ports = append(b.ports, ps)
-		b.isHost = append(b.isHost, !n.IsSwitch())
-		b.values = append(b.values, make([]int64, telemetry.ValuesPerDevice(d)))
-	}
+	b.pub = NewPublisher(f)
 	return nil
 }
+
+// Prepare implements harness.Preparer: the run's request to serve its
+// telemetry to outside clients.
+func (b *Backend) Prepare(env harness.Env) { b.serve = env.ServeGNMI }
+
+// ServesGNMI implements harness.GNMIServing: a run serves its telemetry
+// on the address of run --serve-gnmi, to the harness's collector and to
+// outside clients alike.
+func (b *Backend) ServesGNMI() bool { return true }
 
 // capabilities is what the simulator models: ECMP (5-tuple or
 // address-only hashing) or switch adaptive routing, ECN marking, trimming, PFC
@@ -132,16 +126,26 @@ func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) 
 	if interval <= 0 {
 		return nil, fmt.Errorf("telemetry interval must be positive")
 	}
-	srv, err := telemetry.NewServer(b.devices, telemetry.WithBaseInterval(interval))
+	opts := []telemetry.ServerOption{telemetry.WithBaseInterval(interval)}
+	if sv := b.serve; sv != nil {
+		opts = append(opts, telemetry.WithListenAddress(sv.Addr), telemetry.WithCredentials(sv.Username, sv.Password))
+		b.pub.Pace = sv.Pace
+	}
+	srv, err := telemetry.NewServer(b.pub.Devices(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("gNMI server: %w", err)
 	}
 	b.srv = srv
+	b.pub.Serve(srv)
 	b.every = interval.Nanoseconds() * 1000
 	b.epoch = time.Now().Truncate(time.Millisecond).UnixNano()
+	b.pub.Epoch = b.epoch
+	if sv := b.serve; sv != nil && sv.Logf != nil {
+		sv.Logf("gNMI: serving %d targets (the fabric's switches and hosts) on %s, %s", len(b.pub.Devices()), srv.Addr(), sv.PaceText())
+	}
 	user, pass := srv.Credentials()
-	specs := make([]telemetry.TargetSpec, len(b.devices))
-	for i, d := range b.devices {
+	specs := make([]telemetry.TargetSpec, len(b.pub.Devices()))
+	for i, d := range b.pub.Devices() {
 		specs[i] = telemetry.TargetSpec{Name: d.Name, Address: srv.Addr(), Username: user, Password: pass}
 	}
 	return specs, nil
@@ -202,7 +206,7 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		cfg.Progress = func(p sim.Progress) { progress(harness.Progress{Done: p.Done, Flows: p.Flows, SimNow: p.SimNow}) }
 	}
 	if b.srv != nil {
-		if err := b.srv.WaitSubscribers(ctx, len(b.devices)); err != nil {
+		if err := b.srv.WaitSubscribers(ctx, len(b.pub.Devices())); err != nil {
 			return nil, fmt.Errorf("waiting for gNMI subscribers: %w", err)
 		}
 		cfg.SampleEvery = b.every
@@ -302,47 +306,7 @@ func (b *Backend) sample(ctx context.Context) func(*sim.Sim, int64) {
 		if b.pubErr != nil {
 			return
 		}
-		for d := range b.devices {
-			v := b.values[d]
-			k := 0
-			for _, p := range b.ports[d] {
-				st := s.PortStats(p)
-				v[k+0] = int64(st.InOctets)
-				v[k+1] = int64(st.OutOctets)
-				v[k+2] = int64(st.InPkts)
-				v[k+3] = int64(st.OutPkts)
-				v[k+4] = int64(st.Drops)
-				// in-discards, in-errors, out-errors: the simulator
-				// drops at egress only, and corrupts nothing.
-				v[k+5], v[k+6], v[k+7] = 0, 0, 0
-				k += len(telemetry.InterfaceFields)
-				if b.devices[d].Queues {
-					v[k+0] = int64(st.OutOctets)
-					v[k+1] = int64(st.Drops)
-					v[k+2] = int64(st.ECNMarked)
-					v[k+3] = int64(st.Trims)
-					v[k+4] = s.TakeQueueHighWater(p)
-					v[k+5] = s.BackloggedNs(p)
-					pfc := s.PortPFC(p)
-					v[k+6] = int64(pfc.PauseTx)
-					v[k+7] = int64(pfc.PauseRx)
-					v[k+8] = int64(pfc.PausedPs / 1000)
-					v[k+9] = int64(st.OutPkts)
-					k += len(telemetry.QueueFields)
-				}
-			}
-			// oper-status follows the link (a link fault takes it
-			// down); the simulator never shuts a port administratively.
-			for _, p := range b.ports[d] {
-				v[k] = telemetry.StatusDown
-				if s.PortUp(p) {
-					v[k] = telemetry.StatusUp
-				}
-				v[k+1] = telemetry.StatusUp
-				k += len(telemetry.StatusFields)
-			}
-		}
-		if err := b.srv.Publish(ctx, b.epoch+now/1000, b.values); err != nil {
+		if err := b.pub.Publish(ctx, s, now); err != nil {
 			b.pubErr = err
 			s.Interrupt()
 			return
