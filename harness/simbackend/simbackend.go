@@ -29,17 +29,17 @@ func init() { harness.Register(Name, func() harness.Backend { return New() }) }
 
 // Backend is the simulator backend.
 type Backend struct {
-	f       *inventory.Fabric
-	feat    harness.Features
-	tp      transport.Params
-	seed    uint64
-	links   []sim.LinkEvent
-	srv     *telemetry.Server
-	every   int64 // sample interval, ps
-	pub     *Publisher
-	serve   *harness.ServeGNMI // serve outside clients (run --serve-gnmi)
-	epoch   int64
-	pubErr  error
+	f      *inventory.Fabric
+	feat   harness.Features
+	tp     transport.Params
+	seed   uint64
+	links  []sim.LinkEvent
+	srv    *telemetry.Server
+	every  int64 // sample interval, ps
+	pub    *Publisher
+	serve  *harness.ServeGNMI // serve outside clients (run --serve-gnmi)
+	epoch  int64
+	pubErr error
 	// The path controller (harness.Steerer, harness.ControlClock): the
 	// flows each features.srv6.paths entry pins (forward, reverse), the
 	// barrier called after each sample and the moves it queued.
