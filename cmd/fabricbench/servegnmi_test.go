@@ -146,11 +146,14 @@ func TestSimServeGNMIConformance(t *testing.T) {
 	for _, d := range simbackend.NewPublisher(f).Devices() {
 		tg.Devices = append(tg.Devices, gnmiconf.Device{Name: d.Name, Interfaces: d.Interfaces, Queues: d.Queues})
 	}
-	// Hosts first (their NICs carry the permutation from the start).
+	// leaf0 first: a switch (the suite checks its queue leaves) whose
+	// first port, to host0, carries the permutation from the start.
 	for i, d := range tg.Devices {
-		if strings.HasPrefix(d.Name, "host") {
+		if d.Name == "leaf0" {
 			tg.Devices[0], tg.Devices[i] = tg.Devices[i], tg.Devices[0]
-			break
+			if !d.Queues || d.Interfaces[0] != f.Ports[f.Nodes[nodeID(t, f, "leaf0")].Ports[0]].Name {
+				t.Fatalf("leaf0: %+v", d)
+			}
 		}
 	}
 	gnmiconf.Run(t, tg)
