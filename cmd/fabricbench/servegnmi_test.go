@@ -363,3 +363,28 @@ loop:
 		t.Errorf("run status %s, want pass", res.Status)
 	}
 }
+
+func TestServeGNMIBadInput(t *testing.T) {
+	base := []string{"sim", "--topo", serveTopo, "--tm", "permutation:size=64KiB", "--quiet"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gnmi-pace", "1000"}, "--gnmi-pace needs --serve-gnmi ADDR"},
+		{[]string{"--serve-gnmi", "127.0.0.1:0", "--gnmi-pace", "slow"}, `--gnmi-pace "slow": want realtime, asap or a slow-down factor`},
+		{[]string{"--serve-gnmi", "127.0.0.1:0", "--gnmi-pace", "-1"}, "--gnmi-pace"},
+		{[]string{"--serve-gnmi", "127.0.0.1:0", "--gnmi-interval", "100ns"}, "--gnmi-interval"},
+		{[]string{"--serve-gnmi", "127.0.0.1:0", "--gnmi-password-file", "/nonexistent/pw"}, "--gnmi-password-file"},
+		{[]string{"--serve-gnmi", "127.0.0.1:0", "--shards", "2"}, "telemetry sampling"},
+	} {
+		code, stdout, stderr := runCLI(t, append(append([]string(nil), base...), c.args...)...)
+		if code != exitBadInput || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q\n%s", c.args, code, stderr, c.want, stdout)
+		}
+	}
+	// Another backend cannot serve its telemetry itself.
+	code, _, stderr := runCLI(t, "run", suites+"lab-smoke.yaml", "--backend", "netns", "--serve-gnmi", "127.0.0.1:0", "--out", t.TempDir())
+	if code != exitBadInput || !strings.Contains(stderr, "--serve-gnmi: the netns backend does not serve its telemetry itself") {
+		t.Errorf("run --backend netns --serve-gnmi: exit %d, %q", code, stderr)
+	}
+}
