@@ -114,6 +114,42 @@ type Env struct {
 	// Apply allows the backend to change devices' configuration (run
 	// --apply); without it a needed change is an *InputError.
 	Apply bool
+	// ServeGNMI, when set, asks the backend to serve the run's telemetry
+	// to outside gNMI clients (run --serve-gnmi; backends that implement
+	// GNMIServing).
+	ServeGNMI *ServeGNMI
+}
+
+// ServeGNMI is how a backend serves a run's telemetry to outside gNMI
+// clients: on Addr, with these credentials, paced to wall-clock time.
+type ServeGNMI struct {
+	Addr               string
+	Username, Password string
+	// Pace is wall-clock seconds per second of the source's time (the
+	// simulator's): 1 real time, 1000 a simulated millisecond per second;
+	// 0 as fast as possible.
+	Pace float64
+	// Logf receives where the server listens (nil: nowhere).
+	Logf func(format string, args ...any)
+}
+
+// PaceText describes the pace for people.
+func (s *ServeGNMI) PaceText() string {
+	switch {
+	case s.Pace <= 0:
+		return "simulated time as fast as possible"
+	case s.Pace == 1:
+		return "simulated time paced to wall-clock time (real time)"
+	}
+	return fmt.Sprintf("simulated time paced to wall-clock time, slowed down %gx (a simulated millisecond takes %v)", s.Pace,
+		time.Duration(s.Pace*float64(time.Millisecond)).Round(time.Microsecond))
+}
+
+// GNMIServing is implemented by backends that can serve a run's telemetry
+// to outside gNMI clients (Env.ServeGNMI): the simulator. The labs'
+// exporters and real switches serve their own gNMI.
+type GNMIServing interface {
+	ServesGNMI() bool
 }
 
 // StreamsOutlive is implemented by backends whose telemetry targets keep

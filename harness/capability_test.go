@@ -88,8 +88,7 @@ faults:
 		t.Fatalf("err %v, results %v; want an input error and no results", err, res)
 	}
 	for _, want := range []string{
-		"suite.yaml:3:3: features.ecn.enabled: the " + name + " backend cannot do ECN marking (RED/WRED): no WRED; set features.ecn: {enabled: false} (on by default)",
-		"suite.yaml:3:23: features.trimming.enabled: the " + name + " backend cannot do packet trimming: Linux drops",
+		"suite.yaml:3:23: features.trimming.enabled: the " + name + " backend cannot do packet trimming: Linux drops; set features.trimming: {enabled: false}, or leave it out (off by default on this backend)",
 		"suite.yaml:4:10: features.queue: the " + name + " backend cannot do per-run queue sizes: tbf queues",
 		"suite.yaml:5:18: transport.mtu: the " + name + " backend cannot do an mtu of 9000: the link MTU; at most 8000",
 		"suite.yaml:6:23: telemetry.interval: the " + name + " backend cannot do telemetry every 100us",
@@ -102,6 +101,10 @@ faults:
 	}
 	if n := ups.Load(); n != 0 {
 		t.Errorf("Up called %d times; the suite must be refused before anything is brought up", n)
+	}
+	// ECN, left at its default, follows the backend (off here): no error.
+	if strings.Contains(err.Error(), "features.ecn") {
+		t.Errorf("ECN left at its default is refused:\n%v", err)
 	}
 
 	// A matrix value is reported at the value, naming the first point.

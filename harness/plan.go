@@ -88,36 +88,66 @@ func PlanBackend(ctx context.Context, file, backend string) (*suite.Suite, []*Po
 // PlanWith is PlanBackend with the suite's fabric replaced by a hardware
 // inventory's (inv, "" for none: run --inventory).
 func PlanWith(ctx context.Context, file, backend, inv string) (*suite.Suite, []*Point, error) {
-	if err := ctx.Err(); err != nil {
+	pl, err := PlanSuite(ctx, file, backend, inv)
+	if err != nil {
 		return nil, nil, err
 	}
+	return pl.Suite, pl.Points, nil
+}
+
+// A SuitePlan is a suite resolved for a backend: everything a run does
+// before its first side effect.
+type SuitePlan struct {
+	Suite   *suite.Suite
+	Points  []*Point
+	Backend string // "" when planned for no backend
+	// Caps is the backend's declaration (the zero value without one).
+	Caps Capabilities
+	// Notes are one line each: defaults that follow the backend, e.g. a
+	// feature the suite leaves at its default that the backend cannot do
+	// and that is therefore off.
+	Notes []string
+}
+
+// PlanSuite is PlanWith returning the whole SuitePlan. A feature that is on by
+// default (features.ecn, features.trimming) follows the backend: on where
+// it can do it, off where it cannot, with a note saying so; asked for
+// explicitly, what the backend cannot do is refused (bad input at the
+// field).
+func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pl := &SuitePlan{Backend: backend}
 	var check suite.CheckFunc
 	if backend != "" {
 		caps, err := BackendCapabilities(backend)
 		if err != nil {
-			return nil, nil, &InputError{fmt.Errorf("--backend: %w", err)}
+			return nil, &InputError{fmt.Errorf("--backend: %w", err)}
 		}
+		pl.Caps = caps
 		check = caps.check(backend)
 	}
 	check = allChecks(check, vrfCheck())
 	s, err := suite.LoadWith(file, suite.Options{Inventory: inv})
 	if err != nil {
-		return nil, nil, &InputError{err}
+		return nil, &InputError{err}
 	}
+	pl.Suite = s
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	pts, err := s.PointsChecked(check)
 	if err != nil {
-		return nil, nil, &InputError{err}
+		return nil, &InputError{err}
 	}
 	fabrics := map[string]*inventory.Fabric{}
-	var out []*Point
+	notes := map[string]bool{}
 	for _, sp := range pts {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		p, err := resolve(sp, fabrics)
+		p, err := resolve(sp, fabrics, pl.Caps)
 		if planHook != nil {
 			planHook()
 		}
@@ -127,16 +157,58 @@ func PlanWith(ctx context.Context, file, backend, inv string) (*suite.Suite, []*
 			} else {
 				err = fmt.Errorf("%s: %w", file, err)
 			}
-			return nil, nil, &InputError{err}
+			return nil, &InputError{err}
 		}
-		out = append(out, p)
+		for _, n := range defaultNotes(sp.Suite, backend, pl.Caps) {
+			if !notes[n] {
+				notes[n] = true
+				pl.Notes = append(pl.Notes, n)
+			}
+		}
+		pl.Points = append(pl.Points, p)
 	}
-	return s, out, nil
+	return pl, nil
+}
+
+// defaultOn are the features on by default, where the backend can do
+// them: their suite switch and the feature.
+var defaultOn = []struct {
+	field string
+	f     Feature
+	get   func(*suite.Features) *bool
+}{
+	{"features.ecn", FeatECN, func(ft *suite.Features) *bool { return ft.ECN.Enabled }},
+	{"features.trimming", FeatTrimming, func(ft *suite.Features) *bool { return ft.Trimming.Enabled }},
+}
+
+// featureOn is whether a default-on feature is on: as the suite says, or,
+// left at its default, whether the backend can do it.
+func featureOn(enabled *bool, f Feature, caps Capabilities) bool {
+	if enabled != nil {
+		return *enabled
+	}
+	_, cannot := caps.Unsupported[f]
+	return !cannot
+}
+
+// defaultNotes says which default-on features s leaves at their default
+// and the backend cannot do (so they are off), one line each.
+func defaultNotes(s *suite.Suite, backend string, caps Capabilities) []string {
+	var out []string
+	for _, d := range defaultOn {
+		if d.get(&s.Features) != nil {
+			continue
+		}
+		if reason, cannot := caps.Unsupported[d.f]; cannot {
+			out = append(out, fmt.Sprintf("%s: off (on by default, but the %s backend cannot do %s: %s)", d.field, backend, featureNames[d.f], reason))
+		}
+	}
+	return out
 }
 
 // resolve resolves one point; fabrics caches fabrics by their suite
 // section (nil: no cache).
-func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, error) {
+func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabilities) (*Point, error) {
 	s := sp.Suite
 	key := s.Fabric.Spec + "\x00" + s.Fabric.File + "\x00" + s.Fabric.Inventory
 	f := fabrics[key]
@@ -153,8 +225,8 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric) (*Point, erro
 	p := &Point{ID: sp.ID, Params: sp.Params, Suite: s, Fabric: f}
 	ft := s.Features
 	p.Features = Features{
-		ECMPHash: ft.ECMP.Hash, ECN: ft.ECN.Enabled == nil || *ft.ECN.Enabled, KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
-		Trimming: ft.Trimming.Enabled == nil || *ft.Trimming.Enabled,
+		ECMPHash: ft.ECMP.Hash, ECN: featureOn(ft.ECN.Enabled, FeatECN, caps), KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
+		Trimming: featureOn(ft.Trimming.Enabled, FeatTrimming, caps),
 		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil,
 		Adaptive: ft.ECMP.Mode == suite.ECMPModeAdaptive, ARWeighted: ft.ECMP.Weighted,
 	}
@@ -527,11 +599,13 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 			errf("fabric", "the %s backend runs on the devices of a hardware inventory: give --inventory FILE or set fabric.inventory (docs/inventory.md)", backend)
 		}
 		ft := &s.Features
-		if ft.ECN.Enabled == nil || *ft.ECN.Enabled {
-			feature(FeatECN, "features.ecn.enabled", "set features.ecn: {enabled: false} (on by default)")
+		// Left at their defaults, ECN and trimming follow the backend
+		// (off where it cannot do them, with a note: PlanSuite).
+		if ft.ECN.Enabled != nil && *ft.ECN.Enabled {
+			feature(FeatECN, "features.ecn.enabled", "set features.ecn: {enabled: false}, or leave it out (off by default on this backend)")
 		}
-		if ft.Trimming.Enabled == nil || *ft.Trimming.Enabled {
-			feature(FeatTrimming, "features.trimming.enabled", "set features.trimming: {enabled: false} (on by default)")
+		if ft.Trimming.Enabled != nil && *ft.Trimming.Enabled {
+			feature(FeatTrimming, "features.trimming.enabled", "set features.trimming: {enabled: false}, or leave it out (off by default on this backend)")
 		}
 		if ft.PFC != nil && ft.PFC.Enabled {
 			feature(FeatPFC, "features.pfc.enabled", "")

@@ -64,11 +64,15 @@ type Options struct {
 	// says. The results do not depend on it: the same runs, in matrix
 	// order, with the same values.
 	Parallel int
+	// ServeGNMI serves each run's telemetry to outside gNMI clients (run
+	// --serve-gnmi): the points run one at a time, each serving on the
+	// address in turn. Only backends that implement GNMIServing can.
+	ServeGNMI *ServeGNMI
 }
 
 // parallelism is how many points Run runs at once.
 func parallelism(opts Options) int {
-	if ok, _ := BackendConcurrent(opts.Backend); !ok {
+	if ok, _ := BackendConcurrent(opts.Backend); !ok || opts.ServeGNMI != nil {
 		return 1
 	}
 	if opts.Parallel > 0 {
@@ -106,9 +110,30 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	if opts.Backend == "" {
 		opts.Backend = "sim"
 	}
-	s, points, err := PlanWith(ctx, opts.SuiteFile, opts.Backend, opts.Inventory)
+	plan, err := PlanSuite(ctx, opts.SuiteFile, opts.Backend, opts.Inventory)
 	if err != nil {
 		return nil, err
+	}
+	if opts.ServeGNMI != nil {
+		b, err := newBackend(opts.Backend)
+		if err != nil {
+			return nil, &InputError{err}
+		}
+		if gs, ok := b.(GNMIServing); !ok || !gs.ServesGNMI() {
+			return nil, &InputError{fmt.Errorf("--serve-gnmi: the %s backend does not serve its telemetry itself (its devices' exporters and gNMI servers do; subscribe to them)", opts.Backend)}
+		}
+		if opts.ServeGNMI.Logf == nil && opts.Log != nil {
+			sv := *opts.ServeGNMI
+			// opts.Log is wrapped in a lock below, before any run.
+			sv.Logf = func(f string, a ...any) { fmt.Fprintf(opts.Log, f+"\n", a...) }
+			opts.ServeGNMI = &sv
+		}
+	}
+	s, points := plan.Suite, plan.Points
+	if opts.Log != nil {
+		for _, n := range plan.Notes {
+			fmt.Fprintf(opts.Log, "note: %s\n", n)
+		}
 	}
 	if len(points) > 0 && points[0].Suite.Fabric.Inventory != "" {
 		opts.Inventory = points[0].Suite.Fabric.Inventory
@@ -419,7 +444,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 			logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, p.ID+": "+f+"\n", a...) }
 		}
 		pr.Prepare(Env{RunID: p.ID, Dir: dir, LabStateRoot: opts.LabStateRoot, AgentBinary: opts.AgentBinary, Logf: logf,
-			Inventory: p.Suite.Fabric.Inventory, Apply: opts.Apply})
+			Inventory: p.Suite.Fabric.Inventory, Apply: opts.Apply, ServeGNMI: opts.ServeGNMI})
 	}
 	// Down always runs, with its own deadline, also after an interrupt.
 	downed := false

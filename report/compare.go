@@ -244,7 +244,7 @@ func CompareJUnit(w io.Writer, c *history.Comparison) error {
 		return fmt.Errorf("report: CompareJUnit: nil comparison")
 	}
 	s := compareSuite(c)
-	out := junitSuites{Name: orDefault(c.New.Suite, "fabricbench") + ".compare", Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Time: "0", Suites: []junitSuite{s}}
+	out := junitSuites{Name: orDefault(c.New.Suite, "fabricbench") + ".compare", Tests: s.Tests, Failures: s.Failures, Time: "0", Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -260,6 +260,29 @@ func CompareJUnit(w io.Writer, c *history.Comparison) error {
 	return err
 }
 
+// compareDetail is a comparison row's <system-out>: both values, the
+// threshold, unit and tolerance.
+func compareDetail(r *history.Row) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "metric:    %s\n", r.Metric)
+	fmt.Fprintf(&b, "scope:     %s\n", r.Scope)
+	fmt.Fprintf(&b, "base:      %s\n", rowValue(r.Base, r.BaseVerdict, r.Unit))
+	fmt.Fprintf(&b, "new:       %s\n", rowValue(r.New, r.NewVerdict, r.Unit))
+	if d := rowDelta(r); d != "" {
+		fmt.Fprintf(&b, "delta:     %s\n", d)
+	}
+	fmt.Fprintf(&b, "threshold: %s %s\n", r.Op, withUnit(r.Threshold, r.Unit))
+	if r.Unit != "" {
+		fmt.Fprintf(&b, "unit:      %s\n", r.Unit)
+	}
+	fmt.Fprintf(&b, "tolerance: %s\n", r.Tolerance)
+	fmt.Fprintf(&b, "status:    %s\n", r.Status)
+	if r.Note != "" {
+		fmt.Fprintf(&b, "note:      %s\n", r.Note)
+	}
+	return b.String()
+}
+
 // compareSuite is the comparison as one JUnit test suite (also added to a
 // run's junit.xml when it was compared with its baseline).
 func compareSuite(c *history.Comparison) junitSuite {
@@ -267,7 +290,18 @@ func compareSuite(c *history.Comparison) junitSuite {
 	s := junitSuite{Name: name, Time: "0", Properties: []junitProperty{{"base", c.Base.Dir}, {"new", c.New.Dir}}}
 	for i := range c.Rows {
 		r := &c.Rows[i]
-		tc := junitCase{ClassName: name + "." + r.Point, Name: r.KPI, Time: "0"}
+		tc := junitCase{ClassName: name + "." + r.Point, Name: r.KPI, Time: "0", SystemOut: compareDetail(r)}
+		key := "kpi." + r.Point + "." + r.KPI
+		if r.Base != nil {
+			s.Properties = append(s.Properties, junitProperty{key + ".base", exactNum(*r.Base)})
+		}
+		if r.New != nil {
+			s.Properties = append(s.Properties, junitProperty{key + ".new", exactNum(*r.New)})
+		}
+		if r.Unit != "" {
+			s.Properties = append(s.Properties, junitProperty{key + ".unit", r.Unit})
+		}
+		s.Properties = append(s.Properties, junitProperty{key + ".status", r.Status})
 		switch r.Status {
 		case history.Regressed:
 			tc.Failure = &junitProblem{Message: "regressed: " + CompareLine(r), Type: "regression", Text: CompareLine(r)}

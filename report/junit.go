@@ -4,22 +4,28 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fabricbench/fabricbench/results"
 )
 
-// JUnit XML, in the subset that CI dashboards (Jenkins, GitLab, GitHub
-// test reporters) read.
+// JUnit XML valid against the Jenkins junit-10 schema (xunit-plugin's
+// junit-10.xsd, vendored in testdata/ and checked by the tests), the
+// format CI dashboards (Jenkins, GitLab, GitHub test reporters) read. The
+// schema allows no skipped count on <testsuites> (only on <testsuite>)
+// and no <properties> in a <testcase>: a KPI's value, threshold and unit
+// are properties of its run's <testsuite> (kpi.NAME.value, ...) and lines
+// of the test case's <system-out>.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -35,6 +41,7 @@ type junitSuite struct {
 	Properties []junitProperty `xml:"properties>property,omitempty"`
 	Cases      []junitCase     `xml:"testcase"`
 	SystemOut  string          `xml:"system-out,omitempty"`
+	SystemErr  string          `xml:"system-err,omitempty"`
 }
 
 type junitProperty struct {
@@ -49,6 +56,7 @@ type junitCase struct {
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
@@ -61,11 +69,17 @@ type junitSkipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-// JUnit writes r as JUnit XML: a <testsuites> with one <testsuite> per
-// run (named suite.runID), one <testcase> per KPI (a <failure> for a fail
-// verdict, an <error> for an error verdict), and a testcase "run" per run
-// that errors when the run itself could not complete. Anomalies are listed
-// in the run's <system-out>.
+// JUnit writes r as JUnit XML (Jenkins junit-10 schema): a <testsuites>
+// with one <testsuite> per run (named suite.runID) and one <testcase> per
+// KPI and per bring-up check: a <failure> for a fail verdict, an <error>
+// for an error verdict, <skipped> for a KPI not evaluated. Each KPI case's
+// <system-out> holds its value, threshold and unit, also properties of
+// the run's suite (kpi.NAME.value, kpi.NAME.threshold, kpi.NAME.op,
+// kpi.NAME.unit, kpi.NAME.verdict). A run that could not complete (error,
+// interrupted, skipped) adds one case "run", its completion check, with
+// the error; a completed run has none, so tests counts KPIs and checks.
+// Anomalies are listed in the run's <system-out>, its error in
+// <system-err>.
 func JUnit(w io.Writer, r *results.Results) error {
 	return junitWith(w, r, nil)
 }
@@ -88,7 +102,6 @@ func junitWith(w io.Writer, r *results.Results, extra []junitSuite) error {
 		out.Tests += s.Tests
 		out.Failures += s.Failures
 		out.Errors += s.Errors
-		out.Skipped += s.Skipped
 		total += run.WallS
 		out.Suites = append(out.Suites, s)
 	}
@@ -96,7 +109,6 @@ func junitWith(w io.Writer, r *results.Results, extra []junitSuite) error {
 		out.Tests += s.Tests
 		out.Failures += s.Failures
 		out.Errors += s.Errors
-		out.Skipped += s.Skipped
 		out.Suites = append(out.Suites, s)
 	}
 	if d := r.Finished.Sub(r.Started).Seconds(); !r.Started.IsZero() && !r.Finished.IsZero() && d > 0 {
@@ -140,22 +152,35 @@ func junitRun(suiteName string, r *results.Results, run *results.Run) junitSuite
 		add("config."+k, run.Config[k])
 	}
 
-	// The run itself.
-	rc := junitCase{ClassName: class, Name: "run", Time: seconds(run.WallS)}
+	// A run that did not complete: its completion check fails (a run
+	// in error often has no KPI results at all, and must not look like
+	// an empty pass to CI).
 	switch run.Status {
 	case results.Error, results.Interrupted:
 		msg := run.Error
 		if msg == "" {
 			msg = "run " + run.Status
 		}
+		rc := junitCase{ClassName: class, Name: "run", Time: seconds(run.WallS)}
 		rc.Error = &junitProblem{Message: firstLine(msg), Type: run.Status, Text: msg}
+		s.Cases = append(s.Cases, rc)
+		s.SystemErr = msg
 	case results.Skipped:
+		rc := junitCase{ClassName: class, Name: "run", Time: "0"}
 		rc.Skipped = &junitSkipped{Message: "run skipped: the suite was stopped before it started"}
+		s.Cases = append(s.Cases, rc)
 	}
-	s.Cases = append(s.Cases, rc)
 
 	for _, k := range run.KPIs {
-		c := junitCase{ClassName: class, Name: k.Name, Time: "0"}
+		c := junitCase{ClassName: class, Name: k.Name, Time: "0", SystemOut: kpiDetail(&k)}
+		// Exact numbers for tools that plot them (the text rounds).
+		if k.Verdict == results.Pass || k.Verdict == results.Fail {
+			add("kpi."+k.Name+".value", exactNum(k.Value))
+		}
+		add("kpi."+k.Name+".op", k.Op)
+		add("kpi."+k.Name+".threshold", exactNum(k.Threshold))
+		add("kpi."+k.Name+".unit", k.Unit)
+		add("kpi."+k.Name+".verdict", k.Verdict)
 		switch k.Verdict {
 		case results.Pass:
 		case results.Fail:
@@ -364,8 +389,15 @@ func kpiDetail(k *results.KPI) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "metric:    %s\n", k.Metric)
 	fmt.Fprintf(&b, "scope:     %s\n", k.Scope)
-	fmt.Fprintf(&b, "value:     %s\n", withUnit(k.Value, k.Unit))
+	if k.Verdict == results.Pass || k.Verdict == results.Fail {
+		fmt.Fprintf(&b, "value:     %s\n", withUnit(k.Value, k.Unit))
+	} else {
+		b.WriteString("value:     none (not measured)\n")
+	}
 	fmt.Fprintf(&b, "threshold: %s %s\n", k.Op, withUnit(k.Threshold, k.Unit))
+	if k.Unit != "" {
+		fmt.Fprintf(&b, "unit:      %s\n", k.Unit)
+	}
 	fmt.Fprintf(&b, "verdict:   %s\n", k.Verdict)
 	if k.Message != "" {
 		fmt.Fprintf(&b, "message:   %s\n", k.Message)
@@ -375,6 +407,14 @@ func kpiDetail(k *results.KPI) string {
 
 func withUnit(v float64, unit string) string {
 	return fmtNum(v) + results.UnitSuffix(v, unit)
+}
+
+// exactNum formats v with every digit it has ("NaN" and "±Inf" as such).
+func exactNum(v float64) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmtNum(v)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 func seconds(s float64) string {

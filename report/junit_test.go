@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,9 +41,11 @@ type parsedSuites struct {
 				Type    string `xml:"type,attr"`
 				Text    string `xml:",chardata"`
 			} `xml:"error"`
-			Skipped *struct{} `xml:"skipped"`
+			Skipped   *struct{} `xml:"skipped"`
+			SystemOut string    `xml:"system-out"`
 		} `xml:"testcase"`
 		SystemOut string `xml:"system-out"`
+		SystemErr string `xml:"system-err"`
 	} `xml:"testsuite"`
 }
 
@@ -68,10 +71,11 @@ func TestJUnitCountsAndVerdicts(t *testing.T) {
 	if p.Name != "nightly-fabric" || len(p.Suites) != 2 {
 		t.Fatalf("testsuites %q with %d suites, want nightly-fabric with 2", p.Name, len(p.Suites))
 	}
-	// r1: "run" + 5 KPIs; one fail, one error.
+	// r1: 5 KPIs (no case for the run, which completed); one fail, one
+	// error.
 	s := p.Suites[0]
-	if s.Name != "nightly-fabric.r1" || s.Tests != 6 || s.Failures != 1 || s.Errors != 1 || s.Time != "12.400" {
-		t.Errorf("suite r1: name %q tests %d failures %d errors %d time %s; want nightly-fabric.r1 6 1 1 12.400",
+	if s.Name != "nightly-fabric.r1" || s.Tests != 5 || s.Failures != 1 || s.Errors != 1 || s.Time != "12.400" {
+		t.Errorf("suite r1: name %q tests %d failures %d errors %d time %s; want nightly-fabric.r1 5 1 1 12.400",
 			s.Name, s.Tests, s.Failures, s.Errors, s.Time)
 	}
 	byName := map[string]int{}
@@ -81,8 +85,8 @@ func TestJUnitCountsAndVerdicts(t *testing.T) {
 			t.Errorf("case %q classname %q", c.Name, c.ClassName)
 		}
 	}
-	if len(byName) != 6 {
-		t.Errorf("cases %v, want run + 5 KPIs", byName)
+	if len(byName) != 5 {
+		t.Errorf("cases %v, want the 5 KPIs", byName)
 	}
 	fail := s.Cases[byName["perm.busbw"]]
 	if fail.Failure == nil || fail.Error != nil {
@@ -113,7 +117,7 @@ func TestJUnitCountsAndVerdicts(t *testing.T) {
 	if errc.Error == nil || errc.Failure != nil || !strings.Contains(errc.Error.Message, "leaf2:drops missing") {
 		t.Errorf("fabric.drops: error %+v failure %+v, want an <error> with the KPI message", errc.Error, errc.Failure)
 	}
-	for _, name := range []string{"run", "perm.fct_slowdown_p99", "a2a.completion"} {
+	for _, name := range []string{"perm.fct_slowdown_p99", "a2a.completion"} {
 		c := s.Cases[byName[name]]
 		if c.Failure != nil || c.Error != nil || c.Skipped != nil {
 			t.Errorf("%s should pass: %+v", name, c)
@@ -140,11 +144,11 @@ func TestJUnitCountsAndVerdicts(t *testing.T) {
 		t.Errorf("properties %v", props)
 	}
 	// r2 passes.
-	if s := p.Suites[1]; s.Tests != 3 || s.Failures != 0 || s.Errors != 0 || s.SystemOut != "" {
+	if s := p.Suites[1]; s.Tests != 2 || s.Failures != 0 || s.Errors != 0 || s.SystemOut != "" {
 		t.Errorf("suite r2: tests %d failures %d errors %d out %q", s.Tests, s.Failures, s.Errors, s.SystemOut)
 	}
-	if p.Tests != 9 || p.Failures != 1 || p.Errors != 1 {
-		t.Errorf("testsuites totals: tests %d failures %d errors %d, want 9 1 1", p.Tests, p.Failures, p.Errors)
+	if p.Tests != 7 || p.Failures != 1 || p.Errors != 1 {
+		t.Errorf("testsuites totals: tests %d failures %d errors %d, want 7 1 1", p.Tests, p.Failures, p.Errors)
 	}
 }
 
@@ -168,6 +172,9 @@ func TestJUnitRunErrorsAndSkips(t *testing.T) {
 	if s.Errors != 2 || s.Skipped != 1 || s.Tests != 5 {
 		t.Errorf("r2: tests %d errors %d skipped %d, want 5 2 1 (run error, unknown verdict, skipped KPI)", s.Tests, s.Errors, s.Skipped)
 	}
+	if !strings.Contains(s.SystemErr, "no route from host3 to host9\n(details)") {
+		t.Errorf("r2 system-err %q lacks the run's error", s.SystemErr)
+	}
 	if c := p.Suites[2].Cases[0]; c.Skipped == nil {
 		t.Errorf("skipped run r3 has no <skipped>: %+v", c)
 	}
@@ -183,7 +190,10 @@ func TestJUnitEscapesText(t *testing.T) {
 		Anomalies: []results.Anomaly{{Kind: "symmetry", Evidence: "<script>"}},
 	}}}
 	p := parseJUnit(t, r)
-	if p.Name != `a<b>&"c"` || !strings.Contains(p.Suites[0].Cases[1].Failure.Message, "x < y && \uFFFD ]]> done") {
+	if len(p.Suites) != 1 || len(p.Suites[0].Cases) != 1 || p.Suites[0].Cases[0].Failure == nil {
+		t.Fatalf("want one suite with one failing case: %+v", p)
+	}
+	if p.Name != `a<b>&"c"` || !strings.Contains(p.Suites[0].Cases[0].Failure.Message, "x < y && \uFFFD ]]> done") {
 		t.Errorf("text not preserved through XML: %q / %q", p.Name, p.Suites[0].Cases[1].Failure.Message)
 	}
 	if !strings.Contains(p.Suites[0].SystemOut, "<script>") {
@@ -211,14 +221,66 @@ func TestJUnitCulpritsInScopeFirst(t *testing.T) {
 		}
 		return strings.Join(got, " ")
 	}
-	a2a, sym := p.Suites[0].Cases[1].Failure, p.Suites[0].Cases[2].Failure
+	a2a, sym := p.Suites[0].Cases[0].Failure, p.Suites[0].Cases[1].Failure
 	if a2a == nil || !strings.HasPrefix(a2a.Message, "#1 leaf0:Ethernet4 ") || order(a2a.Text) != "#1 #3 #2" {
 		t.Errorf("a2a.completion: %+v", a2a)
 	}
 	if sym == nil || order(sym.Text) != "#1 #3 #2" {
 		t.Errorf("leaf-uplinks.symmetry: %+v", sym)
 	}
-	if f := p.Suites[1].Cases[2].Failure; f == nil || !strings.HasPrefix(f.Message, "perm.busbw = 91.5 Gb/s") || strings.Contains(f.Text, "culprit") {
+	if f := p.Suites[1].Cases[1].Failure; f == nil || !strings.HasPrefix(f.Message, "perm.busbw = 91.5 Gb/s") || strings.Contains(f.Text, "culprit") {
 		t.Errorf("r2 perm.busbw without anomalies: %+v", f)
+	}
+}
+
+// Every KPI case carries its value, threshold and unit: as properties of
+// its run's suite (exact numbers) and in its <system-out> (for people).
+func TestJUnitKPIValues(t *testing.T) {
+	r, _ := fixture()
+	p := parseJUnit(t, r)
+	s := p.Suites[0]
+	props := map[string]string{}
+	for _, pr := range s.Properties {
+		props[pr.Name] = pr.Value
+	}
+	for _, k := range r.Runs[0].KPIs {
+		if props["kpi."+k.Name+".threshold"] == "" || props["kpi."+k.Name+".op"] != k.Op || props["kpi."+k.Name+".verdict"] != k.Verdict {
+			t.Errorf("KPI %s: properties %v", k.Name, props)
+		}
+		if k.Unit != "" && props["kpi."+k.Name+".unit"] != k.Unit {
+			t.Errorf("KPI %s: unit property %q, want %q", k.Name, props["kpi."+k.Name+".unit"], k.Unit)
+		}
+		_, hasValue := props["kpi."+k.Name+".value"]
+		if measured := k.Verdict == results.Pass || k.Verdict == results.Fail; hasValue != measured {
+			t.Errorf("KPI %s (%s): value property present %v", k.Name, k.Verdict, hasValue)
+		}
+	}
+	var busbw *results.KPI
+	for i := range r.Runs[0].KPIs {
+		if r.Runs[0].KPIs[i].Name == "perm.busbw" {
+			busbw = &r.Runs[0].KPIs[i]
+		}
+	}
+	if busbw == nil {
+		t.Fatal("fixture has no perm.busbw")
+	}
+	if got, want := props["kpi.perm.busbw.value"], strconv.FormatFloat(busbw.Value, 'g', -1, 64); got != want {
+		t.Errorf("kpi.perm.busbw.value = %q, want the exact %q", got, want)
+	}
+	for _, c := range s.Cases {
+		if c.Name != "perm.busbw" {
+			continue
+		}
+		for _, want := range []string{"value:     46.3 Gb/s\n", "threshold: >= 80 Gb/s\n", "unit:      Gb/s\n"} {
+			if !strings.Contains(c.SystemOut, want) {
+				t.Errorf("perm.busbw system-out lacks %q:\n%s", want, c.SystemOut)
+			}
+		}
+	}
+	// A passing KPI shows its value too.
+	for _, c := range p.Suites[1].Cases {
+		if c.Failure == nil && c.Error == nil && !strings.Contains(c.SystemOut, "value:     ") {
+			t.Errorf("passing case %s has no value in system-out: %q", c.Name, c.SystemOut)
+		}
 	}
 }

@@ -38,6 +38,9 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 	# packages, no registry).
 	[[ -x /usr/sbin/dockerd ]] || apt_missing+=(docker.io)
 	command -v mmdebstrap >/dev/null 2>&1 || apt_missing+=(mmdebstrap)
+	# xmllint validates junit.xml and compare.xml against the Jenkins
+	# junit-10 schema (report's schema test).
+	command -v xmllint >/dev/null 2>&1 || apt_missing+=(libxml2-utils)
 	if (( ${#apt_missing[@]} > 0 )); then
 		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
 			log "installing ${apt_missing[*]} (apt-get) for the lab tests"

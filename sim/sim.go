@@ -880,3 +880,11 @@ func (s *Sim) complete(fi int32) {
 		}
 	}
 }
+
+// PortUp reports whether port p's link is up in both directions (the
+// interface's operational state: a link taken down is down at both ends; a
+// degraded direction is still up).
+func (s *Sim) PortUp(p int) bool {
+	pt := &s.ports[p]
+	return pt.up && s.ports[pt.peerPort].up
+}

@@ -165,7 +165,7 @@ func leafSample(devs []Device, d, idx, tick int, run string) Sample {
 func expect(devs []Device, d int, ticks []int, run string, keep func(Sample) bool) map[Sample]int {
 	out := map[Sample]int{}
 	for _, tick := range ticks {
-		for idx := range ValuesPerDevice(devs[d]) {
+		for idx := range counterValues(&devs[d]) {
 			s := leafSample(devs, d, idx, tick, run)
 			if keep == nil || keep(s) {
 				out[s]++
@@ -243,11 +243,12 @@ func startCollector(t testing.TB, ctx context.Context, specs []TargetSpec, opts 
 
 func TestLayout(t *testing.T) {
 	d := Device{Name: "x", Interfaces: []string{"a", "b", "c"}, Queues: true}
-	if got := ValuesPerDevice(d); got != 42 {
-		t.Errorf("ValuesPerDevice = %d, want 42", got)
+	// 3 interfaces x (8 counters + 10 queue leaves), then 3 x 2 status.
+	if got := ValuesPerDevice(d); got != 60 {
+		t.Errorf("ValuesPerDevice = %d, want 60", got)
 	}
-	if got := ValuesPerDevice(Device{Interfaces: []string{"a", "b"}}); got != 10 {
-		t.Errorf("ValuesPerDevice without queues = %d, want 10", got)
+	if got := ValuesPerDevice(Device{Interfaces: []string{"a", "b"}}); got != 20 {
+		t.Errorf("ValuesPerDevice without queues = %d, want 20", got)
 	}
 	cases := []struct {
 		iface       int
@@ -256,12 +257,18 @@ func TestLayout(t *testing.T) {
 	}{
 		{0, MeasInterface, FieldInOctets, 0},
 		{0, MeasInterface, FieldOutDiscards, 4},
-		{0, MeasQueue, FieldTransmitOctets, 5},
-		{1, MeasInterface, FieldOutOctets, 15},
-		{1, MeasQueue, FieldTrimPkts, 22},
-		{2, MeasQueue, FieldMaxQueueLen, 37},
-		{2, MeasQueue, FieldBackloggedNs, 38},
-		{2, MeasQueue, FieldPFCPausedNs, 41},
+		{0, MeasInterface, FieldOutErrors, 7},
+		{0, MeasQueue, FieldTransmitOctets, 8},
+		{1, MeasInterface, FieldOutOctets, 19},
+		{1, MeasQueue, FieldTrimPkts, 29},
+		{2, MeasQueue, FieldMaxQueueLen, 48},
+		{2, MeasQueue, FieldBackloggedNs, 49},
+		{2, MeasQueue, FieldPFCPausedNs, 52},
+		{2, MeasQueue, FieldTransmitPkts, 53},
+		{0, MeasInterface, FieldOperStatus, 54},
+		{0, MeasInterface, FieldAdminStatus, 55},
+		{2, MeasInterface, FieldAdminStatus, 59},
+		{0, MeasQueue, FieldOperStatus, -1},
 		{3, MeasInterface, FieldInOctets, -1},
 		{-1, MeasInterface, FieldInOctets, -1},
 		{0, MeasInterface, FieldTrimPkts, -1},
@@ -275,9 +282,24 @@ func TestLayout(t *testing.T) {
 	if got := ValueIndex(Device{Interfaces: []string{"a"}}, 0, MeasQueue, FieldTrimPkts); got != -1 {
 		t.Errorf("ValueIndex of a queue leaf without queues = %d, want -1", got)
 	}
-	// The served paths follow the same order.
+	// The served paths follow the same order: the counters (which the
+	// collector parses), the status leaves, then the static ones.
 	paths := gnmiLeafPaths(&d)
-	for i, p := range paths {
+	if len(paths) != leavesPerDevice(&d) || len(paths) != 66 {
+		t.Fatalf("%d leaves, want 66", len(paths))
+	}
+	for i, want := range map[int]string{
+		54: "/interfaces/interface[name=a]/state/oper-status",
+		59: "/interfaces/interface[name=c]/state/admin-status",
+		60: "/interfaces/interface[name=a]/state/name",
+		61: "/interfaces/interface[name=a]/ethernet/state/port-speed",
+		65: "/interfaces/interface[name=c]/ethernet/state/port-speed",
+	} {
+		if got := pathString("", paths[i].GetElem()); got != want {
+			t.Errorf("leaf %d: %s, want %s", i, got, want)
+		}
+	}
+	for i, p := range paths[:counterValues(&d)] {
 		meas, iface, queue, field, ok := parseLeaf(p.GetElem())
 		if !ok {
 			t.Fatalf("leaf %d: path %s not parsed", i, pathString("", p.GetElem()))
@@ -341,7 +363,7 @@ func TestPublishCollect(t *testing.T) {
 		t.Errorf("stats = %+v, want %d samples, %d notifications", stats, len(want), 3*n)
 	}
 	for d, dev := range testDevs {
-		if got, w := stats.PerTarget[dev.Name], int64(n*ValuesPerDevice(testDevs[d])); got != w {
+		if got, w := stats.PerTarget[dev.Name], int64(n*counterValues(&testDevs[d])); got != w {
 			t.Errorf("PerTarget[%s] = %d, want %d", dev.Name, got, w)
 		}
 	}
@@ -367,9 +389,13 @@ func TestPublishValidatesShape(t *testing.T) {
 	if err := srv.Publish(ctx, 1, make([][]int64, 2)); err == nil {
 		t.Error("Publish accepted values for 2 of 3 devices")
 	}
-	vals := [][]int64{make([]int64, 20), make([]int64, 5), make([]int64, 29)}
+	vals := [][]int64{make([]int64, 40), make([]int64, 10), make([]int64, 59)}
 	if err := srv.Publish(ctx, 1, vals); err == nil {
-		t.Error("Publish accepted 29 values for a device with 30")
+		t.Error("Publish accepted 59 values for a device with 60")
+	}
+	vals[2] = make([]int64, 60)
+	if err := srv.Publish(ctx, 1, vals); err != nil {
+		t.Errorf("Publish of the right shape: %v", err)
 	}
 }
 
@@ -382,7 +408,8 @@ func TestSampleInterval(t *testing.T) {
 	cc, rc := startCollector(t, ctx, specsFor(srv, "spine0"), WithSampleInterval(3*testBase))
 	p := newPublisher(srv, testDevs)
 	p.publishRange(t, ctx, 0, 5)
-	// Registered after tick 4: its first notification is tick 5.
+	// Registered after tick 4: its initial data (before sync_response)
+	// is tick 4, then it samples every 2 ticks from there.
 	cd, rd := startCollector(t, ctx, specsFor(srv, "host0"), WithSampleInterval(2*testBase))
 	p.publishRange(t, ctx, 5, 10)
 	if err := srv.Close(ctx); err != nil {
@@ -396,7 +423,7 @@ func TestSampleInterval(t *testing.T) {
 	diffSets(t, "200us", multiset(ra.samples), expect(testDevs, 0, []int{0, 2, 4, 6, 8}, "", nil))
 	diffSets(t, "base", multiset(rb.samples), expect(testDevs, 1, ticksRange(0, 10, 1), "", nil))
 	diffSets(t, "300us", multiset(rc.samples), expect(testDevs, 2, []int{0, 3, 6, 9}, "", nil))
-	diffSets(t, "late 200us", multiset(rd.samples), expect(testDevs, 1, []int{5, 7, 9}, "", nil))
+	diffSets(t, "late 200us", multiset(rd.samples), expect(testDevs, 1, []int{4, 6, 8}, "", nil))
 }
 
 func TestPathSelection(t *testing.T) {
@@ -556,14 +583,14 @@ func TestSubscribeUnsupported(t *testing.T) {
 		req  *gnmi.SubscribeRequest
 		code codes.Code
 	}{
-		{"on_change", mustRequest(t, api.Target("leaf0"), api.SubscriptionListModeSTREAM(), api.EncodingPROTO(),
-			api.Subscription(api.Path("/interfaces"), api.SubscriptionModeON_CHANGE())), codes.Unimplemented},
-		{"poll", mustRequest(t, api.Target("leaf0"), api.SubscriptionListModePOLL(), api.EncodingPROTO(),
-			api.Subscription(api.Path("/interfaces"))), codes.Unimplemented},
+		{"ascii", mustRequest(t, api.Target("leaf0"), api.SubscriptionListModeSTREAM(), api.EncodingASCII(),
+			api.Subscription(api.Path("/interfaces"), api.SubscriptionModeSAMPLE())), codes.Unimplemented},
 		{"other origin", mustRequest(t, api.Target("leaf0"), api.SubscriptionListModeSTREAM(), api.EncodingPROTO(),
 			api.Subscription(api.Path("vendor:/interfaces"), api.SubscriptionModeSAMPLE())), codes.InvalidArgument},
-		{"no target", mustRequest(t, api.SubscriptionListModeSTREAM(), api.EncodingPROTO(),
+		{"unknown target", mustRequest(t, api.Target("leaf9"), api.SubscriptionListModeSTREAM(), api.EncodingPROTO(),
 			api.Subscription(api.Path("/interfaces"), api.SubscriptionModeSAMPLE())), codes.NotFound},
+		{"heartbeat below base", mustRequest(t, api.Target("leaf0"), api.SubscriptionListModeSTREAM(), api.EncodingPROTO(),
+			api.Subscription(api.Path("/interfaces"), api.SubscriptionModeON_CHANGE(), api.HeartbeatInterval(time.Microsecond))), codes.InvalidArgument},
 		{"no subscriptions", mustRequest(t, api.Target("leaf0"), api.SubscriptionListModeSTREAM()), codes.InvalidArgument},
 	}
 	for _, tc := range cases {
@@ -852,7 +879,7 @@ func TestCloseForced(t *testing.T) {
 }
 
 // BenchmarkPublishCollect publishes b.N ticks of 100 devices x 16
-// interfaces with queues (16,000 values a tick) through gNMI to a
+// interfaces with queues (28,800 counter values a tick) through gNMI to a
 // collector subscribed to every device.
 func BenchmarkPublishCollect(b *testing.B) {
 	const ndev, nif = 100, 16
@@ -894,7 +921,7 @@ func BenchmarkPublishCollect(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if want := int64(b.N * ndev * nif * 10); stats.Samples != want || count != want {
+	if want := int64(b.N * ndev * nif * stride(&devs[0])); stats.Samples != want || count != want {
 		b.Fatalf("%d samples (handler %d), want %d", stats.Samples, count, want)
 	}
 	b.ReportMetric(float64(stats.Samples)/b.Elapsed().Seconds(), "samples/s")
@@ -911,7 +938,7 @@ func TestMixedIntervalsOneStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.Send(mustRequest(t, api.Target("leaf0"), api.SubscriptionListModeSTREAM(), api.EncodingPROTO(),
-		api.Subscription(api.Path("/interfaces"), api.SubscriptionModeSAMPLE()),
+		api.Subscription(api.Path("/interfaces/interface/state/counters"), api.SubscriptionModeSAMPLE()),
 		api.Subscription(api.Path("/qos"), api.SubscriptionModeTARGET_DEFINED(), api.SampleInterval(2*testBase)),
 		api.Subscription(api.Path("/qos/interfaces/interface[interface-id=Ethernet4]"), api.SubscriptionModeSAMPLE(), api.SampleInterval(3*testBase)),
 	)); err != nil {

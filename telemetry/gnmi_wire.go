@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -90,5 +91,62 @@ func encodeNotification(ts int64, prefix []byte, paths [][]byte, vals []int64, i
 		b = protowire.AppendTag(b, fieldTypedValueUint, protowire.VarintType)
 		b = protowire.AppendVarint(b, v)
 	}
+	return &wireMsg{b: b}
+}
+
+// leafSet describes the leaves of one device in a notification: their
+// encoded paths, kinds (nil: every leaf a counter) and labels (the
+// interface name of kindName leaves; nil when there are none).
+type leafSet struct {
+	paths  [][]byte
+	kinds  []leafKind
+	labels []string
+}
+
+// encodeNotificationAs is encodeNotification for leaves of any kind in
+// any supported encoding; counters in PROTO take encodeNotification's
+// path. It returns nil when incl includes no leaf.
+func encodeNotificationAs(ts int64, prefix []byte, ls *leafSet, vals []int64, incl []bool, enc gnmi.Encoding) *wireMsg {
+	if incl != nil {
+		any := false
+		for _, in := range incl {
+			any = any || in
+		}
+		if !any {
+			return nil
+		}
+	}
+	if ls.kinds == nil && enc == gnmi.Encoding_PROTO {
+		return encodeNotification(ts, prefix, ls.paths, vals, incl)
+	}
+	var body, tv, scratch []byte
+	body = protowire.AppendTag(body, fieldNotificationTimestamp, protowire.VarintType)
+	body = protowire.AppendVarint(body, uint64(ts))
+	body = protowire.AppendTag(body, fieldNotificationPrefix, protowire.BytesType)
+	body = protowire.AppendBytes(body, prefix)
+	for i, p := range ls.paths {
+		if incl != nil && !incl[i] {
+			continue
+		}
+		kind, label := kindCounter, ""
+		if ls.kinds != nil {
+			kind = ls.kinds[i]
+		}
+		if ls.labels != nil {
+			label = ls.labels[i]
+		}
+		tv, scratch = appendTypedValue(tv[:0], enc, kind, vals[i], label, scratch)
+		n := protowire.SizeTag(fieldUpdatePath) + protowire.SizeBytes(len(p)) +
+			protowire.SizeTag(fieldUpdateVal) + protowire.SizeBytes(len(tv))
+		body = protowire.AppendTag(body, fieldNotificationUpdate, protowire.BytesType)
+		body = protowire.AppendVarint(body, uint64(n))
+		body = protowire.AppendTag(body, fieldUpdatePath, protowire.BytesType)
+		body = protowire.AppendBytes(body, p)
+		body = protowire.AppendTag(body, fieldUpdateVal, protowire.BytesType)
+		body = protowire.AppendBytes(body, tv)
+	}
+	b := make([]byte, 0, protowire.SizeTag(fieldSubscribeResponseUpdate)+protowire.SizeBytes(len(body)))
+	b = protowire.AppendTag(b, fieldSubscribeResponseUpdate, protowire.BytesType)
+	b = protowire.AppendBytes(b, body)
 	return &wireMsg{b: b}
 }

@@ -11,21 +11,34 @@ import (
 //
 // Every device serves, for each interface X, the leaves
 //
-//	/interfaces/interface[name=X]/state/counters/{in-octets,out-octets,in-pkts,out-pkts,out-discards}
+//	/interfaces/interface[name=X]/state/counters/{in-octets,out-octets,in-pkts,out-pkts,out-discards,
+//	    in-discards,in-errors,out-errors}
+//	/interfaces/interface[name=X]/state/{oper-status,admin-status}
+//	/interfaces/interface[name=X]/state/name
+//	/interfaces/interface[name=X]/ethernet/state/port-speed
 //
 // and, if Queues is set, the leaves
 //
-//	/qos/interfaces/interface[interface-id=X]/output/queues/queue[name=data]/state/{transmit-octets,dropped-pkts,ecn-marked-pkts,trim-pkts,max-queue-len,backlogged-ns,
-//	    pfc-pause-frames-tx,pfc-pause-frames-rx,pfc-paused-ns}
+//	/qos/interfaces/interface[interface-id=X]/output/queues/queue[name=data]/state/{transmit-octets,dropped-pkts,
+//	    ecn-marked-pkts,trim-pkts,max-queue-len,backlogged-ns,pfc-pause-frames-tx,pfc-pause-frames-rx,
+//	    pfc-paused-ns,transmit-pkts}
 //
 // Publish takes the values of a device in canonical order: for each
 // interface in order, the InterfaceFields in their order, then, if Queues,
-// the QueueFields in their order. ValuesPerDevice and ValueIndex describe
-// that layout.
+// the QueueFields in their order; after every interface's counters, for
+// each interface the StatusFields (oper-status, admin-status, as status
+// codes StatusUp...). ValuesPerDevice and ValueIndex describe that layout.
+// The name and port-speed leaves are static: the server serves them from
+// Interfaces and Speeds.
 type Device struct {
 	Name       string
 	Interfaces []string
 	Queues     bool
+	// Speeds optionally gives each interface's line rate in bit/s (same
+	// order as Interfaces; missing or 0: unknown), served as port-speed:
+	// the OpenConfig identity of a standard Ethernet rate (SPEED_100GB),
+	// SPEED_UNKNOWN for any other rate.
+	Speeds []int64
 }
 
 // QueueName is the name of the one (data) queue of every interface.
@@ -37,16 +50,34 @@ const (
 	elemInterface  = "interface"
 	elemState      = "state"
 	elemCounters   = "counters"
+	elemEthernet   = "ethernet"
 	elemQoS        = "qos"
 	elemOutput     = "output"
 	elemQueues     = "queues"
 	elemQueue      = "queue"
 	keyName        = "name"
 	keyInterfaceID = "interface-id"
+	leafName       = "name"
+	leafPortSpeed  = "port-speed"
 	originOC       = "openconfig"
 )
 
-// stride is the number of values per interface.
+// leafKind is how a leaf's value is typed and encoded.
+type leafKind uint8
+
+const (
+	kindCounter leafKind = iota // counter64 (or a gauge): uint_val
+	kindOper                    // oper-status enumeration: string_val
+	kindAdmin                   // admin-status enumeration: string_val
+	kindName                    // the interface name (static): string_val
+	kindSpeed                   // port-speed identity from bit/s (static): string_val
+)
+
+// onChange reports whether a TARGET_DEFINED subscription streams the leaf
+// on change (state and static leaves) rather than sampling it (counters).
+func (k leafKind) onChange() bool { return k != kindCounter }
+
+// stride is the number of counter values per interface.
 func stride(d *Device) int {
 	if d.Queues {
 		return len(InterfaceFields) + len(QueueFields)
@@ -54,14 +85,30 @@ func stride(d *Device) int {
 	return len(InterfaceFields)
 }
 
+// counterValues is the number of counter values of d (the first part of
+// its published values).
+func counterValues(d *Device) int { return len(d.Interfaces) * stride(d) }
+
+// staticPerInterface is the number of static leaves per interface (name,
+// port-speed).
+const staticPerInterface = 2
+
 // ValuesPerDevice returns the number of values d publishes per tick, i.e.
 // the length Publish expects for the device's slice.
-func ValuesPerDevice(d Device) int { return len(d.Interfaces) * stride(&d) }
+func ValuesPerDevice(d Device) int {
+	return counterValues(&d) + len(d.Interfaces)*len(StatusFields)
+}
+
+// leavesPerDevice is the number of leaves d serves: its published values,
+// then the static leaves.
+func leavesPerDevice(d *Device) int {
+	return ValuesPerDevice(*d) + len(d.Interfaces)*staticPerInterface
+}
 
 // ValueIndex returns the position of (interface number iface, measurement,
 // field) in d's canonical value order, or -1 if d has no such leaf.
-// measurement is MeasInterface or MeasQueue; field one of InterfaceFields or
-// QueueFields respectively.
+// measurement is MeasInterface (with one of InterfaceFields or
+// StatusFields) or MeasQueue (with one of QueueFields).
 func ValueIndex(d Device, iface int, measurement, field string) int {
 	if iface < 0 || iface >= len(d.Interfaces) {
 		return -1
@@ -71,6 +118,9 @@ func ValueIndex(d Device, iface int, measurement, field string) int {
 	case MeasInterface:
 		if i := indexOf(InterfaceFields, field); i >= 0 {
 			return base + i
+		}
+		if i := indexOf(StatusFields, field); i >= 0 {
+			return counterValues(&d) + iface*len(StatusFields) + i
 		}
 	case MeasQueue:
 		if !d.Queues {
@@ -98,19 +148,50 @@ type schemaElem struct {
 	name, key, val string
 }
 
-// leafElems returns the path of value number idx of d (canonical order).
-// It appends to dst to avoid allocations in loops.
+// leafKindOf returns the kind of leaf idx of d and its interface number.
+func leafKindOf(d *Device, idx int) (leafKind, int) {
+	nc, np := counterValues(d), ValuesPerDevice(*d)
+	switch {
+	case idx < nc:
+		return kindCounter, idx / stride(d)
+	case idx < np:
+		off := idx - nc
+		if off%len(StatusFields) == 0 {
+			return kindOper, off / len(StatusFields)
+		}
+		return kindAdmin, off / len(StatusFields)
+	default:
+		off := idx - np
+		if off%staticPerInterface == 0 {
+			return kindName, off / staticPerInterface
+		}
+		return kindSpeed, off / staticPerInterface
+	}
+}
+
+// leafElems returns the path of leaf number idx of d (canonical order,
+// then the static leaves). It appends to dst to avoid allocations in
+// loops.
 func leafElems(dst []schemaElem, d *Device, idx int) []schemaElem {
-	st := stride(d)
-	iface, off := d.Interfaces[idx/st], idx%st
+	kind, i := leafKindOf(d, idx)
+	iface := d.Interfaces[i]
+	ifElems := func(rest ...schemaElem) []schemaElem {
+		dst = append(dst, schemaElem{name: elemInterfaces}, schemaElem{name: elemInterface, key: keyName, val: iface})
+		return append(dst, rest...)
+	}
+	switch kind {
+	case kindOper:
+		return ifElems(schemaElem{name: elemState}, schemaElem{name: FieldOperStatus})
+	case kindAdmin:
+		return ifElems(schemaElem{name: elemState}, schemaElem{name: FieldAdminStatus})
+	case kindName:
+		return ifElems(schemaElem{name: elemState}, schemaElem{name: leafName})
+	case kindSpeed:
+		return ifElems(schemaElem{name: elemEthernet}, schemaElem{name: elemState}, schemaElem{name: leafPortSpeed})
+	}
+	off := idx % stride(d)
 	if off < len(InterfaceFields) {
-		return append(dst,
-			schemaElem{name: elemInterfaces},
-			schemaElem{name: elemInterface, key: keyName, val: iface},
-			schemaElem{name: elemState},
-			schemaElem{name: elemCounters},
-			schemaElem{name: InterfaceFields[off]},
-		)
+		return ifElems(schemaElem{name: elemState}, schemaElem{name: elemCounters}, schemaElem{name: InterfaceFields[off]})
 	}
 	return append(dst,
 		schemaElem{name: elemQoS},
@@ -124,11 +205,12 @@ func leafElems(dst []schemaElem, d *Device, idx int) []schemaElem {
 	)
 }
 
-// gnmiLeafPaths builds the gNMI paths of all of d's leaves, in canonical
-// order. Elements that do not depend on the leaf are shared between the
-// returned paths, which must therefore be treated as read-only.
+// gnmiLeafPaths builds the gNMI paths of all of d's leaves (published,
+// then static), in canonical order. Elements that do not depend on the
+// leaf are shared between the returned paths, which must therefore be
+// treated as read-only.
 func gnmiLeafPaths(d *Device) []*gnmi.Path {
-	n := ValuesPerDevice(*d)
+	n := leavesPerDevice(d)
 	out := make([]*gnmi.Path, 0, n)
 	shared := map[string]*gnmi.PathElem{}
 	elem := func(e schemaElem) *gnmi.PathElem {
@@ -159,15 +241,15 @@ func gnmiLeafPaths(d *Device) []*gnmi.Path {
 // schema.
 func originOK(origin string) bool { return origin == "" || origin == originOC }
 
-// matchLeaves returns the canonical indices of d's leaves that pattern
-// matches, in increasing order. A pattern element matches a leaf element
+// matchLeaves returns the indices of d's leaves (published and static)
+// that pattern matches, in increasing order. A pattern element matches a leaf element
 // if the names are equal (or the pattern's is "*"), and each key the pattern
 // gives is the leaf's key with an equal value (or "*"). "..." matches any
 // number of elements. A pattern shorter than a leaf matches the subtree.
 func matchLeaves(d *Device, pattern []*gnmi.PathElem) []int {
 	var out []int
 	var buf []schemaElem
-	for i, n := 0, ValuesPerDevice(*d); i < n; i++ {
+	for i, n := 0, leavesPerDevice(d); i < n; i++ {
 		buf = leafElems(buf[:0], d, i)
 		if matchElems(pattern, buf) {
 			out = append(out, i)

@@ -24,6 +24,37 @@ const (
 	FieldInPkts      = "in-pkts"
 	FieldOutPkts     = "out-pkts"
 	FieldOutDiscards = "out-discards"
+	// Inbound packets dropped without an error (no buffer, a full ring),
+	// and packets with errors in and out: the counters dashboards alert on.
+	// The simulator drops at egress only, so its in-discards and errors
+	// are 0; the kernel exporter serves rx_dropped, rx_errors, tx_errors.
+	FieldInDiscards = "in-discards"
+	FieldInErrors   = "in-errors"
+	FieldOutErrors  = "out-errors"
+)
+
+// Interface state leaves (under /interfaces/interface/state), published
+// as status codes (OperUp...) and served as the OpenConfig enumerations.
+const (
+	FieldOperStatus  = "oper-status"
+	FieldAdminStatus = "admin-status"
+)
+
+// Interface status codes: the values a publisher gives the oper-status
+// and admin-status leaves (ValueIndex with MeasInterface and
+// FieldOperStatus or FieldAdminStatus). They are served as the OpenConfig
+// enumerations UP, DOWN, TESTING, UNKNOWN, DORMANT, NOT_PRESENT and
+// LOWER_LAYER_DOWN; admin-status takes UP, DOWN and TESTING only (any
+// other code is served as DOWN). 0, a value nobody published, is UNKNOWN
+// (admin-status: DOWN).
+const (
+	StatusUnknown        int64 = 0
+	StatusUp             int64 = 1
+	StatusDown           int64 = 2
+	StatusTesting        int64 = 3
+	StatusDormant        int64 = 5
+	StatusNotPresent     int64 = 6
+	StatusLowerLayerDown int64 = 7
 )
 
 // Queue fields (leaf names under .../queue/state).
@@ -54,13 +85,19 @@ const (
 	FieldPFCPauseTx  = "pfc-pause-frames-tx"
 	FieldPFCPauseRx  = "pfc-pause-frames-rx"
 	FieldPFCPausedNs = "pfc-paused-ns"
+	// FieldTransmitPkts counts the packets the queue sent (OpenConfig's
+	// transmit-pkts).
+	FieldTransmitPkts = "transmit-pkts"
 )
 
 // InterfaceFields and QueueFields list the leaves in their canonical order.
 var (
-	InterfaceFields = []string{FieldInOctets, FieldOutOctets, FieldInPkts, FieldOutPkts, FieldOutDiscards}
-	QueueFields     = []string{FieldTransmitOctets, FieldDroppedPkts, FieldECNMarkedPkts, FieldTrimPkts, FieldMaxQueueLen, FieldBackloggedNs,
-		FieldPFCPauseTx, FieldPFCPauseRx, FieldPFCPausedNs}
+	InterfaceFields = []string{FieldInOctets, FieldOutOctets, FieldInPkts, FieldOutPkts, FieldOutDiscards,
+		FieldInDiscards, FieldInErrors, FieldOutErrors}
+	QueueFields = []string{FieldTransmitOctets, FieldDroppedPkts, FieldECNMarkedPkts, FieldTrimPkts, FieldMaxQueueLen, FieldBackloggedNs,
+		FieldPFCPauseTx, FieldPFCPauseRx, FieldPFCPausedNs, FieldTransmitPkts}
+	// StatusFields are the published interface state leaves, in order.
+	StatusFields = []string{FieldOperStatus, FieldAdminStatus}
 )
 
 // Sample is one leaf value received in a gNMI notification.

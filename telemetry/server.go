@@ -8,10 +8,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,15 +21,41 @@ import (
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 )
 
 // Server serves many devices as gNMI targets on one gRPC listener; the gNMI
-// target name (the prefix target of a SubscribeRequest) selects the device.
-// The data source (e.g. the simulator) calls Publish once per tick of its
-// own clock; subscriptions are sampled in that clock, so a sample_interval
-// of 200µs means every 200µs of source time, however long that takes in wall
-// time.
+// target name (the prefix target of a request) selects the device. The
+// data source (the simulator, the kernel exporter) calls Publish once per
+// tick of its own clock; subscriptions are sampled in that clock, so a
+// sample_interval of 200µs means every 200µs of source time, however long
+// that takes in wall time.
+//
+// What it serves follows the gNMI specification (0.10.0) for a read-only
+// target:
+//
+//   - Capabilities: the OpenConfig models of the served leaves with their
+//     versions (Models), and the encodings JSON, JSON_IETF and PROTO.
+//   - Get: any number of paths (with the prefix), wildcards ("*" names and
+//     key values, "...", missing keys), in JSON, JSON_IETF or PROTO. In
+//     the JSON encodings a path without wildcards gets one update whose
+//     value is the subtree under it (RFC 7951 in JSON_IETF: module-qualified
+//     top-level members, 64-bit integers as strings); a path with wildcards,
+//     and PROTO, get one update per leaf. Type CONFIG returns no data (every
+//     served leaf is state).
+//   - Subscribe ONCE (the latest values, then sync_response, then the
+//     stream ends), POLL (the latest values and sync_response, again on
+//     every Poll) and STREAM with SAMPLE (every sample_interval, a multiple
+//     of the base interval; suppress_redundant and heartbeat_interval
+//     honoured), ON_CHANGE (a leaf when its value changes: oper-status,
+//     admin-status, a counter that moved; heartbeat_interval honoured) and
+//     TARGET_DEFINED (counters sampled, state leaves on change). A STREAM
+//     subscription first gets the latest values of every leaf (unless
+//     updates_only), then sync_response, then the stream. Leaf values are
+//     typed as values.go describes.
+//   - The empty target is the device when the server serves one device
+//     (the kernel exporter); a server of many devices (the simulator)
+//     answers a request with an empty target for every device, each
+//     notification's prefix naming its device.
 //
 // The server is built directly on grpc and gnmi.RegisterGNMIServer rather
 // than on github.com/openconfig/gnmic/pkg/api/server: that package's Start
@@ -65,8 +88,12 @@ type Server struct {
 	changed chan struct{} // closed and replaced whenever subs or closed change
 	closed  bool
 
+	// latest holds every device's leaf values (published, then static),
+	// the last published tick's. Publish writes it holding mu and
+	// latestMu; readers hold either (Publish's own offers read it
+	// without a lock: Publish calls are serialised).
 	latestMu   sync.Mutex
-	latest     [][]int64 // last published values, for ONCE
+	latest     [][]int64
 	latestTime int64
 	published  bool
 
@@ -81,6 +108,8 @@ type Server struct {
 type devicePaths struct {
 	prefix []byte   // the encoding of gnmi.Path{Target: device name}
 	wire   [][]byte // per leaf, the protobuf encoding of its gnmi.Path
+	kinds  []leafKind
+	labels []string // per leaf: the interface name of a kindName leaf
 }
 
 // ErrServerClosed is returned by Publish and WaitSubscribers after Close.
@@ -208,11 +237,26 @@ func NewServer(devices []Device, opts ...ServerOption) (*Server, error) {
 			seen[ifn] = true
 		}
 		d.Interfaces = append([]string(nil), d.Interfaces...)
-		s.devices[i] = d
 		s.byName[d.Name] = i
-		s.latest[i] = make([]int64, ValuesPerDevice(d))
+		if len(d.Speeds) > len(d.Interfaces) {
+			return nil, fmt.Errorf("telemetry: device %q: %d speeds for %d interfaces", d.Name, len(d.Speeds), len(d.Interfaces))
+		}
+		for k, v := range d.Speeds {
+			if v < 0 {
+				return nil, fmt.Errorf("telemetry: device %q: interface %q: negative speed %d", d.Name, d.Interfaces[k], v)
+			}
+		}
+		d.Speeds = append([]int64(nil), d.Speeds...)
+		s.devices[i] = d
+		s.latest[i] = make([]int64, leavesPerDevice(&d))
 		if err := s.encodePaths(i); err != nil {
 			return nil, err
+		}
+		// The static leaves' values.
+		for idx := ValuesPerDevice(d); idx < len(s.latest[i]); idx++ {
+			if k, ifn := leafKindOf(&d, idx); k == kindSpeed && ifn < len(d.Speeds) {
+				s.latest[i][idx] = d.Speeds[ifn]
+			}
 		}
 	}
 	lis, err := net.Listen("tcp", cfg.addr)
@@ -357,25 +401,28 @@ func (s *Server) Publish(ctx context.Context, timeNs int64, values [][]int64) er
 	}
 	defer func() { <-s.pubSem }()
 
+	// The subscriptions this tick goes to and the latest values change
+	// together: a subscription registers (and takes the latest values as
+	// its initial data) either before this tick, and is offered it, or
+	// after, with this tick as its initial data.
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return ErrServerClosed
 	}
 	subs := append(s.scratch[:0], s.subs...)
-	s.mu.Unlock()
-	s.scratch = subs
-	defer clear(subs) // do not keep removed subscriptions alive
-
 	s.latestMu.Lock()
 	for d := range values {
 		copy(s.latest[d], values[d])
 	}
 	s.latestTime, s.published = timeNs, true
 	s.latestMu.Unlock()
+	s.mu.Unlock()
+	s.scratch = subs
+	defer clear(subs) // do not keep removed subscriptions alive
 
 	for _, sub := range subs {
-		if err := sub.offer(ctx, timeNs, values[sub.dev], s); err != nil {
+		if err := sub.offer(ctx, timeNs, s.latest, s); err != nil {
 			return err
 		}
 	}
@@ -457,374 +504,4 @@ func (s *Server) close(ctx context.Context) error {
 		return fmt.Errorf("telemetry: gNMI server stopped before all streams drained: %w", ctx.Err())
 	}
 	return nil
-}
-
-// register adds a STREAM subscription, unless the server is closed.
-func (s *Server) register(sub *subscription) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.subs = append(s.subs, sub)
-	s.broadcastLocked()
-	return true
-}
-
-// unregister removes sub and releases a Publish waiting on it.
-func (s *Server) unregister(sub *subscription) {
-	s.mu.Lock()
-	for i, x := range s.subs {
-		if x == sub {
-			s.subs = slices.Delete(s.subs, i, i+1)
-			break
-		}
-	}
-	s.broadcastLocked()
-	s.mu.Unlock()
-	close(sub.gone)
-}
-
-// leafWire returns the protobuf encodings of device d's leaf paths
-// (read-only; built by NewServer).
-func (s *Server) leafWire(d int) [][]byte { return s.paths[d].wire }
-
-// encodePaths builds device d's prefix and leaf path encodings.
-func (s *Server) encodePaths(d int) error {
-	dp := &s.paths[d]
-	var err error
-	if dp.prefix, err = encodePrefix(s.devices[d].Name); err != nil {
-		return err
-	}
-	paths := gnmiLeafPaths(&s.devices[d])
-	dp.wire = make([][]byte, len(paths))
-	for i, p := range paths {
-		if dp.wire[i], err = (proto.MarshalOptions{Deterministic: true}).Marshal(p); err != nil {
-			return fmt.Errorf("telemetry: device %q: encoding path %d: %w", s.devices[d].Name, i, err)
-		}
-	}
-	return nil
-}
-
-// subscription is one registered STREAM SubscribeRequest. Its entries
-// (the request's Subscriptions) share one queue and one stream; a tick's
-// due leaves go out in one notification.
-type subscription struct {
-	dev     int
-	prefix  []byte   // encoded gnmi.Path{Target: device name}
-	leaves  []int    // canonical value indices, increasing, unique
-	paths   [][]byte // paths[i] is leaves[i]'s encoded path, read-only
-	entries []subEntry
-
-	free, ready chan *tickBuf
-	allocated   int           // tick buffers allocated so far (publisher-owned)
-	closing     chan struct{} // closed by Server.Close: drain and end
-	gone        chan struct{} // closed when the handler has returned
-
-	incl []bool // handler scratch: leaves included in the current tick
-}
-
-type subEntry struct {
-	interval int64
-	pos      []int // positions in subscription.leaves
-	// Publisher-owned sampling state.
-	last    int64
-	emitted bool
-}
-
-// tickBuf is one queued tick of a subscription.
-type tickBuf struct {
-	time int64
-	due  []bool  // per entry
-	vals []int64 // per leaf
-}
-
-func newSubscription(dev int, prefix []byte, leaves []int, paths [][]byte, entries []subEntry, depth int) *subscription {
-	sub := &subscription{
-		dev: dev, prefix: prefix, leaves: leaves, paths: paths, entries: entries,
-		free: make(chan *tickBuf, depth), ready: make(chan *tickBuf, depth),
-		closing: make(chan struct{}), gone: make(chan struct{}),
-		incl: make([]bool, len(leaves)),
-	}
-	return sub
-}
-
-// offer queues the tick if any entry is due, waiting for room if needed.
-// Only the (serialised) publisher calls it.
-func (sub *subscription) offer(ctx context.Context, timeNs int64, values []int64, s *Server) error {
-	due := false
-	for i := range sub.entries {
-		e := &sub.entries[i]
-		if !e.emitted || timeNs-e.last >= e.interval {
-			due = true
-			break
-		}
-	}
-	if !due {
-		return nil
-	}
-	var buf *tickBuf
-	select {
-	case buf = <-sub.free:
-	default:
-		if sub.allocated < cap(sub.free) {
-			// Buffers are allocated as the queue first grows.
-			sub.allocated++
-			buf = &tickBuf{due: make([]bool, len(sub.entries)), vals: make([]int64, len(sub.leaves))}
-			break
-		}
-		s.stalls.Add(1)
-		s.waiting.Add(1)
-		select {
-		case buf = <-sub.free:
-		case <-sub.gone:
-		case <-ctx.Done():
-		}
-		s.waiting.Add(-1)
-		if buf == nil {
-			return ctx.Err() // nil if the subscription is gone
-		}
-	}
-	buf.time = timeNs
-	for i := range sub.entries {
-		e := &sub.entries[i]
-		buf.due[i] = !e.emitted || timeNs-e.last >= e.interval
-		if buf.due[i] {
-			e.last, e.emitted = timeNs, true
-		}
-	}
-	for i, idx := range sub.leaves {
-		buf.vals[i] = values[idx]
-	}
-	sub.ready <- buf // never blocks: there are at most cap(ready) buffers
-	return nil
-}
-
-// notification encodes the response for buf. Only the handler calls it.
-func (sub *subscription) notification(buf *tickBuf) *wireMsg {
-	if len(sub.entries) == 1 {
-		return encodeNotification(buf.time, sub.prefix, sub.paths, buf.vals, nil)
-	}
-	clear(sub.incl)
-	for i := range sub.entries {
-		if buf.due[i] {
-			for _, p := range sub.entries[i].pos {
-				sub.incl[p] = true
-			}
-		}
-	}
-	return encodeNotification(buf.time, sub.prefix, sub.paths, buf.vals, sub.incl)
-}
-
-var syncResponse = &gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_SyncResponse{SyncResponse: true}}
-
-// gnmiService implements gnmi.GNMIServer for a Server.
-type gnmiService struct {
-	gnmi.UnimplementedGNMIServer
-	s *Server
-}
-
-// Capabilities implements gnmi.GNMIServer.
-func (g *gnmiService) Capabilities(context.Context, *gnmi.CapabilityRequest) (*gnmi.CapabilityResponse, error) {
-	return &gnmi.CapabilityResponse{
-		SupportedModels: []*gnmi.ModelData{
-			{Name: "openconfig-interfaces", Organization: "OpenConfig working group"},
-			{Name: "openconfig-qos", Organization: "OpenConfig working group"},
-		},
-		SupportedEncodings: []gnmi.Encoding{gnmi.Encoding_PROTO, gnmi.Encoding_JSON, gnmi.Encoding_JSON_IETF},
-		GNMIVersion:        "0.10.0",
-	}, nil
-}
-
-// Subscribe implements gnmi.GNMIServer: STREAM (SAMPLE or TARGET_DEFINED
-// subscriptions) and ONCE. Values are scalar TypedValues, valid under every
-// supported encoding.
-func (g *gnmiService) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
-	s := g.s
-	req, err := stream.Recv()
-	if err == io.EOF {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	list := req.GetSubscribe()
-	if list == nil {
-		return status.Error(codes.InvalidArgument, "the first SubscribeRequest must carry a SubscriptionList")
-	}
-	name := list.GetPrefix().GetTarget()
-	dev, ok := s.byName[name]
-	if !ok {
-		return status.Errorf(codes.NotFound, "unknown target %q", name)
-	}
-	switch list.GetMode() {
-	case gnmi.SubscriptionList_STREAM, gnmi.SubscriptionList_ONCE:
-	default:
-		return status.Errorf(codes.Unimplemented, "subscription list mode %v is not supported", list.GetMode())
-	}
-	switch list.GetEncoding() {
-	case gnmi.Encoding_PROTO, gnmi.Encoding_JSON, gnmi.Encoding_JSON_IETF:
-	default:
-		return status.Errorf(codes.Unimplemented, "encoding %v is not supported", list.GetEncoding())
-	}
-	if len(list.GetSubscription()) == 0 {
-		return status.Error(codes.InvalidArgument, "the SubscriptionList has no subscriptions")
-	}
-	isStream := list.GetMode() == gnmi.SubscriptionList_STREAM
-	leaves, entries, err := s.resolve(dev, list)
-	if err != nil {
-		return err
-	}
-	all := s.leafWire(dev)
-	paths := make([][]byte, len(leaves))
-	for i, idx := range leaves {
-		paths[i] = all[idx]
-	}
-
-	if !isStream {
-		return s.serveOnce(stream, dev, name, leaves, paths)
-	}
-	sub := newSubscription(dev, s.paths[dev].prefix, leaves, paths, entries, s.depth)
-	if !s.register(sub) {
-		return status.Error(codes.Unavailable, "the gNMI server is shutting down")
-	}
-	defer s.unregister(sub)
-	return sub.serve(stream)
-}
-
-// resolve matches the subscriptions of list against device dev. It returns
-// the union of the matched leaves (canonical indices, increasing) and one
-// entry per subscription that matched something, with its sample interval
-// and the positions of its leaves in the union.
-//
-// A path that no device could serve (not in the schema, or another origin)
-// is an error. A path in the schema that matches no leaf of this device,
-// e.g. the queue paths on a host NIC, is accepted and contributes nothing,
-// so one path list fits every device; but the request as a whole must match
-// at least one leaf.
-func (s *Server) resolve(dev int, list *gnmi.SubscriptionList) ([]int, []subEntry, error) {
-	isStream := list.GetMode() == gnmi.SubscriptionList_STREAM
-	prefix := list.GetPrefix()
-	name := s.devices[dev].Name
-	var (
-		entries []subEntry
-		matched [][]int
-		names   []string
-	)
-	for _, sub := range list.GetSubscription() {
-		p := sub.GetPath()
-		elems := append(append([]*gnmi.PathElem(nil), prefix.GetElem()...), p.GetElem()...)
-		origin := p.GetOrigin()
-		if origin == "" {
-			origin = prefix.GetOrigin()
-		}
-		ps := pathString(origin, elems)
-		names = append(names, ps)
-		//lint:ignore SA1019 rejecting the deprecated field needs reading it
-		if len(p.GetElement()) > 0 && len(p.GetElem()) == 0 {
-			return nil, nil, status.Errorf(codes.InvalidArgument, "path %s uses the deprecated element field; use elem", ps)
-		}
-		var e subEntry
-		if isStream {
-			switch sub.GetMode() {
-			case gnmi.SubscriptionMode_SAMPLE, gnmi.SubscriptionMode_TARGET_DEFINED:
-			default:
-				return nil, nil, status.Errorf(codes.Unimplemented, "subscription mode %v (path %s) is not supported; use SAMPLE", sub.GetMode(), ps)
-			}
-			e.interval = int64(sub.GetSampleInterval())
-			switch {
-			case sub.GetSampleInterval() == 0:
-				e.interval = s.base
-			case e.interval <= 0 || e.interval%s.base != 0:
-				return nil, nil, status.Errorf(codes.InvalidArgument,
-					"sample_interval %dns (path %s) is not a positive multiple of the target's base interval %dns",
-					sub.GetSampleInterval(), ps, s.base)
-			}
-		}
-		if !originOK(prefix.GetOrigin()) || !originOK(p.GetOrigin()) || !inSchema(elems) {
-			return nil, nil, status.Errorf(codes.InvalidArgument, "path %s matches no leaf of the served schema (target %q)", ps, name)
-		}
-		if m := matchLeaves(&s.devices[dev], elems); len(m) > 0 {
-			entries = append(entries, e)
-			matched = append(matched, m)
-		}
-	}
-	if len(entries) == 0 {
-		return nil, nil, status.Errorf(codes.InvalidArgument, "path %s matches no leaf of target %q", strings.Join(names, ", "), name)
-	}
-	// The union of matched leaves, in canonical order.
-	posOf := make([]int, ValuesPerDevice(s.devices[dev])) // position+1; 0: not matched
-	for _, m := range matched {
-		for _, idx := range m {
-			posOf[idx] = 1
-		}
-	}
-	var leaves []int
-	for idx := range posOf {
-		if posOf[idx] != 0 {
-			leaves = append(leaves, idx)
-			posOf[idx] = len(leaves)
-		}
-	}
-	for i, m := range matched {
-		entries[i].pos = make([]int, len(m))
-		for j, idx := range m {
-			entries[i].pos[j] = posOf[idx] - 1
-		}
-	}
-	return leaves, entries, nil
-}
-
-// serve streams the subscription's queue to the client until the server
-// closes (then it drains the queue and returns nil) or the client goes
-// away.
-func (sub *subscription) serve(stream gnmi.GNMI_SubscribeServer) error {
-	if err := stream.Send(syncResponse); err != nil {
-		return err
-	}
-	ctx := stream.Context()
-	send := func(buf *tickBuf) error {
-		err := stream.SendMsg(sub.notification(buf))
-		sub.free <- buf
-		return err
-	}
-	for {
-		select {
-		case buf := <-sub.ready:
-			if err := send(buf); err != nil {
-				return err
-			}
-		case <-sub.closing:
-			for {
-				select {
-				case buf := <-sub.ready:
-					if err := send(buf); err != nil {
-						return err
-					}
-				default:
-					return nil
-				}
-			}
-		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
-		}
-	}
-}
-
-// serveOnce answers a ONCE request with the latest published values, then
-// sync_response, then ends the stream.
-func (s *Server) serveOnce(stream gnmi.GNMI_SubscribeServer, dev int, name string, leaves []int, paths [][]byte) error {
-	s.latestMu.Lock()
-	published, ts := s.published, s.latestTime
-	vals := make([]int64, len(leaves))
-	for i, idx := range leaves {
-		vals[i] = s.latest[dev][idx]
-	}
-	s.latestMu.Unlock()
-	if published {
-		if err := stream.SendMsg(encodeNotification(ts, s.paths[dev].prefix, paths, vals, nil)); err != nil {
-			return err
-		}
-	}
-	return stream.Send(syncResponse)
 }

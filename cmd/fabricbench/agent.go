@@ -177,7 +177,12 @@ func newExporterCmd() *cobra.Command {
 this network namespace over gNMI, the same paths the simulator serves,
 sampled from the kernel (netlink link stats, qdisc backlog and drops)
 every --interval (1 ms and up). --interface maps a served port name to a
-kernel device: --interface Ethernet0=eth1.`,
+kernel device: --interface Ethernet0=eth1, optionally with the line rate
+served as port-speed: --interface Ethernet0=eth1@100G.
+
+It serves Capabilities, Get (JSON, JSON_IETF, PROTO) and Subscribe ONCE,
+POLL and STREAM (SAMPLE, ON_CHANGE, TARGET_DEFINED); the empty target is
+this device. See docs/telemetry.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pw, err := os.ReadFile(passwordFile)
@@ -198,10 +203,18 @@ kernel device: --interface Ethernet0=eth1.`,
 			}
 			for _, m := range ifaces {
 				name, dev, ok := strings.Cut(m, "=")
-				if !ok || name == "" || dev == "" {
-					return badInput(fmt.Errorf("--interface %q: want NAME=DEVICE, e.g. Ethernet0=eth1", m))
+				dev, rate, hasRate := strings.Cut(dev, "@")
+				if !ok || name == "" || dev == "" || (hasRate && rate == "") {
+					return badInput(fmt.Errorf("--interface %q: want NAME=DEVICE or NAME=DEVICE@RATE, e.g. Ethernet0=eth1 or Ethernet0=eth1@100G", m))
 				}
-				cfg.Interfaces = append(cfg.Interfaces, kernelexp.Interface{Name: name, Dev: dev})
+				ifc := kernelexp.Interface{Name: name, Dev: dev}
+				if hasRate {
+					var err error
+					if ifc.Speed, err = containerlab.ParseRate(rate); err != nil {
+						return badInput(fmt.Errorf("--interface %q: rate: %w", m, err))
+					}
+				}
+				cfg.Interfaces = append(cfg.Interfaces, ifc)
 			}
 			logger := log.New(cmd.ErrOrStderr(), "", log.LstdFlags|log.Lmicroseconds)
 			cfg.Logf = logger.Printf
@@ -223,7 +236,7 @@ kernel device: --interface Ethernet0=eth1.`,
 	f.StringVar(&listen, "listen", "127.0.0.1:9339", "gRPC listen address")
 	f.StringVar(&username, "username", "fabricbench", "gNMI username")
 	f.StringVar(&passwordFile, "password-file", "", "file holding the gNMI password")
-	f.StringArrayVar(&ifaces, "interface", nil, "served port NAME=kernel DEVICE (repeat)")
+	f.StringArrayVar(&ifaces, "interface", nil, "served port NAME=kernel DEVICE[@RATE] (repeat; RATE, e.g. 100G, is served as port-speed)")
 	f.BoolVar(&queues, "queues", false, "serve the qos queue leaves (switches)")
 	f.DurationVar(&interval, "interval", 10*time.Millisecond, "sample interval (1ms to 10s)")
 	f.StringVar(&netns, "netns", "", "read the counters of this named network namespace")

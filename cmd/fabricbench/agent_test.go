@@ -40,6 +40,8 @@ func TestAgentAndExporterBadInput(t *testing.T) {
 		{[]string{"agent", "--config", goodConf, "--mtu", "10"}, "mtu 10"},
 		{[]string{"agent", "--config", filepath.Join(dir, "missing.json")}, "--config"},
 		{[]string{"exporter", "--password-file", tok, "--interface", "Ethernet0"}, "NAME=DEVICE"},
+		{[]string{"exporter", "--password-file", tok, "--interface", "Ethernet0=lo@fast"}, `--interface "Ethernet0=lo@fast": rate: "fast" is not a rate`},
+		{[]string{"exporter", "--password-file", tok, "--interface", "Ethernet0=lo@"}, "NAME=DEVICE@RATE"},
 		{[]string{"exporter", "--password-file", filepath.Join(dir, "missing")}, "--password-file"},
 		{[]string{"exporter", "--password-file", tok, "--interface", "Ethernet0=nosuchdev0", "--listen", "127.0.0.1:0"}, "nosuchdev0"},
 		{[]string{"exporter", "--password-file", tok, "--interval", "10us", "--interface", "Ethernet0=lo", "--listen", "127.0.0.1:0"}, "Interval"},

@@ -86,16 +86,56 @@ func newRoot() *cobra.Command {
 		Version:       versionString(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newSimCmd(), newRunCmd(), newMergeCmd(), newReportCmd(), newLabCmd(), newInventoryCmd(), newAgentCmd(), newExporterCmd(), newCompareCmd(), newTrendCmd())
+	root.SetHelpCommand(newHelpCmd())
+	root.AddCommand(newSimCmd(), newRunCmd(), newPlanCmd(), newMergeCmd(), newReportCmd(), newLabCmd(), newInventoryCmd(), newAgentCmd(), newExporterCmd(), newCompareCmd(), newTrendCmd())
+	// Cobra adds its completion command at Execute; adding it now lets
+	// withUsage make its unknown subcommands errors too.
+	root.InitDefaultCompletionCmd()
 	withUsage(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(c, err) })
 	return root
 }
 
+// newHelpCmd is 'help [COMMAND]': an unknown command is an error (exit
+// 2), not a usage page with exit status 0 as cobra's own help command does.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil {
+				return err
+			}
+			if len(rest) > 0 && target.HasSubCommands() {
+				return unknownCommand(target, rest[0])
+			}
+			if len(rest) > 0 {
+				return usageError(target, fmt.Errorf("%s has no subcommand %q", target.CommandPath(), rest[0]))
+			}
+			return target.Help()
+		},
+	}
+}
+
 // withUsage makes every command's argument errors (a missing or extra
 // argument) say how the command is used: usage output is silenced for
 // failures of the command itself, where it would bury the real error.
+//
+// A command that only groups subcommands (lab, inventory, ...) runs its
+// help when called alone and refuses anything else as an unknown
+// subcommand (exit 2); cobra would print the help and exit 0 for
+// 'fabricbench lab frobnicate'.
 func withUsage(c *cobra.Command) {
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil && c.Name() != "help" {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(cmd, args[0])
+			}
+			return nil
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
@@ -109,7 +149,27 @@ func withUsage(c *cobra.Command) {
 	}
 }
 
+// unknownCommand is the error for an unknown subcommand of c, with
+// cobra's suggestions.
+func unknownCommand(c *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
+	if s := c.SuggestionsFor(name); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return usageError(c, fmt.Errorf("%s (its commands: %s)", msg, strings.Join(names, ", ")))
+}
+
 // usageError adds the command's usage line and where to read more.
 func usageError(c *cobra.Command, err error) error {
-	return fmt.Errorf("%w\nusage: %s\n(see '%s --help')", err, c.UseLine(), c.CommandPath())
+	use := c.UseLine()
+	if c.HasSubCommands() {
+		use = c.CommandPath() + " COMMAND"
+	}
+	return fmt.Errorf("%w\nusage: %s\n(see '%s --help')", err, use, c.CommandPath())
 }

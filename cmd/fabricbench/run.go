@@ -34,6 +34,7 @@ type runOpts struct {
 	parallelSet                          bool
 	inventory                            string
 	apply, backendSet                    bool
+	serve                                serveOpts
 }
 
 func newRunCmd() *cobra.Command {
@@ -69,6 +70,12 @@ srun), telemetry from the switches' own gNMI servers and the kernel
 exporter elsewhere. A device that could not be restored makes the run an
 error naming it (exit 3).
 
+--serve-gnmi ADDR (sim backend) serves each run's simulated telemetry live
+to outside gNMI clients on ADDR, paced by --gnmi-pace (realtime, asap or a
+slow-down factor); the points then run one at a time, each serving on ADDR
+in turn (clients reconnect between points). See 'fabricbench sim --help'
+and docs/telemetry.md.
+
 ` + exitStatusHelp(exitOK, exitFail, exitBadInput, exitInfra, exitInterrupted),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,10 +84,18 @@ error naming it (exit 3).
 			if err := so.check(cmd.Flags()); err != nil {
 				return err
 			}
+			if err := o.serve.check(cmd.Flags()); err != nil {
+				return err
+			}
+			if o.serve.addr != "" && (so.slurm || cmd.Flags().Changed("point")) {
+				return badInput(errors.New("--serve-gnmi serves the runs of this process; it does not go with --slurm or --point"))
+			}
 			if (so.slurm || cmd.Flags().Changed("point")) && (o.inventory != "" || o.apply || o.backend == hwbackend.Name) {
 				return badInput(errors.New("--slurm and --point split a suite's points across machines; a suite on hardware runs its points one after the other on the same devices: run it as one job (e.g. sbatch --wrap 'fabricbench run SUITE --inventory FILE'), with agents: {launcher: srun} to start its agents in the allocation"))
 			}
 			switch {
+			case so.dryRun && !so.slurm:
+				return planSuite(cmd.Context(), cmd.OutOrStdout(), args[0], o)
 			case so.slurm:
 				return submitSlurm(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o, so)
 			case cmd.Flags().Changed("point"):
@@ -103,6 +118,7 @@ error naming it (exit 3).
 	f.StringVar(&o.inventory, "inventory", "", "run on the devices of this hardware inventory (docs/inventory.md): the hardware backend")
 	f.BoolVar(&o.apply, "apply", false, "with --inventory: change the devices' configuration where the suite needs it (restored at the end of each run)")
 	addSlurmFlags(f, &so)
+	addServeFlags(f, &o.serve, false)
 	return cmd
 }
 
@@ -138,6 +154,18 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 	if !o.quiet {
 		opts.Progress = stderr
 		opts.Bars = isTerminal(stderr)
+	}
+	if o.serve.addr != "" {
+		sv, cleanup, err := o.serve.resolve(stderr)
+		defer cleanup()
+		if err != nil {
+			return err
+		}
+		sv.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
+		opts.ServeGNMI = sv
+		if o.parallel > 1 && o.parallelSet {
+			fmt.Fprintf(stderr, "note: --parallel %d: with --serve-gnmi the points run one at a time, each serving on %s\n", o.parallel, o.serve.addr)
+		}
 	}
 	res, err := harness.Run(ctx, opts)
 	var ie *harness.InputError

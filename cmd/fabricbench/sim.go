@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,6 +61,7 @@ type simOpts struct {
 	shards        int
 	workers       int
 	memProfile    string
+	serve         serveOpts
 	// changed reports whether a flag was given (the preset fills the rest).
 	changed func(name string) bool
 }
@@ -96,11 +101,29 @@ or any other routing mode for the paper's baselines.
 A flow that has not finished by --end is reported with fct_us null. A run
 also ends when no flow has made progress for --stall-after (flows that
 cannot finish: a destination cut off, every path dead); it then exits 1,
-as it does when flows are unfinished at the default --end.`,
+as it does when flows are unfinished at the default --end.
+
+--serve-gnmi ADDR serves the simulated fabric's telemetry live to gNMI
+clients (gnmic, gnmi_cli, Telegraf, a Grafana stack) while it runs: every
+switch and host NIC is a target named after its node (the empty target is
+all of them), with the OpenConfig interface counters, oper-status,
+admin-status, port-speed and the qos queue leaves, a sample every
+--gnmi-interval of simulated time. --gnmi-pace paces the simulation to
+wall-clock time: realtime, asap (as fast as possible) or a slow-down
+factor (1000: a simulated millisecond takes a second). The credentials
+are --gnmi-username and --gnmi-password-file (default: a random password
+in a 0600 file whose path is printed). See docs/telemetry.md, e.g.
+  fabricbench sim --topo leafspine:leaves=2,spines=2,hosts_per_leaf=2 \
+    --tm permutation:size=64MiB --serve-gnmi 127.0.0.1:9339 --gnmi-pace 1000
+  gnmic -a 127.0.0.1:9339 --insecure -u fabricbench -p "$(cat FILE)" \
+    subscribe --path /interfaces/interface/state/counters/out-octets`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.changed = cmd.Flags().Changed
-			return runSim(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+			if err := o.serve.check(cmd.Flags()); err != nil {
+				return err
+			}
+			return runSim(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
 	fl := c.Flags()
@@ -145,6 +168,7 @@ as it does when flows are unfinished at the default --end.`,
 	fl.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run (setup included) to this file (go tool pprof)")
 	fl.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile taken at the end of the run to this file (go tool pprof)")
 	fl.DurationVar(&o.progressAfter, "progress-after", 3*time.Second, "print a progress line on stderr once a run takes longer than this")
+	addServeFlags(fl, &o.serve, true)
 	_ = c.MarkFlagRequired("topo")
 	_ = c.MarkFlagRequired("tm")
 	return c
@@ -202,7 +226,10 @@ func applyPreset(o *simOpts) (*preset.Preset, error) {
 	return p, nil
 }
 
-func runSim(stdout, stderr io.Writer, o *simOpts) error {
+func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error {
+	if parent == nil {
+		parent = context.Background()
+	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -353,6 +380,20 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 				fmtUs(p.SimNow), p.Done, p.Flows, p.Events, float64(p.Events)/p.WallSoFar.Seconds()/1e6, p.WallSoFar.Truncate(time.Second))
 		}
 	}
+	var served *simServer
+	ctx := parent
+	if o.serve.addr != "" {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		ss, cleanup, err := startSimServer(ctx, stderr, &o.serve, &cfg)
+		defer cleanup()
+		if err != nil {
+			return err
+		}
+		served = ss
+		defer ss.close()
+	}
 	if o.shards < 0 || o.shards > 255 {
 		return badInput(fmt.Errorf("--shards: %d is out of range (0 for automatic, 1 for serial, at most 255)", o.shards))
 	}
@@ -371,7 +412,22 @@ func runSim(stdout, stderr io.Writer, o *simOpts) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if served != nil {
+		stopSim := context.AfterFunc(ctx, s.Interrupt)
+		defer stopSim()
+	}
 	res := s.Run()
+	if served != nil {
+		served.finish(ctx, stderr)
+		switch {
+		case ctx.Err() != nil:
+			printSummary(stdout, fab, sim.BuildReport(sim.ReportConfig{Topo: o.topo, TM: o.tm, CC: cc.String(), LB: lb.String(), Trim: o.trim, ECN: o.ecn,
+				Seed: o.seed, MTU: o.mtu, Header: o.header, EndUs: float64(end) / 1e6}, res))
+			return &exitError{code: exitInterrupted, err: errors.New("interrupted (Ctrl-C); the summary covers the simulated time so far")}
+		case served.err != nil:
+			return infraError(fmt.Errorf("--serve-gnmi: publishing telemetry: %w", served.err))
+		}
+	}
 	if o.memProfile != "" {
 		if err := writeHeapProfile(o.memProfile); err != nil {
 			return badInput(fmt.Errorf("--memprofile: %w", err))

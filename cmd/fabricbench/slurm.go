@@ -37,7 +37,7 @@ func addSlurmFlags(f *pflag.FlagSet, o *slurmOpts) {
 	f.StringVar(&o.limit, "time", "", "with --slurm: sbatch --time, per task and for the merge job (e.g. 30:00)")
 	f.IntVar(&o.arrayLimit, "array-limit", 0, "with --slurm: run at most N tasks at once (sbatch --array=...%N; 0: no limit)")
 	f.BoolVar(&o.wait, "wait", false, "with --slurm: follow the jobs until the merge is done, then print the summary and exit with its status")
-	f.BoolVar(&o.dryRun, "dry-run", false, "with --slurm: print the array's batch script and submit nothing")
+	f.BoolVar(&o.dryRun, "dry-run", false, "plan only: print the plan (as 'fabricbench plan') and run nothing; with --slurm: print the array's batch script and submit nothing")
 	f.DurationVar(&o.poll, "slurm-poll", 5*time.Second, "with --slurm --wait: how often to ask squeue")
 	_ = f.MarkHidden("slurm-poll")
 }
@@ -45,11 +45,14 @@ func addSlurmFlags(f *pflag.FlagSet, o *slurmOpts) {
 // check refuses flag combinations that mean nothing.
 func (o *slurmOpts) check(f *pflag.FlagSet) error {
 	if !o.slurm {
-		for _, n := range []string{"partition", "account", "time", "array-limit", "wait", "dry-run"} {
+		for _, n := range []string{"partition", "account", "time", "array-limit", "wait"} {
 			if f.Changed(n) {
 				return badInput(fmt.Errorf("--%s needs --slurm", n))
 			}
 		}
+	}
+	if o.dryRun && !o.slurm && f.Changed("point") {
+		return badInput(errors.New("--dry-run plans the whole suite; it takes no --point"))
 	}
 	if o.slurm && f.Changed("point") {
 		return badInput(errors.New("--point and --slurm: the Slurm tasks pass --point themselves; give one of them"))

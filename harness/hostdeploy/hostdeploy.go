@@ -26,6 +26,7 @@ import (
 	"github.com/fabricbench/fabricbench/agents/deploy"
 	"github.com/fabricbench/fabricbench/agents/fleet"
 	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/inventory"
@@ -216,7 +217,10 @@ type Exporter struct {
 	Queues   bool
 	// Interfaces maps served port names to kernel devices, in order.
 	Interfaces [][2]string
-	Password   string
+	// Speeds are the interfaces' line rates in bit/s, served as
+	// port-speed (same order; missing or 0: unknown).
+	Speeds   []int64
+	Password string
 	// TLSCert and TLSKey (PEM), when set, serve gNMI over TLS.
 	TLSCert, TLSKey []byte
 }
@@ -247,8 +251,12 @@ func (d *Deployment) StartExporter(ctx context.Context, e Exporter) (telemetry.T
 	if e.Queues {
 		args = append(args, "--queues")
 	}
-	for _, m := range e.Interfaces {
-		args = append(args, "--interface", m[0]+"="+m[1])
+	for i, m := range e.Interfaces {
+		arg := m[0] + "=" + m[1]
+		if i < len(e.Speeds) && e.Speeds[i] > 0 {
+			arg += "@" + containerlab.FormatRate(e.Speeds[i])
+		}
+		args = append(args, "--interface", arg)
 	}
 	proc, err := r.Start(ctx, "exporter", args)
 	if err != nil {
@@ -338,6 +346,7 @@ func NodeExporter(f *inventory.Fabric, id int, listen string, interval time.Dura
 	for _, p := range n.Ports {
 		name := f.Ports[p].Name
 		e.Interfaces = append(e.Interfaces, [2]string{name, kernel(p, name)})
+		e.Speeds = append(e.Speeds, f.Links[f.Ports[p].Link].RateBps)
 	}
 	return e
 }

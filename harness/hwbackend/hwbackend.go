@@ -643,3 +643,26 @@ func (b *Backend) Down(ctx context.Context) error {
 
 // unsupported is Configure's error for a feature the backend cannot do.
 func unsupported(field string, f harness.Feature) error { return capabilities.Cannot(Name, field, f) }
+
+// Describe implements harness.Describer: what a run of p does to the
+// inventory's devices (describing it connects to nothing).
+func (b *Backend) Describe(p *harness.Point) []string {
+	sw, hosts, _ := harness.FabricCounts(p.Fabric)
+	launcher := p.Transport.Launcher
+	if launcher == "" {
+		launcher = harness.LauncherSSH
+	}
+	out := []string{
+		fmt.Sprintf("devices    the inventory's %d switches and %d hosts (%s); nothing is created or destroyed on them", sw, hosts, p.Suite.Fabric.Inventory),
+		"bring-up   the checks of `lab validate INVENTORY` first (links, BGP, ECMP width, reachability); a failed check stops the suite",
+		"configure  each switch's driver computes the configuration Diff the features need: without --apply a needed change is refused (exit 2) before anything changes; with --apply it is applied and restored at the end",
+		fmt.Sprintf("agents     the transport agent on %d hosts, started by %s (control :%d, data :%d and %d entropy ports), removed at the end", hosts, launcher, ControlPort, DataPort, EntropyPorts),
+	}
+	if !p.NoTelemetry {
+		out = append(out, fmt.Sprintf("telemetry  each switch's own gNMI server where the inventory lists one, else the kernel exporter deployed for the run (gNMI :%d), every %v", GNMIPort, p.Interval))
+	}
+	if len(p.Faults) > 0 {
+		out = append(out, "faults     through the devices' shells (ip link down/up, a tbf shaper for a degrade), undone at the end")
+	}
+	return out
+}

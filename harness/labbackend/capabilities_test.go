@@ -40,16 +40,20 @@ jobs:
 	}
 	for _, want := range []string{
 		"lab.yaml:3:18: features.ecn.enabled: the netns backend cannot do ECN marking (RED/WRED): the lab's FRR and Linux switch drivers do not configure WRED/ECN",
-		"lab.yaml:3:18: features.ecn.enabled: " + "the netns backend cannot do ECN marking (RED/WRED): " + capabilities.Unsupported[harness.FeatECN] + "; set features.ecn: {enabled: false}",
+		"lab.yaml:3:18: features.ecn.enabled: " + "the netns backend cannot do ECN marking (RED/WRED): " + capabilities.Unsupported[harness.FeatECN] + "; set features.ecn: {enabled: false}, or leave it out",
 		// VRFs are isolated on the lab; the job crosses them.
 		"lab.yaml:8:5: jobs[0].hosts: job p sends from host",
 		"lab.yaml:6:23: telemetry.interval: the netns backend cannot do telemetry every 100us",
 		"lab.yaml:5:16: features.ecmp.mode: the netns backend cannot do adaptive routing: " + capabilities.Unsupported[harness.FeatAdaptive],
-		"features.trimming.enabled: the netns backend cannot do packet trimming",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+	// Trimming is left at its default, which follows the backend: off
+	// here, not refused.
+	if strings.Contains(err.Error(), "trimming") {
+		t.Errorf("trimming left at its default is refused:\n%v", err)
 	}
 	if took > time.Second {
 		t.Errorf("planning took %v, want well under a second", took)
@@ -124,5 +128,45 @@ jobs:
 		if _, _, err := harness.PlanBackend(context.Background(), filepath.Join("..", "..", "examples", "suites", s), NameContainerlab); err != nil {
 			t.Errorf("%s: %v", s, err)
 		}
+	}
+}
+
+// A lab suite that leaves ECN and trimming at their defaults is not
+// refused: on the netns backend both are off, each with a one-line note;
+// on the simulator both are on. Asked for explicitly, they are refused
+// (TestCapabilitiesRefusedAtPlan).
+func TestFeatureDefaultsFollowTheBackend(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "first-lab.yaml")
+	if err := os.WriteFile(file, []byte(`fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.2"}
+telemetry: {interval: 1ms}
+jobs:
+  - {name: p, workload: permutation, size: 64KiB}
+kpis:
+  - {metric: fct_p99_us, scope: p, max: 100000}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := harness.PlanSuite(context.Background(), file, Name, "")
+	if err != nil {
+		t.Fatalf("the netns backend refuses a suite with default features: %v", err)
+	}
+	if f := pl.Points[0].Features; f.ECN || f.Trimming {
+		t.Errorf("netns defaults: ECN %v trimming %v, want both off", f.ECN, f.Trimming)
+	}
+	if len(pl.Notes) != 2 || !strings.HasPrefix(pl.Notes[0], "features.ecn: off (on by default, but the netns backend cannot do ECN marking") ||
+		!strings.HasPrefix(pl.Notes[1], "features.trimming: off (on by default, but the netns backend cannot do packet trimming") {
+		t.Errorf("notes %q", pl.Notes)
+	}
+	for _, n := range pl.Notes {
+		if strings.Contains(n, "\n") {
+			t.Errorf("note %q is not one line", n)
+		}
+	}
+	pl, err = harness.PlanSuite(context.Background(), file, "sim", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := pl.Points[0].Features; !f.ECN || !f.Trimming || len(pl.Notes) != 0 {
+		t.Errorf("sim defaults: ECN %v trimming %v notes %q, want both on and no note", f.ECN, f.Trimming, pl.Notes)
 	}
 }

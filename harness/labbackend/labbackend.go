@@ -461,3 +461,44 @@ func (b *Backend) NetExec(ctx context.Context, node, script string) (string, err
 
 // State is the deployed lab's state (nil before Up).
 func (b *Backend) State() *labrt.State { return b.st }
+
+// Describe implements harness.Describer: the lab a run of p deploys on
+// this host (generated per run; nothing is created by describing it).
+func (b *Backend) Describe(p *harness.Point) []string {
+	sw, hosts, links := harness.FabricCounts(p.Fabric)
+	out := []string{
+		b.describeLab(sw, hosts, links),
+		fmt.Sprintf("agents     the transport agent (this fabricbench binary, or --agent-binary) copied over SSH/SFTP to %d hosts: control API :%d, data :%d and %d entropy ports", hosts, ControlPort, DataPort, EntropyPorts),
+	}
+	if !p.NoTelemetry {
+		out = append(out, fmt.Sprintf("telemetry  the kernel exporter on all %d nodes (gNMI :%d, plain-text gRPC on the lab's management network, a password per run) every %v", len(p.Fabric.Nodes), GNMIPort, p.Interval))
+	}
+	if n := len(p.Features.SRv6Paths); n > 0 {
+		out = append(out, fmt.Sprintf("srv6       uN SIDs on every switch; %d pinned host-pair paths (seg6 routes and firewall marks on the hosts)", n))
+	}
+	if n := len(p.Features.VRFs); n > 0 {
+		out = append(out, fmt.Sprintf("vrfs       %d VRFs as policy-routing tables on the leaves", n))
+	}
+	if b.runtime == containerlab.RuntimeContainerlab {
+		out = append(out, "down       containerlab destroy: every container, the lab's Docker network and every deployed process removed at the end of the run, also after a failure")
+	} else {
+		out = append(out, "down       every namespace, veth and deployed process removed at the end of the run, also after a failure")
+	}
+	return out
+}
+
+func (b *Backend) describeLab(sw, hosts, links int) string {
+	if b.runtime == containerlab.RuntimeContainerlab {
+		frr, host := Images()
+		if frr == "" {
+			frr = containerlab.DefaultFRRImage
+		}
+		if host == "" {
+			host = containerlab.DefaultHostImage
+		}
+		return fmt.Sprintf("lab        a containerlab lab (topology generated per run, lab name fbnXXXXXX) deployed by containerlab and Docker: %d switch containers of %s running FRR (BGP, ECMP; reached with docker exec unless the image has sshd), %d host containers of %s, %d veth links tbf-shaped to the fabric's rates (MTU %d), management /24 hashed into 198.19.100.0-198.19.199.0",
+			sw, frr, hosts, host, links, LinkMTU)
+	}
+	return fmt.Sprintf("lab        a native FRR lab (containerlab topology generated per run, lab name fbnXXXXXX): %d switch namespaces running FRR (BGP, ECMP), %d host namespaces, %d veth links tbf-shaped to the fabric's rates (MTU %d), sshd in every node, management /24 hashed into 198.19.100.0-198.19.199.0",
+		sw, hosts, links, LinkMTU)
+}

@@ -29,19 +29,17 @@ func init() { harness.Register(Name, func() harness.Backend { return New() }) }
 
 // Backend is the simulator backend.
 type Backend struct {
-	f       *inventory.Fabric
-	feat    harness.Features
-	tp      transport.Params
-	seed    uint64
-	links   []sim.LinkEvent
-	srv     *telemetry.Server
-	every   int64 // sample interval, ps
-	devices []telemetry.Device
-	ports   [][]int // device -> port IDs, in interface order
-	isHost  []bool
-	values  [][]int64
-	epoch   int64
-	pubErr  error
+	f      *inventory.Fabric
+	feat   harness.Features
+	tp     transport.Params
+	seed   uint64
+	links  []sim.LinkEvent
+	srv    *telemetry.Server
+	every  int64 // sample interval, ps
+	pub    *Publisher
+	serve  *harness.ServeGNMI // serve outside clients (run --serve-gnmi)
+	epoch  int64
+	pubErr error
 	// The path controller (harness.Steerer, harness.ControlClock): the
 	// flows each features.srv6.paths entry pins (forward, reverse), the
 	// barrier called after each sample and the moves it queued.
@@ -66,21 +64,18 @@ func (b *Backend) Name() string { return Name }
 // ports and their data queues, and every host with its NIC.
 func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	b.f = f
-	for i := range f.Nodes {
-		n := &f.Nodes[i]
-		d := telemetry.Device{Name: n.Name, Queues: n.IsSwitch()}
-		var ps []int
-		for _, p := range n.Ports {
-			d.Interfaces = append(d.Interfaces, f.Ports[p].Name)
-			ps = append(ps, p)
-		}
-		b.devices = append(b.devices, d)
-		b.ports = append(b.ports, ps)
-		b.isHost = append(b.isHost, !n.IsSwitch())
-		b.values = append(b.values, make([]int64, telemetry.ValuesPerDevice(d)))
-	}
+	b.pub = NewPublisher(f)
 	return nil
 }
+
+// Prepare implements harness.Preparer: the run's request to serve its
+// telemetry to outside clients.
+func (b *Backend) Prepare(env harness.Env) { b.serve = env.ServeGNMI }
+
+// ServesGNMI implements harness.GNMIServing: a run serves its telemetry
+// on the address of run --serve-gnmi, to the harness's collector and to
+// outside clients alike.
+func (b *Backend) ServesGNMI() bool { return true }
 
 // capabilities is what the simulator models: ECMP (5-tuple or
 // address-only hashing) or switch adaptive routing, ECN marking, trimming, PFC
@@ -131,16 +126,26 @@ func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) 
 	if interval <= 0 {
 		return nil, fmt.Errorf("telemetry interval must be positive")
 	}
-	srv, err := telemetry.NewServer(b.devices, telemetry.WithBaseInterval(interval))
+	opts := []telemetry.ServerOption{telemetry.WithBaseInterval(interval)}
+	if sv := b.serve; sv != nil {
+		opts = append(opts, telemetry.WithListenAddress(sv.Addr), telemetry.WithCredentials(sv.Username, sv.Password))
+		b.pub.Pace = sv.Pace
+	}
+	srv, err := telemetry.NewServer(b.pub.Devices(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("gNMI server: %w", err)
 	}
 	b.srv = srv
+	b.pub.Serve(srv)
 	b.every = interval.Nanoseconds() * 1000
 	b.epoch = time.Now().Truncate(time.Millisecond).UnixNano()
+	b.pub.Epoch = b.epoch
+	if sv := b.serve; sv != nil && sv.Logf != nil {
+		sv.Logf("gNMI: serving %d targets (the fabric's switches and hosts) on %s, %s", len(b.pub.Devices()), srv.Addr(), sv.PaceText())
+	}
 	user, pass := srv.Credentials()
-	specs := make([]telemetry.TargetSpec, len(b.devices))
-	for i, d := range b.devices {
+	specs := make([]telemetry.TargetSpec, len(b.pub.Devices()))
+	for i, d := range b.pub.Devices() {
 		specs[i] = telemetry.TargetSpec{Name: d.Name, Address: srv.Addr(), Username: user, Password: pass}
 	}
 	return specs, nil
@@ -201,7 +206,7 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		cfg.Progress = func(p sim.Progress) { progress(harness.Progress{Done: p.Done, Flows: p.Flows, SimNow: p.SimNow}) }
 	}
 	if b.srv != nil {
-		if err := b.srv.WaitSubscribers(ctx, len(b.devices)); err != nil {
+		if err := b.srv.WaitSubscribers(ctx, len(b.pub.Devices())); err != nil {
 			return nil, fmt.Errorf("waiting for gNMI subscribers: %w", err)
 		}
 		cfg.SampleEvery = b.every
@@ -301,33 +306,7 @@ func (b *Backend) sample(ctx context.Context) func(*sim.Sim, int64) {
 		if b.pubErr != nil {
 			return
 		}
-		for d := range b.devices {
-			v := b.values[d]
-			k := 0
-			for _, p := range b.ports[d] {
-				st := s.PortStats(p)
-				v[k+0] = int64(st.InOctets)
-				v[k+1] = int64(st.OutOctets)
-				v[k+2] = int64(st.InPkts)
-				v[k+3] = int64(st.OutPkts)
-				v[k+4] = int64(st.Drops)
-				k += len(telemetry.InterfaceFields)
-				if b.devices[d].Queues {
-					v[k+0] = int64(st.OutOctets)
-					v[k+1] = int64(st.Drops)
-					v[k+2] = int64(st.ECNMarked)
-					v[k+3] = int64(st.Trims)
-					v[k+4] = s.TakeQueueHighWater(p)
-					v[k+5] = s.BackloggedNs(p)
-					pfc := s.PortPFC(p)
-					v[k+6] = int64(pfc.PauseTx)
-					v[k+7] = int64(pfc.PauseRx)
-					v[k+8] = int64(pfc.PausedPs / 1000)
-					k += len(telemetry.QueueFields)
-				}
-			}
-		}
-		if err := b.srv.Publish(ctx, b.epoch+now/1000, b.values); err != nil {
+		if err := b.pub.Publish(ctx, s, now); err != nil {
 			b.pubErr = err
 			s.Interrupt()
 			return
@@ -438,4 +417,16 @@ func endReason(res *sim.Result) string {
 		return fmt.Sprintf("no flow made progress for %s of simulated time (the stall limit)", time.Duration(res.StallAfter/1000))
 	}
 	return ""
+}
+
+// Describe implements harness.Describer: what a run of p simulates.
+func (b *Backend) Describe(p *harness.Point) []string {
+	sw, hosts, links := harness.FabricCounts(p.Fabric)
+	out := []string{fmt.Sprintf("simulate   %d switches, %d hosts, %d links in the reference simulator (seed %d, at most %v of simulated time)",
+		sw, hosts, links, p.Transport.Seed, time.Duration(p.Features.SimEnd/1000))}
+	if !p.NoTelemetry {
+		out = append(out, fmt.Sprintf("gNMI       %d targets (every switch and host NIC) on one loopback server, a sample every %v of simulated time",
+			len(p.Fabric.Nodes), p.Interval))
+	}
+	return out
 }

@@ -46,11 +46,12 @@ func TestLoadSmoke(t *testing.T) {
 		t.Errorf("name %q seed %d file %q", s.Name, s.Seed, s.File)
 	}
 	f := s.Features
-	if f.ECN.Enabled == nil || !*f.ECN.Enabled || f.ECN.KMin != 0 || f.ECN.KMax != 0.8 {
-		t.Errorf("ECN = %v %v %v; want enabled, explicit kmin 0 kept, default kmax 0.8", f.ECN.Enabled, f.ECN.KMin, f.ECN.KMax)
+	// Left out, ECN and trimming follow the backend (harness.PlanSuite).
+	if f.ECN.Enabled != nil || f.ECN.KMin != 0 || f.ECN.KMax != 0.8 {
+		t.Errorf("ECN = %v %v %v; want the backend's default, explicit kmin 0 kept, default kmax 0.8", f.ECN.Enabled, f.ECN.KMin, f.ECN.KMax)
 	}
-	if f.Trimming.Enabled == nil || !*f.Trimming.Enabled {
-		t.Error("trimming not enabled by default")
+	if f.Trimming.Enabled != nil {
+		t.Error("trimming left out is not the backend's default")
 	}
 	if !reflect.DeepEqual(f.ECMP.Hash, []string{"src-ip", "dst-ip", "src-port", "dst-port", "protocol"}) {
 		t.Errorf("hash = %v", f.ECMP.Hash)
@@ -150,7 +151,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("telemetry = %+v", s.Telemetry)
 	}
 	f := s.Features
-	if *f.ECN.Enabled != true || f.ECN.KMin != 0.2 || f.ECN.KMax != 0.8 || *f.Trimming.Enabled != true || f.Queue != "bdp" {
+	if f.ECN.Enabled != nil || f.ECN.KMin != 0.2 || f.ECN.KMax != 0.8 || f.Trimming.Enabled != nil || f.Queue != "bdp" {
 		t.Errorf("features = %+v", f)
 	}
 	if f.PFC != nil || f.SRv6 != nil || s.Telemetry.Sink.Influx != nil {

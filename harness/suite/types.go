@@ -113,14 +113,14 @@ type ECMP struct {
 
 // ECN configures RED/ECN marking on switch data queues.
 type ECN struct {
-	Enabled *bool   `yaml:"enabled"` // default true
+	Enabled *bool   `yaml:"enabled"` // default: true where the backend can mark ECN (harness.PlanSuite)
 	KMin    float64 `yaml:"kmin"`    // fraction of the queue (default 0.2); 0 <= kmin < kmax
 	KMax    float64 `yaml:"kmax"`    // (default 0.8); kmax <= 1
 }
 
 // Trimming configures packet trimming on full queues.
 type Trimming struct {
-	Enabled *bool `yaml:"enabled"` // default true
+	Enabled *bool `yaml:"enabled"` // default: true where the backend can trim (harness.PlanSuite)
 }
 
 // PFC configures priority flow control.

@@ -344,17 +344,14 @@ func (c *checker) defaults() {
 	if f.ECMP.Mode == ECMPModeAdaptive && !d.has("features.ecmp.staleness") {
 		f.ECMP.Staleness = DefaultARStaleness
 	}
-	if f.ECN.Enabled == nil {
-		f.ECN.Enabled = boolPtr(true)
-	}
+	// features.ecn.enabled and features.trimming.enabled stay nil when
+	// absent: their default follows the backend (on where it can do
+	// them; harness.PlanSuite).
 	if !d.has("features.ecn.kmin") {
 		f.ECN.KMin = DefaultECNKMin
 	}
 	if !d.has("features.ecn.kmax") {
 		f.ECN.KMax = DefaultECNKMax
-	}
-	if f.Trimming.Enabled == nil {
-		f.Trimming.Enabled = boolPtr(true)
 	}
 	if f.Queue == "" {
 		f.Queue = DefaultQueue

@@ -72,7 +72,12 @@ type ifState struct {
 	known     bool  // the device has been present at some point
 
 	rxBytes, txBytes, rxPkts, txPkts, txDropped counter
+	rxErrors, txErrors, rxDropped               counter
 	linkSeen                                    bool // in the current stats dump
+	// The link's state as of the last link dump (a link event makes the
+	// next tick dump again).
+	adminUp bool
+	oper    int64 // telemetry status code
 
 	// Qdiscs on the device. Drops count at the root qdisc only (a root
 	// qdisc's drops include its children's); ECN marks are summed over every
@@ -86,7 +91,7 @@ type ifState struct {
 	logged uint8 // logOnce bits
 
 	// Positions of the served values, -1 if not served.
-	idx [10]int
+	idx [16]int
 }
 
 // Bits of ifState.logged.
@@ -100,7 +105,7 @@ const (
 // rebase forgets the device's current kernel objects: its link counters
 // and qdiscs belong to a device that no longer exists.
 func (s *ifState) rebase() {
-	for _, c := range []*counter{&s.rxBytes, &s.txBytes, &s.rxPkts, &s.txPkts, &s.txDropped} {
+	for _, c := range []*counter{&s.rxBytes, &s.txBytes, &s.rxPkts, &s.txPkts, &s.txDropped, &s.rxErrors, &s.txErrors, &s.rxDropped} {
 		c.rebase()
 	}
 	for i := range s.qds {

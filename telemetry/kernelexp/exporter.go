@@ -14,10 +14,17 @@
 //
 //	in-octets, out-octets, in-pkts, out-pkts   rx/tx bytes and packets of the link
 //	out-discards                               tx_dropped of the link + drops of its root qdisc
+//	in-discards, in-errors, out-errors         rx_dropped, rx_errors, tx_errors of the link
+//	admin-status                               UP when the link is up (IFF_UP), else DOWN
+//	oper-status                                the kernel's operstate (IFLA_OPERSTATE): UP,
+//	                                           DOWN, LOWER_LAYER_DOWN, ...; NOT_PRESENT while
+//	                                           the kernel device is gone (admin-status DOWN)
+//	port-speed                                 Interface.Speed's identity (SPEED_UNKNOWN without)
 //
 // and, with Config.Queues, for the one queue "data":
 //
 //	transmit-octets   tx bytes of the link
+//	transmit-pkts     tx packets of the link
 //	dropped-pkts      the same drops as out-discards
 //	ecn-marked-pkts   ECN marks counted by the device's qdiscs (xstats of red,
 //	                  choke, sfb, codel, fq_codel, pie, fq_pie, fq; for
@@ -78,6 +85,8 @@ import (
 type Interface struct {
 	Name string // the name served over gNMI (the fabric's port name, e.g. "Ethernet4" or "eth0")
 	Dev  string // the kernel interface name (e.g. "eth3")
+	// Speed is the line rate in bit/s served as port-speed (0: unknown).
+	Speed int64
 }
 
 // Config configures an Exporter.
@@ -185,7 +194,13 @@ var servedFields = [len(ifState{}.idx)]struct{ meas, field string }{
 	{telemetry.MeasInterface, telemetry.FieldInPkts},
 	{telemetry.MeasInterface, telemetry.FieldOutPkts},
 	{telemetry.MeasInterface, telemetry.FieldOutDiscards},
+	{telemetry.MeasInterface, telemetry.FieldInDiscards},
+	{telemetry.MeasInterface, telemetry.FieldInErrors},
+	{telemetry.MeasInterface, telemetry.FieldOutErrors},
+	{telemetry.MeasInterface, telemetry.FieldOperStatus},
+	{telemetry.MeasInterface, telemetry.FieldAdminStatus},
 	{telemetry.MeasQueue, telemetry.FieldTransmitOctets},
+	{telemetry.MeasQueue, telemetry.FieldTransmitPkts},
 	{telemetry.MeasQueue, telemetry.FieldDroppedPkts},
 	{telemetry.MeasQueue, telemetry.FieldECNMarkedPkts},
 	{telemetry.MeasQueue, telemetry.FieldTrimPkts},
@@ -198,7 +213,13 @@ const (
 	vInPkts
 	vOutPkts
 	vOutDiscards
+	vInDiscards
+	vInErrors
+	vOutErrors
+	vOperStatus
+	vAdminStatus
 	vTransmitOctets
+	vTransmitPkts
 	vDroppedPkts
 	vECNMarked
 	vTrimPkts
@@ -225,6 +246,7 @@ func New(cfg Config) (*Exporter, error) {
 	dev := telemetry.Device{Name: cfg.Device, Queues: cfg.Queues}
 	for _, ifc := range cfg.Interfaces {
 		dev.Interfaces = append(dev.Interfaces, ifc.Name)
+		dev.Speeds = append(dev.Speeds, ifc.Speed)
 	}
 	e.ifs = make([]ifState, len(cfg.Interfaces))
 	for i, ifc := range cfg.Interfaces {
@@ -536,10 +558,11 @@ func (e *Exporter) resolve() error {
 		if typ != unix.RTM_NEWLINK {
 			return
 		}
-		idx, name := parseLinkMsg(msg)
+		idx, name, st := parseLinkMsg(msg)
 		for i := range e.ifs {
 			if e.ifs[i].dev == string(name) {
 				found[i] = idx
+				e.ifs[i].adminUp, e.ifs[i].oper = st.adminUp, operStatus(st.operstate)
 			}
 		}
 	})
@@ -553,6 +576,7 @@ func (e *Exporter) resolve() error {
 		switch idx := found[i]; {
 		case idx == 0:
 			e.missing = true
+			s.adminUp, s.oper = false, telemetry.StatusNotPresent
 			if s.ifindex != 0 {
 				s.ifindex = 0
 				s.backlog, s.hwm = 0, 0
@@ -634,6 +658,9 @@ func (e *Exporter) onStats(typ uint16, msg []byte) {
 	e.count(s, &s.rxPkts, st.rxPackets, "rx_packets")
 	e.count(s, &s.txPkts, st.txPackets, "tx_packets")
 	e.count(s, &s.txDropped, st.txDropped, "tx_dropped")
+	e.count(s, &s.rxErrors, st.rxErrors, "rx_errors")
+	e.count(s, &s.txErrors, st.txErrors, "tx_errors")
+	e.count(s, &s.rxDropped, st.rxDropped, "rx_dropped")
 }
 
 // readQdiscs reads every qdisc with one RTM_GETQDISC dump: drops and
@@ -726,13 +753,23 @@ func (e *Exporter) fill() {
 	for i := range e.ifs {
 		s := &e.ifs[i]
 		discards := s.discards()
+		admin := uint64(telemetry.StatusDown)
+		if s.adminUp {
+			admin = uint64(telemetry.StatusUp)
+		}
 		vals := [len(s.idx)]uint64{
 			vInOctets:       s.rxBytes.total,
 			vOutOctets:      s.txBytes.total,
 			vInPkts:         s.rxPkts.total,
 			vOutPkts:        s.txPkts.total,
 			vOutDiscards:    discards,
+			vInDiscards:     s.rxDropped.total,
+			vInErrors:       s.rxErrors.total,
+			vOutErrors:      s.txErrors.total,
+			vOperStatus:     uint64(s.oper),
+			vAdminStatus:    admin,
 			vTransmitOctets: s.txBytes.total,
+			vTransmitPkts:   s.txPkts.total,
 			vDroppedPkts:    discards,
 			vECNMarked:      s.ecnMarked(),
 			vTrimPkts:       0,

@@ -10,6 +10,8 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/fabricbench/fabricbench/telemetry"
 )
 
 // Raw rtnetlink, written against golang.org/x/sys/unix rather than
@@ -279,6 +281,7 @@ var (
 // linkStats are the fields of struct rtnl_link_stats64 that are served.
 type linkStats struct {
 	rxPackets, txPackets, rxBytes, txBytes, txDropped uint64
+	rxErrors, txErrors, rxDropped                     uint64
 }
 
 // parseStatsMsg decodes an RTM_NEWSTATS message (IFLA_STATS_LINK_64 only).
@@ -298,6 +301,9 @@ func parseStatsMsg(msg []byte) (ifindex int32, st linkStats, ok bool) {
 			txPackets: native.Uint64(v[8:]),
 			rxBytes:   native.Uint64(v[16:]),
 			txBytes:   native.Uint64(v[24:]),
+			rxErrors:  native.Uint64(v[32:]),
+			txErrors:  native.Uint64(v[40:]),
+			rxDropped: native.Uint64(v[48:]),
 			txDropped: native.Uint64(v[56:]),
 		}
 		ok = true
@@ -305,18 +311,63 @@ func parseStatsMsg(msg []byte) (ifindex int32, st linkStats, ok bool) {
 	return ifindex, st, ok
 }
 
-// parseLinkMsg decodes the index and name of an RTM_NEWLINK message.
-func parseLinkMsg(msg []byte) (ifindex int32, name []byte) {
+// linkState is the administrative and operational state of a link.
+type linkState struct {
+	adminUp   bool  // IFF_UP in ifi_flags
+	operstate uint8 // IFLA_OPERSTATE (RFC 2863: IF_OPER_UP...)
+}
+
+// parseLinkMsg decodes the index, name and state of an RTM_NEWLINK
+// message.
+func parseLinkMsg(msg []byte) (ifindex int32, name []byte, st linkState) {
 	if len(msg) < ifinfomsgLen {
-		return 0, nil
+		return 0, nil, st
 	}
 	ifindex = int32(native.Uint32(msg[4:]))
+	st.adminUp = native.Uint32(msg[8:])&unix.IFF_UP != 0
 	attrs(msg[ifinfomsgLen:], func(typ uint16, v []byte) {
-		if typ == unix.IFLA_IFNAME {
+		switch typ {
+		case unix.IFLA_IFNAME:
 			name = cstring(v)
+		case unix.IFLA_OPERSTATE:
+			if len(v) >= 1 {
+				st.operstate = v[0]
+			}
 		}
 	})
-	return ifindex, name
+	return ifindex, name, st
+}
+
+// Kernel operstates (linux/if.h: enum IF_OPER_*; golang.org/x/sys/unix
+// does not define them).
+const (
+	ifOperUnknown        = 0
+	ifOperNotPresent     = 1
+	ifOperDown           = 2
+	ifOperLowerLayerDown = 3
+	ifOperTesting        = 4
+	ifOperDormant        = 5
+	ifOperUp             = 6
+)
+
+// operStatus maps a kernel operstate (RFC 2863's ifOperStatus, as in
+// linux/if.h) to the served status code.
+func operStatus(operstate uint8) int64 {
+	switch operstate {
+	case ifOperUp:
+		return telemetry.StatusUp
+	case ifOperDown:
+		return telemetry.StatusDown
+	case ifOperTesting:
+		return telemetry.StatusTesting
+	case ifOperDormant:
+		return telemetry.StatusDormant
+	case ifOperNotPresent:
+		return telemetry.StatusNotPresent
+	case ifOperLowerLayerDown:
+		return telemetry.StatusLowerLayerDown
+	}
+	return telemetry.StatusUnknown
 }
 
 // qdiscMsg is what a tick uses of an RTM_NEWQDISC message. Slices point

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fabricbench/fabricbench/internal/fuzzbound"
+	"github.com/fabricbench/fabricbench/telemetry"
 )
 
 func TestCounter(t *testing.T) {
@@ -189,15 +190,21 @@ func TestParseStatsAndLinkMsg(t *testing.T) {
 	hdr := make([]byte, ifStatsMsgLen)
 	native.PutUint32(hdr[4:], 9)
 	idx, s, ok := parseStatsMsg(cat(hdr, nla(unix.IFLA_STATS_LINK_64, st)))
-	want := linkStats{rxPackets: 100, txPackets: 200, rxBytes: 300, txBytes: 400, txDropped: 800}
+	want := linkStats{rxPackets: 100, txPackets: 200, rxBytes: 300, txBytes: 400, rxErrors: 500, txErrors: 600, rxDropped: 700, txDropped: 800}
 	if !ok || idx != 9 || s != want {
 		t.Errorf("parseStatsMsg = %d, %+v, %v; want 9, %+v", idx, s, ok, want)
 	}
 	ifi := make([]byte, ifinfomsgLen)
 	native.PutUint32(ifi[4:], 12)
-	idx, name := parseLinkMsg(cat(ifi, nla(unix.IFLA_MTU, make([]byte, 4)), nla(unix.IFLA_IFNAME, []byte("eth3\x00"))))
-	if idx != 12 || string(name) != "eth3" {
-		t.Errorf("parseLinkMsg = %d, %q", idx, name)
+	native.PutUint32(ifi[8:], unix.IFF_UP|unix.IFF_BROADCAST)
+	idx, name, lst := parseLinkMsg(cat(ifi, nla(unix.IFLA_MTU, make([]byte, 4)), nla(unix.IFLA_IFNAME, []byte("eth3\x00")),
+		nla(unix.IFLA_OPERSTATE, []byte{ifOperLowerLayerDown})))
+	if idx != 12 || string(name) != "eth3" || !lst.adminUp || operStatus(lst.operstate) != telemetry.StatusLowerLayerDown {
+		t.Errorf("parseLinkMsg = %d, %q, %+v", idx, name, lst)
+	}
+	native.PutUint32(ifi[8:], unix.IFF_BROADCAST)
+	if _, _, st := parseLinkMsg(ifi); st.adminUp || operStatus(st.operstate) != telemetry.StatusUnknown {
+		t.Errorf("parseLinkMsg of a link that is down, without operstate: %+v", st)
 	}
 }
 
