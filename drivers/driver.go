@@ -277,6 +277,49 @@ type LinkState struct {
 	Up    bool // operationally up
 	Admin bool // administratively up
 	Addrs []netip.Prefix
+	// MAC is the interface's hardware address ("" when it has none);
+	// MTU its MTU (0 when the platform does not say).
+	MAC string
+	MTU int
+}
+
+// Neighbor is a device seen on the far end of an interface: by LLDP
+// (System and Port are what the neighbour announces), or in the kernel's
+// neighbour table (ARP, IPv6 ND: MAC, and Addr the neighbour's address).
+type Neighbor struct {
+	Interface string
+	// Protocol is "lldp" or "nd" (the kernel's neighbour table, ARP and
+	// ND).
+	Protocol string
+	// System is the neighbour's system name (LLDP), Port its port: the
+	// port description (usually the interface name), else the port ID.
+	System, Port string
+	// PortMAC is the LLDP port ID when it is a MAC address; MAC the link
+	// layer address of a neighbour table entry.
+	PortMAC, MAC string
+	Addr         netip.Addr
+}
+
+// Adjacency is a link-state routing protocol's neighbour (OSPF, OSPFv3,
+// IS-IS).
+type Adjacency struct {
+	Protocol  string // ospf, ospf6, isis
+	Interface string
+	Neighbor  string // router ID or system ID
+	State     string // Full/DR, Up, Init, ...
+	Up        bool   // the adjacency is complete (OSPF Full, IS-IS Up)
+}
+
+// BGPConfig is a BGP instance's configuration as read back.
+type BGPConfig struct {
+	VRF     string
+	LocalAS uint32
+	// MaxPaths maps an address family ("ipv4 unicast", "ipv6 unicast") to
+	// its eBGP maximum-paths; absent: not configured (the platform's
+	// default).
+	MaxPaths map[string]int
+	// Shutdown lists the neighbours configured shut down.
+	Shutdown []string
 }
 
 // BGPSession is one BGP neighbor.
@@ -340,10 +383,20 @@ type RuleState struct {
 
 // State is a device's operational state, as read back for validation.
 type State struct {
-	Links  []LinkState
-	BGP    []BGPSession
-	Routes []Route // IPv4 and IPv6 routes of the default VRF (and VRFs)
-	SIDs   []SIDState
+	Links []LinkState
+	// Neighbors are the neighbours seen on its interfaces (LLDP, and the
+	// kernel's ARP/ND table); platforms without them leave it empty.
+	Neighbors []Neighbor
+	// Adjacencies are OSPF, OSPFv3 and IS-IS adjacencies.
+	Adjacencies []Adjacency
+	// Daemons are the routing daemons running (bgpd, ospfd, ospf6d,
+	// isisd, staticd, ...), where the platform says.
+	Daemons []string
+	// BGPConfig are the configured BGP instances.
+	BGPConfig []BGPConfig
+	BGP       []BGPSession
+	Routes    []Route // IPv4 and IPv6 routes of the default VRF (and VRFs)
+	SIDs      []SIDState
 	// Rules are the policy routing rules, IPv4 then IPv6, in priority
 	// order (platforms without them leave this empty).
 	Rules []RuleState

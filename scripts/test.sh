@@ -31,6 +31,9 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 	command -v ip >/dev/null 2>&1 || apt_missing+=(iproute2)
 	command -v ping >/dev/null 2>&1 || apt_missing+=(iputils-ping)
 	command -v nsenter >/dev/null 2>&1 || apt_missing+=(util-linux)
+	# lldpd: lab nodes announce themselves, so bring-up validation checks
+	# the cabling by LLDP.
+	[[ -x /usr/sbin/lldpd ]] || apt_missing+=(lldpd)
 	# The Slurm tests (internal/slurmtest: a one-node cluster on loopback).
 	[[ -x /usr/sbin/slurmctld && -x /usr/sbin/slurmd ]] || apt_missing+=(slurm-wlm)
 	[[ -x /usr/sbin/munged ]] || apt_missing+=(munge)

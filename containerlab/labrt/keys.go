@@ -74,3 +74,15 @@ MaxSessions 50
 Subsystem sftp internal-sftp
 `, listen, filepath.Join(dir, "ssh_host_ed25519_key"), filepath.Join(dir, "sshd.pid"), authorizedKeys)
 }
+
+// LLDPSocket is where the lab runtimes have each node's lldpd listen.
+const LLDPSocket = "/run/lldpd/lldpd.socket"
+
+// StartLLDPD is the shell command that starts lldpd in a node (when the
+// node has it) on every interface but the loopback and the management one,
+// announcing every second, so that bring-up validation reads each port's
+// neighbour by LLDP. Without lldpd it does nothing.
+func StartLLDPD(mgmtIf string) string {
+	return fmt.Sprintf("if command -v lldpd >/dev/null 2>&1; then mkdir -p /run/lldpd && lldpd -u %[1]s -I '*,!lo,!%[2]s' && "+
+		"for i in 1 2 3 4 5 6 7 8 9 10; do [ -S %[1]s ] && break; sleep 0.1; done; lldpcli -u %[1]s configure lldp tx-interval 1 >/dev/null; fi", LLDPSocket, mgmtIf)
+}

@@ -321,6 +321,9 @@ func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab) (*State, e
 		if out, err := d.nodeExec(ctx, ns, d.sshd+" -f "+cfg+" -E "+filepath.Join(ns.Dir, "sshd.log")); err != nil {
 			return nil, fmt.Errorf("node %s: start sshd: %v: %s", n.Name, err, out)
 		}
+		if out, err := d.nodeExec(ctx, ns, labrt.StartLLDPD("mgmt0")); err != nil {
+			d.logf("node %s: lldpd did not start (cabling is then read from neighbour tables): %v %s", n.Name, err, strings.TrimSpace(out))
+		}
 	}
 	if err := labrt.WriteKnownHosts(st.KnownHosts, known); err != nil {
 		return nil, err
@@ -721,6 +724,13 @@ func (d *Deployer) startInit(ns *NodeState, frr bool) error {
 	// The node's own (empty) root home, as in a container: sessions do not
 	// run this machine's ~/.bashrc, and lab nodes cannot read its files.
 	fmt.Fprintf(&pre, "mount --bind %s /root && ", shellQuote(home))
+	// lldpd's directory (its privilege-separation chroot and socket), per
+	// node.
+	lldp := filepath.Join(ns.Dir, "lldpd")
+	if err := os.MkdirAll(lldp, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(&pre, "mkdir -p /run/lldpd && mount --bind %s /run/lldpd && ", shellQuote(lldp))
 	fmt.Fprintf(&pre, "mkdir -p /run/netns && mount --bind %s /run/netns && exec sleep infinity", shellQuote(netnsDir))
 	cmd := exec.Command("ip", "netns", "exec", ns.Namespace, "unshare", "--uts", "--mount", "--propagation", "private", "--", "sh", "-c", pre.String())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -223,6 +223,7 @@ type bgpInstance struct {
 	Header   string            // "router bgp 65101" or "router bgp 65101 vrf red"
 	MaxPaths map[string]string // "ipv4 unicast" -> "64" (eBGP maximum-paths)
 	AFs      map[string]bool   // address families with a block
+	Shutdown []string          // neighbours configured "shutdown"
 }
 
 // parseBGPConfig finds the router bgp blocks of `show running-config`
@@ -263,6 +264,8 @@ func parseBGPConfig(cfg string) []bgpInstance {
 				a = "ipv4 unicast" // older FRR prints ipv4 unicast at router level
 			}
 			cur.MaxPaths[a] = f[1]
+		case len(f) >= 3 && f[0] == "neighbor" && f[2] == "shutdown" && af == "":
+			cur.Shutdown = append(cur.Shutdown, f[1])
 		}
 	}
 	if cur != nil {
@@ -312,4 +315,113 @@ func parseNetnsList(out string) map[string]bool {
 		}
 	}
 	return m
+}
+
+// bgpConfigs turns the running configuration's router bgp blocks into
+// drivers.BGPConfig.
+func bgpConfigs(cfg string) []drivers.BGPConfig {
+	var out []drivers.BGPConfig
+	for _, inst := range parseBGPConfig(cfg) {
+		f := strings.Fields(inst.Header) // router bgp ASN [vrf NAME]
+		c := drivers.BGPConfig{MaxPaths: map[string]int{}, Shutdown: inst.Shutdown}
+		if len(f) >= 3 {
+			if asn, err := strconv.ParseUint(f[2], 10, 32); err == nil {
+				c.LocalAS = uint32(asn)
+			}
+		}
+		if len(f) >= 5 && f[3] == "vrf" {
+			c.VRF = f[4]
+		}
+		for af, v := range inst.MaxPaths {
+			if n, err := strconv.Atoi(v); err == nil {
+				c.MaxPaths[af] = n
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// parseDaemons reads vtysh's `show daemons` (the daemons it is connected
+// to, e.g. " mgmtd zebra bgpd staticd").
+func parseDaemons(out string) []string {
+	var ds []string
+	for _, f := range strings.Fields(out) {
+		if strings.HasSuffix(f, "d") && !strings.ContainsAny(f, "%:") {
+			ds = append(ds, f)
+		}
+	}
+	sort.Strings(ds)
+	return ds
+}
+
+// parseOSPFNeighbors reads `show ip ospf neighbor json` (FRR 8: a map of
+// neighbour router IDs to lists of adjacencies).
+func parseOSPFNeighbors(out string) ([]drivers.Adjacency, error) {
+	var d struct {
+		Neighbors map[string][]struct {
+			State string `json:"state"`
+			If    string `json:"ifaceName"`
+		} `json:"neighbors"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &d); err != nil {
+		return nil, fmt.Errorf("not show ip ospf neighbor json: %v", err)
+	}
+	var adj []drivers.Adjacency
+	for id, list := range d.Neighbors {
+		for _, n := range list {
+			iface, _, _ := strings.Cut(n.If, ":") // "eth1:198.18.0.1"
+			adj = append(adj, drivers.Adjacency{Protocol: "ospf", Interface: iface, Neighbor: id, State: n.State,
+				Up: strings.HasPrefix(n.State, "Full")})
+		}
+	}
+	sortAdj(adj)
+	return adj, nil
+}
+
+// parseOSPF6Neighbors reads `show ipv6 ospf6 neighbor json`.
+func parseOSPF6Neighbors(out string) ([]drivers.Adjacency, error) {
+	var d struct {
+		Neighbors []struct {
+			ID    string `json:"neighborId"`
+			State string `json:"state"`
+			If    string `json:"interfaceName"`
+		} `json:"neighbors"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &d); err != nil {
+		return nil, fmt.Errorf("not show ipv6 ospf6 neighbor json: %v", err)
+	}
+	var adj []drivers.Adjacency
+	for _, n := range d.Neighbors {
+		adj = append(adj, drivers.Adjacency{Protocol: "ospf6", Interface: n.If, Neighbor: n.ID, State: n.State, Up: n.State == "Full"})
+	}
+	sortAdj(adj)
+	return adj, nil
+}
+
+// parseISISNeighbors reads `show isis neighbor`: per area a header and
+// lines of System Id, Interface, L, State, Holdtime, SNPA.
+func parseISISNeighbors(out string) []drivers.Adjacency {
+	var adj []drivers.Adjacency
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 4 || f[0] == "System" || strings.HasPrefix(strings.TrimSpace(l), "Area") {
+			continue
+		}
+		adj = append(adj, drivers.Adjacency{Protocol: "isis", Neighbor: f[0], Interface: f[1], State: f[3], Up: f[3] == "Up"})
+	}
+	sortAdj(adj)
+	return adj
+}
+
+func sortAdj(a []drivers.Adjacency) {
+	sort.Slice(a, func(i, j int) bool {
+		if a[i].Protocol != a[j].Protocol {
+			return a[i].Protocol < a[j].Protocol
+		}
+		if a[i].Interface != a[j].Interface {
+			return a[i].Interface < a[j].Interface
+		}
+		return a[i].Neighbor < a[j].Neighbor
+	})
 }

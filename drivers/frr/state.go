@@ -8,11 +8,14 @@ import (
 	"github.com/fabricbench/fabricbench/drivers/sshx"
 )
 
-// State reads the BGP sessions (show bgp vrf all neighbors json), the
-// routes FRR selected (show ip/ipv6 route vrf all json: per prefix the
-// selected entry and its active nexthops), and the links and SRv6 SIDs of
-// the kernel (linux driver). A session's Interface is the local link whose
-// connected prefix holds the peer (in the VRF's namespace for netns VRFs).
+// State reads the daemons running (show daemons), the BGP configuration
+// (show running-config: local AS, maximum-paths, neighbours shut down) and
+// sessions (show bgp vrf all neighbors json), the OSPF, OSPFv3 and IS-IS
+// adjacencies of the daemons that run, the routes FRR selected (show
+// ip/ipv6 route vrf all json: per prefix the selected entry and its active
+// nexthops), and the links, neighbours and SRv6 SIDs of the kernel (linux
+// driver). A session's Interface is the local link whose connected prefix
+// holds the peer (in the VRF's namespace for netns VRFs).
 func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	caps, err := d.Capabilities(ctx)
 	if err != nil {
@@ -22,9 +25,56 @@ func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("frr %s: %w", d.name, err)
 	}
-	st := &drivers.State{Links: kst.Links, SIDs: kst.SIDs, Rules: kst.Rules, PolicyRoutes: kst.PolicyRoutes}
+	st := &drivers.State{Links: kst.Links, Neighbors: kst.Neighbors, SIDs: kst.SIDs, Rules: kst.Rules, PolicyRoutes: kst.PolicyRoutes}
+	out, err := d.Vtysh(ctx, "show daemons")
+	if err != nil {
+		return nil, err
+	}
+	st.Daemons = parseDaemons(out)
+	running := map[string]bool{}
+	for _, dm := range st.Daemons {
+		running[dm] = true
+	}
+	if running["bgpd"] {
+		cfg, err := d.Vtysh(ctx, "show running-config")
+		if err != nil {
+			return nil, err
+		}
+		st.BGPConfig = bgpConfigs(cfg)
+	}
+	if running["ospfd"] {
+		const cmd = "show ip ospf neighbor json"
+		out, err := d.Vtysh(ctx, cmd)
+		if err != nil {
+			return nil, err
+		}
+		adj, err := parseOSPFNeighbors(out)
+		if err != nil {
+			return nil, d.badReply(cmd, out, err)
+		}
+		st.Adjacencies = append(st.Adjacencies, adj...)
+	}
+	if running["ospf6d"] {
+		const cmd = "show ipv6 ospf6 neighbor json"
+		out, err := d.Vtysh(ctx, cmd)
+		if err != nil {
+			return nil, err
+		}
+		adj, err := parseOSPF6Neighbors(out)
+		if err != nil {
+			return nil, d.badReply(cmd, out, err)
+		}
+		st.Adjacencies = append(st.Adjacencies, adj...)
+	}
+	if running["isisd"] {
+		out, err := d.Vtysh(ctx, "show isis neighbor")
+		if err != nil {
+			return nil, err
+		}
+		st.Adjacencies = append(st.Adjacencies, parseISISNeighbors(out)...)
+	}
 
-	if caps[drivers.FeatBGP].Supported {
+	if caps[drivers.FeatBGP].Supported && running["bgpd"] {
 		const cmd = "show bgp vrf all neighbors json"
 		out, err := d.Vtysh(ctx, cmd)
 		if err != nil {

@@ -460,7 +460,7 @@ func (d *Driver) SIDs(ctx context.Context) ([]drivers.SIDState, error) {
 
 // stateReads are the commands State reads (in one batch).
 func (d *Driver) stateReads(p *probes) []string {
-	cmds := []string{cmdAddrs, routesJSONCmd(4, 0), routesJSONCmd(6, 0), cmdNexthops}
+	cmds := []string{cmdAddrs, routesJSONCmd(4, 0), routesJSONCmd(6, 0), cmdNexthops, cmdNeigh, cmdLLDP}
 	if p.caps[drivers.FeatVRF].Supported {
 		cmds = append(cmds, cmdVRFs)
 	}
@@ -473,10 +473,11 @@ func (d *Driver) stateReads(p *probes) []string {
 	return cmds
 }
 
-// State reads links (ip -j addr), routes (main table, and the tables of
-// VRF devices), SRv6 SIDs, the policy rules (ip -N -j rule) and the
-// routes of the tables those rules look up (PolicyRoutes). Plain Linux
-// has no BGP.
+// State reads links (ip -j addr, with MAC and MTU), neighbours (lldpd's,
+// when it runs, and the kernel's ARP/ND table), routes (main table, and
+// the tables of VRF devices), SRv6 SIDs, the policy rules (ip -N -j rule)
+// and the routes of the tables those rules look up (PolicyRoutes). Plain
+// Linux has no BGP.
 func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	p, err := d.probes(ctx)
 	if err != nil {
@@ -488,6 +489,9 @@ func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	}
 	st := &drivers.State{}
 	if st.Links, err = d.Links(ctx, ""); err != nil {
+		return nil, err
+	}
+	if st.Neighbors, err = d.Neighbors(ctx); err != nil {
 		return nil, err
 	}
 	if st.Routes, err = d.Routes(ctx, 0, ""); err != nil {
@@ -551,6 +555,20 @@ func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 		}
 	}
 	return st, nil
+}
+
+// Neighbors reads the neighbours lldpd has seen (when it runs) and the
+// kernel's neighbour table (ARP and ND entries with a link layer address).
+func (d *Driver) Neighbors(ctx context.Context) ([]drivers.Neighbor, error) {
+	lldp, err := query(ctx, d, cmdLLDP, parseLLDP)
+	if err != nil {
+		return nil, err
+	}
+	nd, err := query(ctx, d, cmdNeigh, parseNeighbors)
+	if err != nil {
+		return nil, err
+	}
+	return append(lldp, nd...), nil
 }
 
 // vrfDevices maps the VRF devices to their tables.

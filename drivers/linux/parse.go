@@ -20,6 +20,7 @@ import (
 // ipLink is one element of `ip -j link` / `ip -j addr`.
 type ipLink struct {
 	Ifname    string   `json:"ifname"`
+	Address   string   `json:"address"`
 	Flags     []string `json:"flags"`
 	Operstate string   `json:"operstate"`
 	Master    string   `json:"master"`
@@ -68,7 +69,10 @@ func parseLinks(out string) ([]ipLink, error) {
 func linkStates(links []ipLink) ([]drivers.LinkState, error) {
 	out := make([]drivers.LinkState, 0, len(links))
 	for _, l := range links {
-		s := drivers.LinkState{Name: l.Ifname, Admin: l.hasFlag("UP")}
+		s := drivers.LinkState{Name: l.Ifname, Admin: l.hasFlag("UP"), MTU: l.Mtu}
+		if l.LinkType == "ether" || l.LinkType == "" {
+			s.MAC = strings.ToLower(l.Address)
+		}
 		switch l.Operstate {
 		case "UP":
 			s.Up = true
@@ -600,4 +604,105 @@ func parseSysctlDump(out string) (map[string]string, error) {
 		m[k] = strings.Join(strings.Fields(v), " ")
 	}
 	return m, nil
+}
+
+// ipNeigh is one entry of `ip -j neigh show`.
+type ipNeigh struct {
+	Dst    string   `json:"dst"`
+	Dev    string   `json:"dev"`
+	Lladdr string   `json:"lladdr"`
+	State  []string `json:"state"`
+}
+
+// parseNeighbors parses `ip -j neigh show` into neighbours (protocol
+// "nd"); entries without a link layer address (FAILED, INCOMPLETE) are
+// left out.
+func parseNeighbors(out string) ([]drivers.Neighbor, error) {
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return nil, nil
+	}
+	var es []ipNeigh
+	if err := json.Unmarshal([]byte(out), &es); err != nil {
+		return nil, fmt.Errorf("not a JSON list of neighbours: %v", err)
+	}
+	var ns []drivers.Neighbor
+	for _, e := range es {
+		if e.Lladdr == "" || e.Dev == "" {
+			continue
+		}
+		n := drivers.Neighbor{Interface: e.Dev, Protocol: "nd", MAC: strings.ToLower(e.Lladdr)}
+		if a, err := netip.ParseAddr(e.Dst); err == nil {
+			n.Addr = a
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+// lldpJSON0 is `lldpcli -f json0 show neighbors`.
+type lldpJSON0 struct {
+	LLDP []struct {
+		Interface []struct {
+			Name    string `json:"name"`
+			Chassis []struct {
+				Name []struct {
+					Value string `json:"value"`
+				} `json:"name"`
+			} `json:"chassis"`
+			Port []struct {
+				ID []struct {
+					Type  string `json:"type"`
+					Value string `json:"value"`
+				} `json:"id"`
+				Descr []struct {
+					Value string `json:"value"`
+				} `json:"descr"`
+			} `json:"port"`
+		} `json:"interface"`
+	} `json:"lldp"`
+}
+
+// parseLLDP parses `lldpcli -f json0 show neighbors` into neighbours
+// (protocol "lldp"). An empty reply (no lldpd) is no neighbours.
+func parseLLDP(out string) ([]drivers.Neighbor, error) {
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return nil, nil
+	}
+	var d lldpJSON0
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		return nil, fmt.Errorf("not lldpcli's json0: %v", err)
+	}
+	var ns []drivers.Neighbor
+	for _, l := range d.LLDP {
+		for _, i := range l.Interface {
+			n := drivers.Neighbor{Interface: i.Name, Protocol: "lldp"}
+			for _, c := range i.Chassis {
+				for _, v := range c.Name {
+					n.System = v.Value
+				}
+			}
+			for _, p := range i.Port {
+				for _, v := range p.Descr {
+					n.Port = v.Value
+				}
+				for _, id := range p.ID {
+					switch id.Type {
+					case "mac":
+						n.PortMAC = strings.ToLower(id.Value)
+					case "ifname":
+						if n.Port == "" {
+							n.Port = id.Value
+						}
+					}
+				}
+			}
+			if n.Port == "" {
+				n.Port = n.PortMAC
+			}
+			ns = append(ns, n)
+		}
+	}
+	return ns, nil
 }

@@ -144,10 +144,11 @@ func TestLinkStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []drivers.LinkState{
-		{Name: "lo", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("127.0.0.1/8"), pfx("::1/128")}},
-		{Name: "eth2", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("198.18.0.6/31"), pfx("fe80::9cf2:2aff:fe34:d50b/64")}},
-		{Name: "eth3"},
-		{Name: "eth4", Admin: true},
+		{Name: "lo", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("127.0.0.1/8"), pfx("::1/128")}, MTU: 65536},
+		{Name: "eth2", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("198.18.0.6/31"), pfx("fe80::9cf2:2aff:fe34:d50b/64")},
+			MAC: "9e:f2:2a:34:d5:0b", MTU: 1500},
+		{Name: "eth3", MTU: 1500},
+		{Name: "eth4", Admin: true, MTU: 1500},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("links:\n got %+v\nwant %+v", got, want)

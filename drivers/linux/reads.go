@@ -82,6 +82,11 @@ const (
 	cmdVRFs      = "ip -j -d link show type vrf"
 	cmdNexthops  = "ip -j nexthop show"
 	cmdFactsBase = "hostname; uname -r; cat /etc/os-release 2>/dev/null; true"
+	cmdNeigh     = "ip -j neigh show"
+	// cmdLLDP reads lldpd's neighbours when lldpd runs: at its usual
+	// socket, or at the one fabricbench's native runtime gives each node.
+	// Without lldpd the reply is empty.
+	cmdLLDP = "for s in /run/lldpd/lldpd.socket /run/lldpd.socket /var/run/lldpd.socket; do if [ -S $s ]; then lldpcli -u $s -f json0 show neighbors 2>/dev/null; exit 0; fi; done; true"
 )
 
 func routesJSONCmd(family, table int) string {
