@@ -22,6 +22,8 @@ type corpusEntry struct {
 	Native       any               `yaml:"native"`
 	Roles        map[string]string `yaml:"roles"`
 	Deploy       bool              `yaml:"deploy"`
+	Fault        string            `yaml:"fault"`
+	Restore      []string          `yaml:"restore"`
 }
 
 // corpusWant is an expectation: ok, or a refusal at a position.

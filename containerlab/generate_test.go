@@ -298,7 +298,7 @@ func TestFRRConfLeaf(t *testing.T) {
 		t.Errorf("SRv6 locator not advertised:\n%s", v6)
 	}
 	d := string(g.Files["leafspine/leaf0/daemons"])
-	for _, line := range []string{"bgpd=yes", "zebra=yes", "staticd=yes", "bfdd=no", "ospfd=no", "vtysh_enable=yes",
+	for _, line := range []string{"bgpd=yes", "zebra=yes", "staticd=yes", "bfdd=no", "ospfd=no", "vtysh_enable=yes", `frr_profile="datacenter"`,
 		`zebra_options="  -A 127.0.0.1 -s 90000000 -n"`, `bgpd_options="   -A 127.0.0.1"`, `staticd_options="-A 127.0.0.1"`} {
 		if !strings.Contains("\n"+d, "\n"+line+"\n") {
 			t.Errorf("daemons lacks %q:\n%s", line, d)

@@ -494,6 +494,9 @@ func (r *Runtime) configureNode(ctx context.Context, n *containerlab.Node, ns *l
 	if err := loadStartupConfig(ctx, c, n); err != nil {
 		return "", err
 	}
+	if out, err := c.Run(ctx, labrt.StartLLDPD("eth0")); err != nil {
+		r.logf("node %s: lldpd did not start (cabling is then read from neighbour tables): %v %s", ns.Name, err, strings.TrimSpace(out))
+	}
 	ns.Transport = labrt.TransportDocker
 	if _, err := c.Run(ctx, "test -x /usr/sbin/sshd"); err != nil || ns.Mgmt == "" {
 		return "", nil // no sshd (or no management address): docker exec
@@ -662,6 +665,18 @@ func (r *Runtime) Destroy(ctx context.Context, lab string, nodes []string) (*lab
 		}
 	}
 	rep.Containers = before
+	// containerlab names each container's namespace in /var/run/netns; a
+	// container removed without it leaves the link dangling.
+	for _, c := range before {
+		ns := filepath.Join("/var/run/netns", c)
+		if fi, err := os.Lstat(ns); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if _, err := os.Stat(ns); err != nil {
+				if err := os.Remove(ns); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
 	if st != nil {
 		if st.MgmtNetworkOwned && st.MgmtNetwork != "" && networkExists(ctx, st.MgmtNetwork) {
 			if users, _ := docker(ctx, "network", "inspect", "--format", "{{len .Containers}}", st.MgmtNetwork); users == "0" {
