@@ -80,7 +80,15 @@ type runView struct {
 type bringupView struct {
 	Lab, Topology, Runtime string
 	Counts                 string
+	Causes                 []causeView
 	Checks                 []checkRow // failed first, then in check order
+}
+
+// causeView is one root cause with its root and consequence checks.
+type causeView struct {
+	ID                   int
+	Kind, Where, Summary string
+	Roots, Consequences  []checkRow
 }
 
 type checkRow struct {
@@ -102,6 +110,25 @@ func buildBringup(b *results.Bringup) *bringupView {
 	}
 	v.Checks = append(bad, good...)
 	v.Counts = fmt.Sprintf("%s, %d passed, %d failed", plural(len(b.Checks), "check"), len(good), len(bad))
+	if len(b.Causes) > 0 {
+		v.Counts += fmt.Sprintf(": %s", plural(len(b.Causes), "cause"))
+	}
+	for _, c := range b.Causes {
+		cv := causeView{ID: c.ID, Kind: c.Kind, Where: strings.TrimSpace(c.Device + " " + c.Interface), Summary: c.Summary}
+		for k, i := range c.Checks {
+			if i < 0 || i >= len(b.Checks) {
+				continue
+			}
+			ch := b.Checks[i]
+			row := checkRow{Name: ch.Name, Category: ch.Category, Device: ch.Device, Verdict: ch.Verdict, Class: statusClass(ch.Verdict), Evidence: ch.Evidence}
+			if k < c.Roots {
+				cv.Roots = append(cv.Roots, row)
+			} else {
+				cv.Consequences = append(cv.Consequences, row)
+			}
+		}
+		v.Causes = append(v.Causes, cv)
+	}
 	return v
 }
 
@@ -407,7 +434,8 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 <div class="card{{if .Summary.Errors}} error{{end}}"><div class="n">{{.Summary.Errors}}</div><div class="l">errors</div></div>
 <div class="card{{if .Summary.Anomalies}} error{{end}}"><div class="n">{{.Summary.Anomalies}}</div><div class="l">anomalies</div></div>
 {{if .Summary.Checks}}<div class="card"><div class="n">{{.Summary.Checks}}</div><div class="l">bring-up checks</div></div>
-<div class="card{{if .Summary.ChecksFailed}} fail{{else}} pass{{end}}"><div class="n">{{.Summary.ChecksFailed}}</div><div class="l">checks failed</div></div>{{end}}
+<div class="card{{if .Summary.ChecksFailed}} fail{{else}} pass{{end}}"><div class="n">{{.Summary.ChecksFailed}}</div><div class="l">checks failed</div></div>
+{{if .Summary.Causes}}<div class="card fail"><div class="n">{{.Summary.Causes}}</div><div class="l">root causes</div></div>{{end}}{{end}}
 </div>
 {{if gt (len .Runs) 1}}<nav class="runs" aria-label="runs">{{range .Runs}}<a href="#{{.Anchor}}"><span class="badge {{.StatusClass}}">{{.Status}}</span> {{.ID}}</a>{{end}}</nav>{{end}}
 </div></header>
@@ -429,6 +457,11 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 {{if .Bringup}}{{with .Bringup}}
 <h3>Bring-up checks</h3>
 <p class="meta">lab <b>{{.Lab}}</b>{{if .Runtime}} · runtime <b>{{.Runtime}}</b>{{end}}{{if .Topology}} · topology <b>{{.Topology}}</b>{{end}} · {{.Counts}}</p>
+{{if .Causes}}<h4>Root causes</h4>
+<p class="note">Each cause is one thing that is wrong, named by device and port; the checks that fail because of it are listed under it.</p>
+<ol class="causes">{{range .Causes}}<li class="cause-item" id="cause-{{.ID}}"><div class="chead"><span class="tag">{{.Kind}}</span> <b>{{.Where}}</b>: {{.Summary}}</div>
+{{if .Consequences}}<details><summary>{{len .Consequences}} consequence{{if gt (len .Consequences) 1}}s{{end}}</summary><ul>{{range .Consequences}}<li><code>{{.Name}}</code> [{{.Device}}] {{.Evidence}}</li>{{end}}</ul></details>{{end}}
+</li>{{end}}</ol>{{end}}
 {{if .Checks}}<div class="scroll"><table class="checks">
 <thead><tr><th>check</th><th>category</th><th>device</th><th>verdict</th><th>evidence</th></tr></thead>
 <tbody>{{range .Checks}}<tr class="{{.Class}}"><td><code>{{.Name}}</code></td><td>{{.Category}}</td><td>{{.Device}}</td><td class="verdict">{{.Verdict}}</td><td>{{.Evidence}}</td></tr>

@@ -210,7 +210,33 @@ func junitRun(suiteName string, r *results.Results, run *results.Run) junitSuite
 		}
 		s.Cases = append(s.Cases, c)
 	}
-	if b := run.Bringup; b != nil {
+	if b := run.Bringup; b != nil && len(b.Causes) > 0 {
+		// One failure per cause, its root and consequences in the body;
+		// the checks that passed as passing cases.
+		for _, cs := range b.Causes {
+			c := junitCase{ClassName: class + ".cause", Name: fmt.Sprintf("cause %d: %s %s", cs.ID, cs.Kind, strings.TrimSpace(cs.Device+" "+cs.Interface)), Time: "0"}
+			var body strings.Builder
+			fmt.Fprintf(&body, "%s\n", cs.Summary)
+			for k, i := range cs.Checks {
+				if i < 0 || i >= len(b.Checks) {
+					continue
+				}
+				ch := b.Checks[i]
+				label := "root"
+				if k >= cs.Roots {
+					label = "consequence"
+				}
+				fmt.Fprintf(&body, "%s: %s [%s]: %s\n", label, ch.Name, ch.Device, ch.Evidence)
+			}
+			c.Failure = &junitProblem{Message: firstLine(cs.Summary), Type: "bringup-cause", Text: body.String()}
+			s.Cases = append(s.Cases, c)
+		}
+		for _, ch := range b.Checks {
+			if ch.Verdict == results.Pass {
+				s.Cases = append(s.Cases, junitCase{ClassName: class + "." + ch.Category, Name: ch.Name, Time: "0"})
+			}
+		}
+	} else if b := run.Bringup; b != nil {
 		for _, ch := range b.Checks {
 			c := junitCase{ClassName: class + "." + ch.Category, Name: ch.Name, Time: "0"}
 			msg := ch.Device + ": " + firstLine(ch.Evidence)

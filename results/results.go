@@ -86,9 +86,11 @@ type Summary struct {
 	RunsErrored     int `json:"runs_errored,omitempty"`
 	RunsInterrupted int `json:"runs_interrupted,omitempty"`
 	RunsSkipped     int `json:"runs_skipped,omitempty"`
-	// Checks and ChecksFailed count bring-up checks.
+	// Checks and ChecksFailed count bring-up checks, Causes the causes
+	// the failed ones are grouped into.
 	Checks       int `json:"checks,omitempty"`
 	ChecksFailed int `json:"checks_failed,omitempty"`
+	Causes       int `json:"causes,omitempty"`
 }
 
 // Run is one point of the suite's matrix.
@@ -184,6 +186,33 @@ type Bringup struct {
 	Topology string  `json:"topology,omitempty"`
 	Runtime  string  `json:"runtime,omitempty"` // native, containerlab, hardware
 	Checks   []Check `json:"checks"`
+	// Causes group the failed checks: each cause is one thing that is
+	// wrong (a link down, a miscabled port, a configuration that differs
+	// from the intent, ...), its root check first, then the checks that
+	// fail because of it (consequences). Every failed check belongs to at
+	// least one cause.
+	Causes []Cause `json:"causes,omitempty"`
+}
+
+// Cause is one root cause of failed bring-up checks.
+type Cause struct {
+	ID int `json:"id"` // 1-based
+	// Kind (docs/results-schema.md): device, link-down, cabling, mtu,
+	// bgp-shutdown, bgp-remote-as, bgp-as, ecmp-config, address, srv6-sid,
+	// gateway, bgp-missing, bgp-extra; for failures no root explains
+	// bgp-session, adjacency, no-neighbour, routes, unreachable, mtu-path,
+	// unexplained.
+	Kind      string `json:"kind"`
+	Device    string `json:"device"`
+	Interface string `json:"interface,omitempty"`
+	// Summary says what is wrong, naming the device and port, e.g.
+	// "leaf0 eth3 reaches spine1:eth1, topology says spine0:eth1".
+	Summary string `json:"summary"`
+	// Checks are the indices (in Bringup.Checks) of the root check(s),
+	// then of the consequences.
+	Checks       []int `json:"checks"`
+	Roots        int   `json:"roots"` // how many of Checks are roots
+	Consequences int   `json:"consequences"`
 }
 
 // Check categories.
@@ -195,6 +224,11 @@ const (
 	CheckSRv6         = "srv6"         // SRv6 SIDs installed
 	CheckReachability = "reachability" // host-to-host pings
 	CheckConfig       = "config"       // a configured feature read back
+	CheckCabling      = "cabling"      // each port's neighbour is the one the topology says
+	CheckMTU          = "mtu"          // link MTUs as intended; end-to-end at the lab's MTU
+	CheckDrift        = "drift"        // running configuration as intended (ASNs, maximum-paths, addresses)
+	CheckRouting      = "routing"      // adjacencies, routes to every host prefix
+	CheckGateway      = "gateway"      // hosts route through their neighbours
 )
 
 // Check is one bring-up check.
@@ -202,8 +236,12 @@ type Check struct {
 	Category string `json:"category"`
 	Name     string `json:"name"`
 	Device   string `json:"device"`
-	Verdict  string `json:"verdict"` // pass, fail, error
-	Evidence string `json:"evidence"`
+	// Interface is the port the check concerns, when it concerns one.
+	Interface string `json:"interface,omitempty"`
+	Verdict   string `json:"verdict"` // pass, fail, error
+	Evidence  string `json:"evidence"`
+	// Causes are the IDs of the causes a failed check belongs to.
+	Causes []int `json:"causes,omitempty"`
 }
 
 // Packets are fabric-wide packet counters of a run.
