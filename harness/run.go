@@ -324,6 +324,7 @@ func finish(res *results.Results) {
 		sum.Anomalies += len(r.Anomalies)
 		if r.Bringup != nil {
 			sum.Checks += len(r.Bringup.Checks)
+			sum.Causes += len(r.Bringup.Causes)
 			for _, c := range r.Bringup.Checks {
 				if c.Verdict != results.Pass {
 					sum.ChecksFailed++
@@ -1044,12 +1045,19 @@ func bringupRun(ctx context.Context, b *suite.Bringup, opts Options) (*results.R
 	if b.BGPWait != "" {
 		wait, _ = time.ParseDuration(b.BGPWait) // checked at load
 	}
+	converge := time.Duration(0)
+	if b.Deploy {
+		converge = time.Minute
+	}
+	if b.Converge != "" {
+		converge, _ = time.ParseDuration(b.Converge) // checked at load
+	}
 	logf := func(string, ...any) {}
 	if opts.Progress != nil {
 		logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, f+"\n", a...) }
 	}
 	out, down, err := bringup.Step(ctx, bringup.StepOptions{Topology: b.Topology, Deploy: b.Deploy, Teardown: b.Teardown,
-		Runtime: b.Runtime, BGPWait: wait, StateRoot: opts.LabStateRoot, Logf: logf})
+		Runtime: b.Runtime, BGPWait: wait, Converge: converge, StateRoot: opts.LabStateRoot, Logf: logf})
 	run := &results.Run{ID: "bringup", Fabric: b.Topology, WallS: time.Since(start).Seconds(), Bringup: out}
 	switch {
 	case err != nil:

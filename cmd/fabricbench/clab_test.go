@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,8 +98,11 @@ func firstLine(s string) string {
 // TestCorpusLabsDeploy deploys the corpus labs users write by hand (no
 // fabricbench labels: stock OSPF, IS-IS with directory binds, static
 // routes, eBGP unnumbered) with `lab up` on both runtimes: each comes up
-// and converges (its routing protocol's readiness), then `lab down`
-// leaves nothing.
+// and converges (its routing protocol's readiness); `lab validate`, with
+// checks derived from the devices' own configuration, passes; with the
+// manifest's fault port set down it names exactly that one cause (a
+// link-down at the port) and passes again once the port is up; then
+// `lab down` leaves nothing.
 func TestCorpusLabsDeploy(t *testing.T) {
 	corpus := filepath.Join("..", "..", "containerlab", "testdata", "corpus")
 	b, err := os.ReadFile(filepath.Join(corpus, "MANIFEST.yaml"))
@@ -106,8 +110,10 @@ func TestCorpusLabsDeploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var entries []struct {
-		File   string `yaml:"file"`
-		Deploy bool   `yaml:"deploy"`
+		File    string   `yaml:"file"`
+		Deploy  bool     `yaml:"deploy"`
+		Fault   string   `yaml:"fault"`
+		Restore []string `yaml:"restore"`
 	}
 	if err := yaml.Unmarshal(b, &entries); err != nil {
 		t.Fatal(err)
@@ -164,6 +170,40 @@ func TestCorpusLabsDeploy(t *testing.T) {
 					t.Fatalf("lab up --runtime %s: exit %d\n%s\n%s", rt, code, stdout, stderr)
 				}
 				t.Logf("%s", stdout)
+				validate := func(converge string) (int, string) {
+					code, stdout, stderr := runCLI(t, "lab", "validate", topo, "--state-dir", state, "--converge", converge, "--out", t.TempDir())
+					t.Logf("lab validate --converge %s: exit %d\n%s%s", converge, code, stdout, stderr)
+					return code, stdout
+				}
+				if code, _ := validate("60s"); code != 0 {
+					t.Fatalf("lab validate on the healthy lab: exit %d, want 0", code)
+				}
+				node, port, ok := strings.Cut(e.Fault, ":")
+				if !ok {
+					t.Fatalf("manifest: %s: fault %q is not node:interface", e.File, e.Fault)
+				}
+				ns := "clab-" + top.Name + "-" + node
+				if out, err := exec.Command("ip", "netns", "exec", ns, "ip", "link", "set", port, "down").CombinedOutput(); err != nil {
+					t.Fatalf("set %s down: %v %s", e.Fault, err, out)
+				}
+				// The converge window lets routing settle on the fault, so
+				// that what the lab loses is all reported under it.
+				code, stdout = validate("20s")
+				want := fmt.Sprintf("CAUSE 1 [%s %s] link-down:", node, port)
+				if code != 1 || !strings.Contains(stdout, ": 1 cause\n") || !strings.Contains(stdout, want) {
+					t.Errorf("with %s down: exit %d, want 1 with one cause %q", e.Fault, code, want)
+				}
+				if out, err := exec.Command("ip", "netns", "exec", ns, "ip", "link", "set", port, "up").CombinedOutput(); err != nil {
+					t.Fatalf("set %s up: %v %s", e.Fault, err, out)
+				}
+				for _, c := range e.Restore {
+					if out, err := exec.Command("ip", "netns", "exec", ns, "sh", "-c", c).CombinedOutput(); err != nil {
+						t.Fatalf("restore %q: %v %s", c, err, out)
+					}
+				}
+				if code, _ := validate("90s"); code != 0 {
+					t.Errorf("lab validate with %s up again: exit %d, want 0", e.Fault, code)
+				}
 				code, stdout, stderr = runCLI(t, "lab", "down", topo, "--state-dir", state)
 				if code != 0 {
 					t.Fatalf("lab down: exit %d %s %s", code, stdout, stderr)
@@ -208,5 +248,34 @@ func copyTree(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestExampleLabIsCurrent: examples/labs is what `lab generate` writes
+// today (regenerate with the command in the error when the generator
+// changes).
+func TestExampleLabIsCurrent(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"lab", "generate", "leafspine:leaves=4,spines=2,hosts_per_leaf=2", "--name", "leafspine", "--rate", "1gbit", "--out"}
+	if code, stdout, stderr := runCLI(t, append(args, out)...); code != 0 {
+		t.Fatalf("lab generate: exit %d %s %s", code, stdout, stderr)
+	}
+	examples := filepath.Join("..", "..", "examples", "labs")
+	n := 0
+	err := filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		got, _ := os.ReadFile(p)
+		want, err := os.ReadFile(filepath.Join(examples, rel))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("examples/labs/%s differs from what lab generate writes now: run fabricbench %s examples/labs", rel, strings.Join(args, " "))
+		}
+		n++
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("walk: %v (%d files)", err, n)
 	}
 }

@@ -39,12 +39,15 @@ type labOpts struct {
 	stateRoot string
 	out       string
 	bgpWait   time.Duration
+	converge  time.Duration
 	varsFile  string
 	rendered  bool
+	watch     time.Duration
 	// generate
 	name, kind, rate, mgmt string
 	image, hostImage       string
 	srv6                   bool
+	mtu                    int
 }
 
 func newLabCmd() *cobra.Command {
@@ -122,6 +125,8 @@ runtime would create are listed. Needs no Docker and no root.
 	}
 	validate.Flags().StringVar(&o.out, "out", "", "results directory (default runs/lab-<name>-<time>)")
 	validate.Flags().DurationVar(&o.bgpWait, "bgp-wait", 0, "keep polling BGP sessions that are not established for this long")
+	validate.Flags().DurationVar(&o.converge, "converge", 0, "validate again every 2s while checks fail, for up to this long (routing still converging after lab up; at most 10m)")
+	validate.Flags().DurationVar(&o.watch, "watch", 0, "validate again every INTERVAL (e.g. 10s) and print what changed, until interrupted (for a lab being cabled or configured)")
 	down := &cobra.Command{
 		Use:     "down TOPOLOGY",
 		Aliases: []string{"destroy"},
@@ -157,6 +162,7 @@ runtime would create are listed. Needs no Docker and no root.
 	gf.StringVar(&o.image, "image", "", "image of the FRR switches (default "+containerlab.DefaultFRRImage+")")
 	gf.StringVar(&o.hostImage, "host-image", "", "image of the hosts (default "+containerlab.DefaultHostImage+")")
 	gf.BoolVar(&o.srv6, "srv6", false, "give every switch an SRv6 uN micro-SID locator")
+	gf.IntVar(&o.mtu, "mtu", 0, "every link's MTU, 68 to 65535 (default: the runtime's, 1500 natively, 9500 under containerlab)")
 	cmd.AddCommand(up, check, validate, down, status, gen)
 	return cmd
 }
@@ -315,6 +321,9 @@ func deployedLab(path string, o labOpts) (*containerlab.Lab, *labrt.State, error
 }
 
 func labValidate(ctx context.Context, stdout io.Writer, path string, o labOpts) error {
+	if o.converge < 0 || o.converge > 10*time.Minute {
+		return badInput(fmt.Errorf("--converge %s: want a duration from 0 to 10m", o.converge))
+	}
 	var target *bringup.Target
 	var runtime string
 	if isTopologyFile(path) {
@@ -341,8 +350,12 @@ func labValidate(ctx context.Context, stdout io.Writer, path string, o labOpts) 
 	if out == "" {
 		out = filepath.Join("runs", "lab-"+target.Name+"-"+time.Now().Format("20060102-150405"))
 	}
+	if o.watch > 0 {
+		return watchValidate(ctx, stdout, target, runtime, out, o)
+	}
 	started := time.Now().UTC()
-	b, err := bringup.Validate(ctx, target, bringup.Options{BGPWait: o.bgpWait})
+	b, err := bringup.Validate(ctx, target, bringup.Options{BGPWait: o.bgpWait, Converge: o.converge,
+		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }})
 	if err != nil {
 		return infraError(err)
 	}
@@ -350,16 +363,128 @@ func labValidate(ctx context.Context, stdout io.Writer, path string, o labOpts) 
 	if err := writeResults(out, res); err != nil {
 		return infraError(err)
 	}
-	failed := bringup.Failed(b)
-	fmt.Fprintf(stdout, "lab %s: %d checks, %d failed\n", target.Name, len(b.Checks), len(failed))
-	for _, c := range failed {
-		fmt.Fprintf(stdout, "  %-5s %s [%s]: %s\n", strings.ToUpper(c.Verdict), c.Name, c.Device, c.Evidence)
-	}
+	printBringup(stdout, target.Name, b)
 	fmt.Fprintf(stdout, "results: %s\n", out)
-	if len(failed) > 0 {
-		return &exitError{code: exitFail, err: fmt.Errorf("lab %s: bring-up validation failed", target.Name)}
+	if len(bringup.Failed(b)) > 0 {
+		return &exitError{code: exitFail, err: fmt.Errorf("lab %s: bring-up validation failed: %s", target.Name, plural(len(b.Causes), "cause"))}
 	}
 	return nil
+}
+
+// printBringup prints a validation: the summary line, then each cause
+// (device, port, what is wrong) with the checks that fail because of it.
+func printBringup(w io.Writer, name string, b *results.Bringup) {
+	failed := bringup.Failed(b)
+	if len(failed) == 0 {
+		fmt.Fprintf(w, "lab %s: %d checks, 0 failed\n", name, len(b.Checks))
+		return
+	}
+	fmt.Fprintf(w, "lab %s: %d checks, %d failed: %s\n", name, len(b.Checks), len(failed), plural(len(b.Causes), "cause"))
+	for _, c := range b.Causes {
+		where := strings.TrimSpace(c.Device + " " + c.Interface)
+		fmt.Fprintf(w, "CAUSE %d [%s] %s: %s\n", c.ID, where, c.Kind, c.Summary)
+		for k, i := range c.Checks {
+			if k < c.Roots || i < 0 || i >= len(b.Checks) {
+				continue
+			}
+			ch := b.Checks[i]
+			fmt.Fprintf(w, "    because of it: %-5s %s [%s]: %s\n", strings.ToUpper(ch.Verdict), ch.Name, ch.Device, ch.Evidence)
+		}
+	}
+}
+
+// plural writes "1 cause", "3 causes".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// watchValidate validates every o.watch and prints what changed since the
+// last round (causes that appeared or went, checks that started or
+// stopped failing), until ctx ends. Each round's results replace the last
+// in out.
+func watchValidate(ctx context.Context, stdout io.Writer, target *bringup.Target, runtime, out string, o labOpts) error {
+	var prev *results.Bringup
+	for round := 1; ; round++ {
+		started := time.Now().UTC()
+		b, err := bringup.Validate(ctx, target, bringup.Options{BGPWait: o.bgpWait})
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return infraError(err)
+		}
+		if err := writeResults(out, bringupResults("lab "+target.Name, "", runtime, started, b)); err != nil {
+			return infraError(err)
+		}
+		stamp := time.Now().Format("15:04:05")
+		if prev == nil {
+			fmt.Fprintf(stdout, "[%s] round %d\n", stamp, round)
+			printBringup(stdout, target.Name, b)
+		} else if d := bringupDiff(prev, b); d != "" {
+			fmt.Fprintf(stdout, "[%s] round %d: %d checks, %d failed, %s\n%s", stamp, round, len(b.Checks), len(bringup.Failed(b)),
+				plural(len(b.Causes), "cause"), d)
+		}
+		prev = b
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(o.watch):
+		}
+	}
+}
+
+// bringupDiff says what changed between two validations of a lab.
+func bringupDiff(a, b *results.Bringup) string {
+	var s strings.Builder
+	// A cause is the same cause while its kind, device and port are (its
+	// summary's counts may change as the lab converges).
+	key := func(c results.Cause) string { return c.Kind + " " + c.Device + " " + c.Interface }
+	causes := func(x *results.Bringup) map[string]bool {
+		m := map[string]bool{}
+		for _, c := range x.Causes {
+			m[key(c)] = true
+		}
+		return m
+	}
+	ca, cb := causes(a), causes(b)
+	for _, c := range b.Causes {
+		if !ca[key(c)] {
+			fmt.Fprintf(&s, "  new cause [%s] %s: %s\n", strings.TrimSpace(c.Device+" "+c.Interface), c.Kind, c.Summary)
+		}
+	}
+	for _, c := range a.Causes {
+		if !cb[key(c)] {
+			fmt.Fprintf(&s, "  fixed: [%s] %s: %s\n", strings.TrimSpace(c.Device+" "+c.Interface), c.Kind, c.Summary)
+		}
+	}
+	verdict := func(x *results.Bringup) map[string]string {
+		m := map[string]string{}
+		for _, c := range x.Checks {
+			m[c.Name] = c.Verdict
+		}
+		return m
+	}
+	va, vb := verdict(a), verdict(b)
+	var changed []string
+	for _, c := range b.Checks {
+		if old, ok := va[c.Name]; ok && old != c.Verdict {
+			changed = append(changed, fmt.Sprintf("  %s: %s -> %s (%s)", c.Name, old, c.Verdict, c.Evidence))
+		} else if !ok {
+			changed = append(changed, fmt.Sprintf("  %s: new, %s (%s)", c.Name, c.Verdict, c.Evidence))
+		}
+	}
+	for _, c := range a.Checks {
+		if _, ok := vb[c.Name]; !ok {
+			changed = append(changed, fmt.Sprintf("  %s: gone", c.Name))
+		}
+	}
+	for _, l := range changed {
+		s.WriteString(l + "\n")
+	}
+	return s.String()
 }
 
 // bringupResults wraps a bring-up validation as a results.json with one run.
@@ -379,7 +504,7 @@ func bringupResults(suite, file, backend string, started time.Time, b *results.B
 	return &results.Results{
 		Schema: results.Schema, Suite: suite, SuiteFile: file, Backend: backend,
 		Started: started, Finished: finished, Status: status,
-		Summary: results.Summary{Runs: 1, Checks: len(b.Checks), ChecksFailed: len(failed)},
+		Summary: results.Summary{Runs: 1, Checks: len(b.Checks), ChecksFailed: len(failed), Causes: len(b.Causes)},
 		Runs:    []results.Run{run},
 	}
 }
@@ -616,7 +741,10 @@ func labGenerate(stdout io.Writer, spec string, o labOpts) error {
 	if err != nil {
 		return badInput(err)
 	}
-	opt := containerlab.GenOptions{Name: o.name, SwitchKind: o.kind, SRv6: o.srv6, FRRImage: o.image, HostImage: o.hostImage}
+	if o.mtu != 0 && (o.mtu < 68 || o.mtu > 65535) {
+		return badInput(fmt.Errorf("--mtu %d: want 68 to 65535", o.mtu))
+	}
+	opt := containerlab.GenOptions{Name: o.name, SwitchKind: o.kind, SRv6: o.srv6, FRRImage: o.image, HostImage: o.hostImage, MTU: o.mtu}
 	if o.rate != "" {
 		if opt.RateBps, err = containerlab.ParseRate(o.rate); err != nil {
 			return badInput(fmt.Errorf("--rate: %w", err))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,9 +97,13 @@ func TestLabUpValidateDown(t *testing.T) {
 	for _, c := range res.Runs[0].Bringup.Checks {
 		cats[c.Category]++
 	}
-	// 14 devices; 16 links; 8 spine links x 2 ends x 2 families; 4 leaves
-	// x 2 families; 8 hosts.
-	for cat, n := range map[string]int{"device": 14, "links": 16, "bgp": 32, "ecmp": 8, "reachability": 8} {
+	// 14 devices; 16 links (up, cabling); 8 spine links x 2 ends x 2
+	// families; 6 switches x 2 families (routes); 8 hosts (gateway, reach);
+	// MTU: 16 links and 8 hosts' paths; drift: 6 switches' AS, 4 leaves'
+	// maximum-paths (the spines have one path to each host), 14 devices'
+	// addresses.
+	for cat, n := range map[string]int{"device": 14, "links": 16, "cabling": 16, "bgp": 32, "ecmp": 12, "gateway": 8,
+		"reachability": 8, "mtu": 24, "drift": 24} {
 		if cats[cat] != n {
 			t.Errorf("%d %s checks, want %d (%v)", cats[cat], cat, n, cats)
 		}
@@ -128,9 +134,50 @@ func TestLabUpValidateDown(t *testing.T) {
 	if !regexp.MustCompile(`FAIL +bgp leaf0 ` + uplink + ` -> spine\d 198\.18\.`).MatchString(stdout) {
 		t.Errorf("validate output does not name leaf0's %s BGP session:\n%s", uplink, stdout)
 	}
-	if !strings.Contains(stdout, "link leaf0:"+uplink) {
+	if !strings.Contains(stdout, "link down: leaf0:"+uplink+" admin down") {
 		t.Errorf("validate output does not name the link:\n%s", stdout)
 	}
+	// One cause, the port set down, the session and paths under it.
+	if !strings.Contains(stdout, "failed: 1 cause\n") || !strings.Contains(stdout, "CAUSE 1 [leaf0 "+uplink+"] link-down:") {
+		t.Errorf("validate output does not lead with one link-down cause at leaf0 %s:\n%s", uplink, stdout)
+	}
+
+	// --watch: the first round shows the cause; bringing the port up
+	// again is reported as fixed.
+	var wout syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		root := newRoot()
+		root.SetArgs([]string{"lab", "validate", topo, "--state-dir", state, "--watch", "1s", "--out", filepath.Join(t.TempDir(), "watch")})
+		root.SetOut(&wout)
+		root.SetErr(&wout)
+		if err := root.ExecuteContext(ctx); err != nil {
+			done <- exitCode(err)
+		}
+		done <- 0
+	}()
+	waitOutput := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for !strings.Contains(wout.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("lab validate --watch: no %q in 90 s:\n%s", want, wout.String())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	waitOutput("CAUSE 1 [leaf0 " + uplink + "] link-down:")
+	if o, err := d.Exec(context.Background(), st, "leaf0", "ip link set "+uplink+" up"); err != nil {
+		t.Fatalf("leaf0 %s up: %v %s", uplink, err, o)
+	}
+	waitOutput("fixed: [leaf0 " + uplink + "] link-down:")
+	waitOutput(", 0 failed, 0 causes")
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("lab validate --watch ended with exit %d, want 0 when interrupted:\n%s", code, wout.String())
+	}
+	t.Logf("lab validate --watch:\n%s", wout.String())
 	var junit []byte
 	if junit, err = os.ReadFile(filepath.Join(out2, "junit.xml")); err != nil || !strings.Contains(string(junit), "<failure") {
 		t.Errorf("junit.xml has no failure: %v", err)
@@ -174,6 +221,15 @@ func firstUplink(t *testing.T, topo string) string {
 	}
 	t.Fatal("leaf0 has no uplink")
 	return ""
+}
+
+func TestLabValidateBadConverge(t *testing.T) {
+	for _, v := range []string{"11m", "-1s"} {
+		code, _, stderr := runCLI(t, "lab", "validate", "x.clab.yml", "--converge", v)
+		if code != exitBadInput || !strings.Contains(stderr, "--converge") {
+			t.Errorf("--converge %s: exit %d, stderr %q", v, code, stderr)
+		}
+	}
 }
 
 func TestLabBadTopology(t *testing.T) {
@@ -319,4 +375,23 @@ func TestValidateInventory(t *testing.T) {
 	if code != exitFail || !strings.Contains(stdout, "FAIL  bgp spine0 eth2 -> leaf1") {
 		t.Errorf("validate with leaf1 eth1 down: exit %d\n%s", code, stdout)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader in two
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

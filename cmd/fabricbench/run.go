@@ -219,6 +219,11 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 func printRunSummary(w io.Writer, res *results.Results) {
 	fmt.Fprintln(w, summaryLine(res))
 	for _, r := range res.Runs {
+		if b := r.Bringup; b != nil {
+			for _, c := range b.Causes {
+				fmt.Fprintf(w, "  cause %d [%s] %s %s: %s (%d consequences)\n", c.ID, r.ID, strings.TrimSpace(c.Device+" "+c.Interface), c.Kind, c.Summary, c.Consequences)
+			}
+		}
 		matched := map[int]bool{}
 		for _, m := range r.FaultMatches {
 			matched[m.Anomaly] = true
@@ -305,8 +310,12 @@ func summaryLine(res *results.Results) string {
 	if sm.Skipped > 0 {
 		kpis += fmt.Sprintf(", %d not evaluated", sm.Skipped)
 	}
-	return fmt.Sprintf("%s: %s — %s, %s, %s", res.Suite, strings.ToUpper(res.Status), runs, kpis,
+	line := fmt.Sprintf("%s: %s — %s, %s, %s", res.Suite, strings.ToUpper(res.Status), runs, kpis,
 		harness.Plural(sm.Anomalies, "anomaly", "anomalies"))
+	if sm.ChecksFailed > 0 {
+		line += fmt.Sprintf(", bring-up: %d of %d checks failed, %s", sm.ChecksFailed, sm.Checks, harness.Plural(sm.Causes, "cause", "causes"))
+	}
+	return line
 }
 
 func isTerminal(w io.Writer) bool {

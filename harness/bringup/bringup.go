@@ -1,10 +1,34 @@
-// Package bringup validates a fabric after bring-up, before any benchmark:
-// every link up at both ends, every BGP session established, every leaf
-// with an ECMP route to each remote host prefix as wide as its uplink
-// count, SRv6 SIDs installed where configured, and every host reaching
-// every other host. It reads the devices through drivers (FRR, Linux,
-// SONiC), so the same checks run on a native lab, a containerlab lab and
-// real hardware. Each failed check names the device and the evidence.
+// Package bringup validates a fabric after bring-up, before any benchmark,
+// and says what is wrong first and what follows from it second.
+//
+// It reads every device through its driver (FRR, Linux, SONiC; over SSH
+// or docker exec) and checks:
+//
+//   - devices: each answers;
+//   - links: up at both ends;
+//   - cabling: each port's neighbour (LLDP where the node runs lldpd, else
+//     the kernel's ARP/ND entries resolved by MAC address) is the port the
+//     topology says;
+//   - MTU: both ends of each link at the intended MTU, and every host
+//     reaching every other with don't-fragment packets of the path's MTU;
+//   - configuration drift against the intent (a generated lab's labels, an
+//     inventory): each switch's AS number, each session's remote AS, BGP
+//     neighbours shut down, eBGP maximum-paths below the fabric's parallel
+//     paths, link addresses;
+//   - routing: every BGP session (expected per switch-switch link when the
+//     intent is known, every configured one otherwise), OSPF and IS-IS
+//     adjacencies, every switch's route to every remote host prefix with
+//     as many paths as the fabric has equal-cost next hops;
+//   - SRv6 micro-SIDs installed where configured;
+//   - hosts: routes through a neighbour's address, and every host reaching
+//     every other.
+//
+// Failed checks are then grouped into causes (causes.go): a miscabled
+// port, a link down, a configuration that differs from the intent is a
+// cause; a session down, a narrower ECMP route, an unreachable host that
+// such a cause explains is a consequence listed under it. What no cause
+// explains is a cause of its own. The same checks run on a native lab, a
+// containerlab lab and real hardware.
 package bringup
 
 import (
@@ -24,11 +48,13 @@ import (
 // Device is one device to validate.
 type Device struct {
 	Name     string
-	Role     string // host, leaf, spine, super-spine
+	Role     string // host, leaf, spine, super-spine, switch
 	Platform string // driver platform: frr, linux, sonic
 	Config   drivers.Config
 	// Locator is the device's SRv6 uN locator, when configured.
 	Locator netip.Prefix
+	// ASN is the device's intended BGP AS number (0: not known).
+	ASN uint32
 }
 
 // IsHost reports whether the device is an end host.
@@ -41,7 +67,12 @@ type Endpoint struct {
 }
 
 // Link connects two devices.
-type Link struct{ A, B Endpoint }
+type Link struct {
+	A, B Endpoint
+	// MTU is the link's intended MTU (0: not known; then both ends must
+	// merely agree).
+	MTU int
+}
 
 // Target is what to validate.
 type Target struct {
@@ -63,6 +94,13 @@ type Options struct {
 	// BGPWait keeps polling sessions that are not Established for up to
 	// this long before failing them (default 0: one look).
 	BGPWait time.Duration
+	// Converge re-validates while checks fail, every 2 s for up to this
+	// long (routing that is still converging after a bring-up: OSPF's
+	// first SPF, BGP's best paths); the last validation is the result
+	// (default 0: one validation).
+	Converge time.Duration
+	// Logf, when set, is told about each re-validation.
+	Logf func(format string, args ...any)
 }
 
 type devState struct {
@@ -72,8 +110,56 @@ type devState struct {
 	err   error
 }
 
-// Validate runs every check against t.
+// validation is one run of Validate: the target, what was read, the
+// checks and what each failed check says for the grouping into causes.
+type validation struct {
+	t      *Target
+	opt    Options
+	states map[string]*devState
+	out    *results.Bringup
+	finds  []finding
+	g      *graph
+}
+
+// add appends a check and, for a failed one, its finding.
+func (v *validation) add(c results.Check, f *finding) {
+	v.out.Checks = append(v.out.Checks, c)
+	if c.Verdict != results.Pass {
+		if f == nil {
+			f = &finding{kind: kUnexplained, link: -1}
+		}
+		f.check = len(v.out.Checks) - 1
+		if f.dev == "" {
+			f.dev = c.Device
+		}
+		if f.ifname == "" {
+			f.ifname = c.Interface
+		}
+		v.finds = append(v.finds, *f)
+	}
+}
+
+// Validate runs every check against t and groups the failures into
+// causes.
 func Validate(ctx context.Context, t *Target, opt Options) (*results.Bringup, error) {
+	deadline := time.Now().Add(opt.Converge)
+	for {
+		b, err := validate(ctx, t, opt)
+		if err != nil || len(Failed(b)) == 0 || !time.Now().Before(deadline) {
+			return b, err
+		}
+		if opt.Logf != nil {
+			opt.Logf("lab %s: %d checks failed; validating again until %s (converge)", t.Name, len(Failed(b)), deadline.Format(time.TimeOnly))
+		}
+		select {
+		case <-ctx.Done():
+			return b, nil
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+func validate(ctx context.Context, t *Target, opt Options) (*results.Bringup, error) {
 	if opt.Open == nil {
 		opt.Open = drivers.Open
 	}
@@ -86,44 +172,46 @@ func Validate(ctx context.Context, t *Target, opt Options) (*results.Bringup, er
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	out := &results.Bringup{Lab: t.Name, Topology: t.Topology, Runtime: t.Runtime}
-	states := make(map[string]*devState, len(t.Devices))
+	v := &validation{t: t, opt: opt, states: make(map[string]*devState, len(t.Devices)),
+		out: &results.Bringup{Lab: t.Name, Topology: t.Topology, Runtime: t.Runtime}}
 	for i := range t.Devices {
-		states[t.Devices[i].Name] = &devState{dev: &t.Devices[i]}
+		v.states[t.Devices[i].Name] = &devState{dev: &t.Devices[i]}
 	}
 	defer func() {
-		for _, s := range states {
+		for _, s := range v.states {
 			if s.drv != nil {
 				s.drv.Close()
 			}
 		}
 	}()
+	v.g = newGraph(t)
 	forEach(ctx, opt.Parallel, t.Devices, func(d *Device) {
-		s := states[d.Name]
+		s := v.states[d.Name]
 		s.drv, s.err = opt.Open(d.Platform, d.Config)
-		if s.err == nil {
-			s.state, s.err = s.drv.State(ctx)
+		if s.err != nil {
+			return
 		}
+		// Refresh the neighbour tables of the lab's ports (IPv6 all-nodes
+		// on each), so that cabling can be read even where no LLDP runs.
+		probeNeighbors(ctx, s.drv, v.g.ports[d.Name])
+		s.state, s.err = s.drv.State(ctx)
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for i := range t.Devices {
-		d := &t.Devices[i]
-		s := states[d.Name]
-		c := results.Check{Category: results.CheckDevice, Name: "device " + d.Name, Device: d.Name, Verdict: results.Pass,
-			Evidence: fmt.Sprintf("%s at %s answered", d.Platform, d.Config.Address)}
-		if s.err != nil {
-			c.Verdict, c.Evidence = results.Fail, s.err.Error()
-		}
-		out.Checks = append(out.Checks, c)
-	}
-	out.Checks = append(out.Checks, linkChecks(t, states)...)
-	out.Checks = append(out.Checks, bgpChecks(ctx, t, states, opt)...)
-	out.Checks = append(out.Checks, ecmpChecks(t, states)...)
-	out.Checks = append(out.Checks, srv6Checks(t, states)...)
-	out.Checks = append(out.Checks, reachChecks(ctx, t, states, opt)...)
-	return out, nil
+	v.deviceChecks()
+	v.linkChecks()
+	v.cablingChecks()
+	v.mtuChecks()
+	v.driftChecks()
+	v.bgpChecks(ctx)
+	v.adjacencyChecks()
+	v.routeChecks()
+	v.srv6Checks()
+	v.gatewayChecks()
+	v.reachChecks(ctx)
+	v.out.Causes = groupCauses(v)
+	return v.out, nil
 }
 
 // Failed returns the checks that did not pass.
@@ -174,6 +262,41 @@ func forEach(ctx context.Context, parallel int, devs []Device, fn func(*Device))
 	wg.Wait()
 }
 
+// probeNeighbors pings the IPv6 all-nodes address out of each port once
+// (in parallel), so that the kernel's neighbour table holds whoever is at
+// the other end. Devices without a shell (or without IPv6) answer nothing;
+// that is fine: LLDP or the existing entries are read either way.
+func probeNeighbors(ctx context.Context, drv drivers.Driver, ports []string) {
+	if len(ports) == 0 || drv == nil {
+		return
+	}
+	var b strings.Builder
+	for _, p := range ports {
+		if !safeIfName(p) {
+			continue
+		}
+		fmt.Fprintf(&b, "ping -6 -n -q -c 1 -W 1 ff02::1%%%s >/dev/null 2>&1 & ", p)
+	}
+	b.WriteString("wait")
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, _ = drv.Exec(pctx, b.String())
+}
+
+// safeIfName reports whether an interface name can go into a shell
+// command as it is.
+func safeIfName(s string) bool {
+	if s == "" || len(s) > 15 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '@') {
+			return false
+		}
+	}
+	return true
+}
+
 func linkOf(st *drivers.State, name string) (drivers.LinkState, bool) {
 	for _, l := range st.Links {
 		if l.Name == name {
@@ -185,363 +308,111 @@ func linkOf(st *drivers.State, name string) (drivers.LinkState, bool) {
 
 func endName(e Endpoint) string { return e.Device + ":" + e.Interface }
 
-func linkChecks(t *Target, states map[string]*devState) []results.Check {
-	var out []results.Check
-	for _, l := range t.Links {
-		c := results.Check{Category: results.CheckLinks, Name: "link " + endName(l.A) + " -- " + endName(l.B), Device: l.A.Device, Verdict: results.Pass}
-		var ev []string
-		for _, e := range []Endpoint{l.A, l.B} {
-			s := states[e.Device]
-			switch {
-			case s.state == nil:
-				ev = append(ev, endName(e)+" unknown (device unreachable)")
-				c.Verdict = results.Error
-			default:
-				ls, ok := linkOf(s.state, e.Interface)
-				switch {
-				case !ok:
-					ev = append(ev, endName(e)+" missing")
-					c.Verdict, c.Device = results.Fail, e.Device
-				case !ls.Admin:
-					ev = append(ev, endName(e)+" admin down")
-					c.Verdict, c.Device = results.Fail, e.Device
-				case !ls.Up:
-					ev = append(ev, endName(e)+" oper down")
-					c.Verdict, c.Device = results.Fail, e.Device
-				default:
-					ev = append(ev, endName(e)+" up")
-				}
-			}
-		}
-		c.Evidence = strings.Join(ev, ", ")
-		out = append(out, c)
-	}
-	return out
+// graph is the intended topology as a graph of devices: adjacency, the
+// links between each pair, each device's ports, and hop distances.
+type graph struct {
+	t     *Target
+	adj   map[string][]string
+	links map[[2]string][]int // ordered pair -> link indices
+	ports map[string][]string // device -> its link interfaces
+	dist  map[string]map[string]int
 }
 
-// bgpChecks expects a session on each switch end of every switch-switch
-// link, per address family that both ends have an address in.
-func bgpChecks(ctx context.Context, t *Target, states map[string]*devState, opt Options) []results.Check {
-	type want struct {
-		dev       string
-		local     Endpoint
-		peer      Endpoint
-		peerAddr  netip.Addr
-		afLabel   string
-		checkName string
+func newGraph(t *Target) *graph {
+	g := &graph{t: t, adj: map[string][]string{}, links: map[[2]string][]int{}, ports: map[string][]string{}}
+	for i, l := range t.Links {
+		a, b := l.A.Device, l.B.Device
+		if len(g.links[[2]string{a, b}]) == 0 {
+			g.adj[a] = append(g.adj[a], b)
+			g.adj[b] = append(g.adj[b], a)
+		}
+		g.links[[2]string{a, b}] = append(g.links[[2]string{a, b}], i)
+		g.links[[2]string{b, a}] = append(g.links[[2]string{b, a}], i)
+		g.ports[a] = append(g.ports[a], l.A.Interface)
+		g.ports[b] = append(g.ports[b], l.B.Interface)
 	}
-	var wants []want
-	isSwitch := func(name string) bool { s := states[name]; return s != nil && !s.dev.IsHost() }
-	for _, l := range t.Links {
-		if !isSwitch(l.A.Device) || !isSwitch(l.B.Device) {
+	for k := range g.adj {
+		sort.Strings(g.adj[k])
+	}
+	g.dist = map[string]map[string]int{}
+	for _, d := range t.Devices {
+		g.dist[d.Name] = g.bfs(d.Name)
+	}
+	return g
+}
+
+// bfs gives the hop distance from src to every device, through switches
+// only (a host does not forward).
+func (g *graph) bfs(src string) map[string]int {
+	isHost := map[string]bool{}
+	for _, d := range g.t.Devices {
+		isHost[d.Name] = d.IsHost()
+	}
+	d := map[string]int{src: 0}
+	q := []string{src}
+	for len(q) > 0 {
+		cur := q[0]
+		q = q[1:]
+		if cur != src && isHost[cur] {
 			continue
 		}
-		for _, pair := range [][2]Endpoint{{l.A, l.B}, {l.B, l.A}} {
-			local, peer := pair[0], pair[1]
-			for _, af := range []struct {
-				label   string
-				l, p    netip.Prefix
-				present bool
-			}{{"ipv4", local.IPv4, peer.IPv4, local.IPv4.IsValid() && peer.IPv4.IsValid()},
-				{"ipv6", local.IPv6, peer.IPv6, local.IPv6.IsValid() && peer.IPv6.IsValid()}} {
-				if !af.present {
-					continue
-				}
-				wants = append(wants, want{dev: local.Device, local: local, peer: peer, peerAddr: af.p.Addr(), afLabel: af.label,
-					checkName: fmt.Sprintf("bgp %s %s -> %s %s", local.Device, local.Interface, peer.Device, af.p.Addr())})
-			}
-			if !local.IPv4.IsValid() && !local.IPv6.IsValid() { // unnumbered: match by interface
-				wants = append(wants, want{dev: local.Device, local: local, peer: peer, afLabel: "unnumbered",
-					checkName: fmt.Sprintf("bgp %s %s -> %s", local.Device, local.Interface, peer.Device)})
+		for _, n := range g.adj[cur] {
+			if _, ok := d[n]; !ok {
+				d[n] = d[cur] + 1
+				q = append(q, n)
 			}
 		}
 	}
-	find := func(st *drivers.State, w want) (drivers.BGPSession, bool) {
-		for _, s := range st.BGP {
-			if s.VRF != "" && s.VRF != "default" {
-				continue
-			}
-			if w.peerAddr.IsValid() {
-				if a, err := netip.ParseAddr(s.Peer); err == nil && a == w.peerAddr {
-					return s, true
-				}
-			} else if s.Interface == w.local.Interface || s.Peer == w.local.Interface {
-				return s, true
-			}
-		}
-		return drivers.BGPSession{}, false
-	}
-	judge := func() ([]results.Check, int) {
-		var out []results.Check
-		down := 0
-		for _, w := range wants {
-			c := results.Check{Category: results.CheckBGP, Name: w.checkName, Device: w.dev}
-			st := states[w.dev]
-			if st.state == nil {
-				c.Verdict, c.Evidence = results.Error, "device unreachable"
-				out = append(out, c)
-				continue
-			}
-			s, ok := find(st.state, w)
-			switch {
-			case !ok:
-				c.Verdict, c.Evidence = results.Fail, "no BGP session configured for this peer"
-				down++
-			case !s.Established():
-				c.Verdict = results.Fail
-				c.Evidence = fmt.Sprintf("state %s (remote AS %d)", s.State, s.RemoteAS)
-				down++
-			default:
-				c.Verdict = results.Pass
-				c.Evidence = fmt.Sprintf("Established, AS %d -> %d, %d prefixes received", s.LocalAS, s.RemoteAS, s.PfxReceived)
-			}
-			out = append(out, c)
-		}
-		return out, down
-	}
-	out, down := judge()
-	deadline := time.Now().Add(opt.BGPWait)
-	for down > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(500 * time.Millisecond)
-		// Re-read only the devices with sessions down.
-		for _, c := range out {
-			if c.Verdict == results.Fail {
-				s := states[c.Device]
-				if st, err := s.drv.State(ctx); err == nil {
-					s.state = st
-				}
-			}
-		}
-		out, down = judge()
-	}
-	return out
+	return d
 }
 
-// hostPrefixes maps each host to the prefixes of its links.
-func hostPrefixes(t *Target, states map[string]*devState) (map[string][]netip.Prefix, map[string]string) {
-	pfx := map[string][]netip.Prefix{}
-	attached := map[string]string{} // prefix -> the switch it hangs off
-	for _, l := range t.Links {
-		for _, pair := range [][2]Endpoint{{l.A, l.B}, {l.B, l.A}} {
-			h, sw := pair[0], pair[1]
-			if !states[h.Device].dev.IsHost() || states[sw.Device].dev.IsHost() {
-				continue
+// pathLinks are the links on any shortest path between a and b (and the
+// devices on them), in the intended topology.
+func (g *graph) pathLinks(a, b string) (map[int]bool, map[string]bool) {
+	links, devs := map[int]bool{}, map[string]bool{a: true, b: true}
+	da, db := g.dist[a], g.dist[b]
+	total, ok := da[b]
+	if !ok {
+		return links, devs
+	}
+	for pair, ls := range g.links {
+		u, w := pair[0], pair[1]
+		du, ok1 := da[u]
+		dw, ok2 := db[w]
+		if ok1 && ok2 && du+1+dw == total {
+			for _, l := range ls {
+				links[l] = true
 			}
-			for _, p := range []netip.Prefix{h.IPv4, h.IPv6} {
-				if p.IsValid() {
-					m := p.Masked()
-					pfx[h.Device] = append(pfx[h.Device], m)
-					attached[m.String()] = sw.Device
-				}
-			}
+			devs[u], devs[w] = true, true
 		}
 	}
-	return pfx, attached
+	return links, devs
 }
 
-func ecmpChecks(t *Target, states map[string]*devState) []results.Check {
-	pfx, attached := hostPrefixes(t, states)
-	uplinks := map[string][]string{}
-	for _, l := range t.Links {
-		for _, pair := range [][2]Endpoint{{l.A, l.B}, {l.B, l.A}} {
-			lo, hi := states[pair[0].Device].dev, states[pair[1].Device].dev
-			if lo.Role == "leaf" && (hi.Role == "spine" || hi.Role == "super-spine") {
-				uplinks[lo.Name] = append(uplinks[lo.Name], pair[0].Interface)
-			}
-		}
+// nextHops are the neighbours of dev on a shortest path to dst.
+func (g *graph) nextHops(dev, dst string) []string {
+	total, ok := g.dist[dev][dst]
+	if !ok {
+		return nil
 	}
-	var hosts []string
-	for h := range pfx {
-		hosts = append(hosts, h)
-	}
-	sort.Strings(hosts)
-	var out []results.Check
-	for i := range t.Devices {
-		d := &t.Devices[i]
-		if d.Role != "leaf" || len(uplinks[d.Name]) == 0 {
-			continue
-		}
-		width := len(uplinks[d.Name])
-		st := states[d.Name]
-		for _, af := range []string{"ipv4", "ipv6"} {
-			c := results.Check{Category: results.CheckECMP, Name: fmt.Sprintf("ecmp %s %s to remote hosts", d.Name, af), Device: d.Name}
-			var bad []string
-			n := 0
-			for _, h := range hosts {
-				for _, p := range pfx[h] {
-					if p.Addr().Is4() != (af == "ipv4") || attached[p.String()] == d.Name {
-						continue
-					}
-					n++
-					if st.state == nil {
-						continue
-					}
-					r, ok := st.state.Route("", p)
-					switch {
-					case !ok:
-						bad = append(bad, fmt.Sprintf("%s (%s): no route", p, h))
-					case len(r.Nexthops) != width:
-						bad = append(bad, fmt.Sprintf("%s (%s): %d paths via %s, want %d", p, h, len(r.Nexthops), nexthopDevs(r), width))
-					}
-				}
-			}
-			if n == 0 {
-				continue
-			}
-			switch {
-			case st.state == nil:
-				c.Verdict, c.Evidence = results.Error, "device unreachable"
-			case len(bad) > 0:
-				c.Verdict = results.Fail
-				c.Evidence = fmt.Sprintf("%d of %d remote host prefixes not %d-way: %s", len(bad), n, width, strings.Join(bad, "; "))
-			default:
-				c.Verdict = results.Pass
-				c.Evidence = fmt.Sprintf("%d remote host prefixes, each %d-way over %s", n, width, strings.Join(uplinks[d.Name], ","))
-			}
-			out = append(out, c)
+	var out []string
+	for _, n := range g.adj[dev] {
+		if dn, ok := g.dist[n][dst]; ok && dn == total-1 {
+			out = append(out, n)
 		}
 	}
 	return out
 }
 
-func nexthopDevs(r drivers.Route) string {
-	var s []string
-	for _, n := range r.Nexthops {
-		s = append(s, n.Dev)
-	}
-	if len(s) == 0 {
-		return "nothing"
-	}
-	return strings.Join(s, ",")
-}
-
-func srv6Checks(t *Target, states map[string]*devState) []results.Check {
-	var out []results.Check
-	for i := range t.Devices {
-		d := &t.Devices[i]
-		if !d.Locator.IsValid() {
-			continue
-		}
-		c := results.Check{Category: results.CheckSRv6, Name: fmt.Sprintf("srv6 %s uN %s", d.Name, d.Locator), Device: d.Name}
-		st := states[d.Name]
-		if st.state == nil {
-			c.Verdict, c.Evidence = results.Error, "device unreachable"
-			out = append(out, c)
-			continue
-		}
-		c.Verdict, c.Evidence = results.Fail, "SID not installed"
-		for _, s := range st.state.SIDs {
-			if s.Addr == d.Locator {
-				ev := fmt.Sprintf("%s %s %s", s.Addr, s.Behavior, s.Flavors)
-				if strings.Contains(s.Flavors, "next-csid") || strings.EqualFold(s.Behavior, "uN") {
-					c.Verdict, c.Evidence = results.Pass, ev
-				} else {
-					c.Evidence = "installed without the micro-SID flavor: " + ev
-				}
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// reachChecks pings from every host every other host's addresses (IPv4 and
-// IPv6), all destinations of a host at once.
-func reachChecks(ctx context.Context, t *Target, states map[string]*devState, opt Options) []results.Check {
-	addrs := map[string][]netip.Addr{}
-	var hosts []string
-	for _, l := range t.Links {
-		for _, e := range []Endpoint{l.A, l.B} {
-			if !states[e.Device].dev.IsHost() {
-				continue
-			}
-			for _, p := range []netip.Prefix{e.IPv4, e.IPv6} {
-				if p.IsValid() {
-					if len(addrs[e.Device]) == 0 {
-						hosts = append(hosts, e.Device)
-					}
-					addrs[e.Device] = append(addrs[e.Device], p.Addr())
-				}
-			}
+// peerEnd returns the other end of the link whose end is dev:ifname.
+func (g *graph) peerEnd(dev, ifname string) (Endpoint, int, bool) {
+	for i, l := range g.t.Links {
+		switch {
+		case l.A.Device == dev && l.A.Interface == ifname:
+			return l.B, i, true
+		case l.B.Device == dev && l.B.Interface == ifname:
+			return l.A, i, true
 		}
 	}
-	sort.Strings(hosts)
-	out := make([]results.Check, len(hosts))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, opt.Parallel)
-	for i, h := range hosts {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, h string) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			c := results.Check{Category: results.CheckReachability, Name: "reach from " + h, Device: h}
-			var dsts []netip.Addr
-			for _, o := range hosts {
-				if o != h {
-					dsts = append(dsts, addrs[o]...)
-				}
-			}
-			s := states[h]
-			if s.drv == nil || s.err != nil {
-				c.Verdict, c.Evidence = results.Error, "host unreachable over its management network"
-				out[i] = c
-				return
-			}
-			failed, err := pingAll(ctx, s.drv, dsts, opt.PingTimeout)
-			switch {
-			case err != nil:
-				c.Verdict, c.Evidence = results.Error, err.Error()
-			case len(failed) > 0:
-				c.Verdict = results.Fail
-				c.Evidence = fmt.Sprintf("%d of %d destinations unreachable: %s", len(failed), len(dsts), strings.Join(failed, ", "))
-			default:
-				c.Verdict = results.Pass
-				c.Evidence = fmt.Sprintf("%d destinations (%d hosts) answered", len(dsts), len(hosts)-1)
-			}
-			out[i] = c
-		}(i, h)
-	}
-	wg.Wait()
-	return out
-}
-
-// pingAll pings every destination from a host, in parallel, and returns
-// the ones that never answered (3 tries).
-func pingAll(ctx context.Context, drv drivers.Driver, dsts []netip.Addr, timeout time.Duration) ([]string, error) {
-	if len(dsts) == 0 {
-		return nil, nil
-	}
-	secs := int(timeout.Round(time.Second) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
-	var b strings.Builder
-	for _, a := range dsts {
-		fmt.Fprintf(&b, "(ping -n -q -c 3 -i 0.2 -W %d %s >/dev/null 2>&1 && echo 'ok %s' || echo 'fail %s') & ", secs, a, a, a)
-	}
-	b.WriteString("wait")
-	outp, err := drv.Exec(ctx, b.String())
-	if err != nil {
-		return nil, fmt.Errorf("ping: %v", err)
-	}
-	seen := map[string]bool{}
-	var failed []string
-	for _, l := range strings.Split(outp, "\n") {
-		f := strings.Fields(l)
-		if len(f) != 2 {
-			continue
-		}
-		seen[f[1]] = true
-		if f[0] == "fail" {
-			failed = append(failed, f[1])
-		}
-	}
-	for _, a := range dsts {
-		if !seen[a.String()] {
-			return nil, fmt.Errorf("ping reported nothing for %s: %q", a, strings.TrimSpace(outp))
-		}
-	}
-	sort.Strings(failed)
-	return failed, nil
+	return Endpoint{}, -1, false
 }

@@ -54,7 +54,7 @@ func FromLab(lab *containerlab.Lab, st *labrt.State, topology string) (*Target, 
 			cfg = drivers.Config{Device: n.Name, Container: ns.Container, Address: ns.Mgmt}
 		}
 		t.Devices = append(t.Devices, Device{
-			Name: n.Name, Role: role, Platform: platformOf(n.OS), Locator: n.SRv6Locator, Config: cfg,
+			Name: n.Name, Role: role, Platform: platformOf(n.OS), Locator: n.SRv6Locator, Config: cfg, ASN: n.ASN,
 		})
 	}
 	for _, l := range lab.Links {
@@ -62,11 +62,31 @@ func FromLab(lab *containerlab.Lab, st *labrt.State, topology string) (*Target, 
 			continue
 		}
 		t.Links = append(t.Links, Link{
-			A: Endpoint{Device: l.A.Node, Interface: l.A.Interface, IPv4: l.A.IPv4, IPv6: l.A.IPv6},
-			B: Endpoint{Device: l.B.Node, Interface: l.B.Interface, IPv4: l.B.IPv4, IPv6: l.B.IPv6},
+			A:   Endpoint{Device: l.A.Node, Interface: l.A.Interface, IPv4: l.A.IPv4, IPv6: l.A.IPv6},
+			B:   Endpoint{Device: l.B.Node, Interface: l.B.Interface, IPv4: l.B.IPv4, IPv6: l.B.IPv6},
+			MTU: LinkMTU(l, st.Runtime),
 		})
 	}
 	return t, nil
+}
+
+// Default link MTUs of the runtimes: a veth's 1500 natively, containerlab's
+// 9500.
+const (
+	NativeDefaultMTU       = 1500
+	ContainerlabDefaultMTU = 9500
+)
+
+// LinkMTU is a lab link's intended MTU: the topology's, else the
+// runtime's default.
+func LinkMTU(l *containerlab.Link, runtime string) int {
+	switch {
+	case l.MTU > 0:
+		return l.MTU
+	case runtime == containerlab.RuntimeContainerlab:
+		return ContainerlabDefaultMTU
+	}
+	return NativeDefaultMTU
 }
 
 // LabFeatures is the feature set a lab's labels ask of each node: an SRv6

@@ -20,7 +20,8 @@ type StepOptions struct {
 	Runtime   string // auto (default), containerlab or native (clabrt.Choose)
 	Teardown  bool   // Down removes the lab (only when deployed here)
 	BGPWait   time.Duration
-	StateRoot string // lab state (default labrt.DefaultStateRoot)
+	Converge  time.Duration // see Options.Converge
+	StateRoot string        // lab state (default labrt.DefaultStateRoot)
 	Logf      func(format string, args ...any)
 }
 
@@ -88,6 +89,6 @@ func Step(ctx context.Context, o StepOptions) (b *results.Bringup, down func(), 
 			}
 		}
 	}
-	b, err = Validate(ctx, t, Options{BGPWait: o.BGPWait})
+	b, err = Validate(ctx, t, Options{BGPWait: o.BGPWait, Converge: o.Converge, Logf: o.Logf})
 	return b, down, err
 }

@@ -415,6 +415,8 @@ func TestBadSuites(t *testing.T) {
 			`9:11: jobs[1].size: "2Mib" is not a size (want e.g. 2MiB, 512KB)`},
 		{"missing size", "fabric: {spec: 'leafspine:leaves=2,spines=2,hosts_per_leaf=4'}\njobs:\n  - name: perm\n    workload: permutation\n",
 			`3:5: jobs[0].size: required (want e.g. 2MiB, 512KB)`},
+		{"converge out of range", base + "bringup:\n  topology: lab.clab.yml\n  converge: 11m\n",
+			`9:13: bringup.converge: "11m" is not a duration from 0 to 10m`},
 		{"bad duration", base + "    start: 10 sec\n", `7:12: jobs[0].start: "10 sec" is not a duration (want e.g. 100us, 1ms)`},
 		{"duration without unit", base + "faults:\n  - {kind: down, nic: host0, at: 5}\n", `8:34: faults[0].at: "5" is not a duration`},
 		{"interval out of range", base + "telemetry:\n  interval: 50us\n", `8:13: telemetry.interval: 50us is out of range (want 100us to 10ms)`},

@@ -445,4 +445,8 @@ type Bringup struct {
 	// BGPWait keeps polling BGP sessions that are not established for this
 	// long before failing them (e.g. "10s"; default 0).
 	BGPWait string `yaml:"bgp_wait"`
+	// Converge re-validates while checks fail, for up to this long, so
+	// that routing still converging is not reported as broken (e.g. "60s";
+	// default 60s when the step deploys the lab, else 0; at most 10m).
+	Converge string `yaml:"converge"`
 }

@@ -317,6 +317,11 @@ func (c *checker) bringup() {
 			c.errf("bringup.bgp_wait", "%q is not a duration (e.g. 10s)", b.BGPWait)
 		}
 	}
+	if b.Converge != "" {
+		if d, err := time.ParseDuration(b.Converge); err != nil || d < 0 || d > 10*time.Minute {
+			c.errf("bringup.converge", "%q is not a duration from 0 to 10m (e.g. 60s)", b.Converge)
+		}
+	}
 }
 
 // defaults fills in what the document leaves out. Strings default when
