@@ -348,6 +348,9 @@ type Route struct {
 	Prefix   netip.Prefix
 	Protocol string
 	Nexthops []Nexthop
+	// Drop is set when the route discards what it matches: blackhole,
+	// unreachable, prohibit (then Nexthops is empty).
+	Drop string
 	// Table is the policy routing table of a route in State.PolicyRoutes;
 	// 0 in State.Routes (the main table or the VRF's).
 	Table int
@@ -392,6 +395,12 @@ type State struct {
 	// Daemons are the routing daemons running (bgpd, ospfd, ospf6d,
 	// isisd, staticd, ...), where the platform says.
 	Daemons []string
+	// Forwarding says whether the device forwards IPv4 and IPv6 (nil
+	// where unknown).
+	Forwarding *Forwarding
+	// DaemonsEnabled are the routing daemons the device's configuration
+	// starts (FRR's /etc/frr/daemons); nil where unknown.
+	DaemonsEnabled []string
 	// BGPConfig are the configured BGP instances.
 	BGPConfig []BGPConfig
 	BGP       []BGPSession
@@ -564,3 +573,6 @@ type Reverter interface {
 func (c Change) Inverse() Change {
 	return Change{Feature: c.Feature, Key: c.Key, Old: c.New, New: c.Old}
 }
+
+// Forwarding is whether a device routes packets between its ports.
+type Forwarding struct{ IPv4, IPv6 bool }

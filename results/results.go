@@ -197,7 +197,8 @@ type Bringup struct {
 // Cause is one root cause of failed bring-up checks.
 type Cause struct {
 	ID int `json:"id"` // 1-based
-	// Kind (docs/results-schema.md): device, link-down, cabling, mtu,
+	// Kind (docs/results-schema.md): device, daemon, forwarding,
+	// drop-route, link-down, cabling, mtu,
 	// bgp-shutdown, bgp-remote-as, bgp-as, ecmp-config, address, srv6-sid,
 	// gateway, bgp-missing, bgp-extra; for failures no root explains
 	// bgp-session, adjacency, no-neighbour, routes, unreachable, mtu-path,

@@ -144,8 +144,19 @@ func New(ctx context.Context, cfg drivers.Config) (*Driver, error) {
 	return d, nil
 }
 
-// openVtysh opens the scrapligo session and enters vtysh.
+// openVtysh opens the scrapligo session and enters vtysh. When vtysh
+// does not start, the device's shell says why (no FRR daemon running).
 func (d *Driver) openVtysh(ctx context.Context) (*network.Driver, error) {
+	conn, err := d.openVtyshSession(ctx)
+	if err != nil && d.lx != nil {
+		if out, xerr := d.lx.Exec(ctx, "vtysh -c 'show version' 2>&1 | head -3"); xerr == nil && strings.Contains(out, "failed to connect") {
+			return nil, fmt.Errorf("frr %s: FRR is not running: vtysh says %q", d.name, strings.TrimSpace(out))
+		}
+	}
+	return conn, err
+}
+
+func (d *Driver) openVtyshSession(ctx context.Context) (*network.Driver, error) {
 	cfg := d.cfg
 	if cfg.Container != "" {
 		return d.openDockerVtysh()

@@ -134,10 +134,13 @@ type routeEntryJSON struct {
 	Selected  bool   `json:"selected"`
 	Installed bool   `json:"installed"`
 	Nexthops  []struct {
-		IP        string `json:"ip"`
-		Interface string `json:"interfaceName"`
-		Active    bool   `json:"active"`
-		Recursive bool   `json:"recursive"`
+		IP          string `json:"ip"`
+		Interface   string `json:"interfaceName"`
+		Active      bool   `json:"active"`
+		Recursive   bool   `json:"recursive"`
+		Blackhole   bool   `json:"blackhole"`
+		Unreachable bool   `json:"unreachable"`
+		Reject      bool   `json:"reject"`
 	} `json:"nexthops"`
 }
 
@@ -199,6 +202,17 @@ func parseRoutes(out string) ([]drivers.Route, error) {
 			}
 			for _, nh := range e.Nexthops {
 				if !nh.Active || nh.Recursive {
+					continue
+				}
+				switch {
+				case nh.Blackhole:
+					r.Drop = "blackhole"
+					continue
+				case nh.Reject:
+					r.Drop = "prohibit"
+					continue
+				case nh.Unreachable:
+					r.Drop = "unreachable"
 					continue
 				}
 				n := drivers.Nexthop{Dev: nh.Interface}
@@ -347,7 +361,7 @@ func bgpConfigs(cfg string) []drivers.BGPConfig {
 func parseDaemons(out string) []string {
 	var ds []string
 	for _, f := range strings.Fields(out) {
-		if strings.HasSuffix(f, "d") && !strings.ContainsAny(f, "%:") {
+		if (f == "zebra" || strings.HasSuffix(f, "d")) && !strings.ContainsAny(f, "%:") {
 			ds = append(ds, f)
 		}
 	}
@@ -424,4 +438,33 @@ func sortAdj(a []drivers.Adjacency) {
 		}
 		return a[i].Neighbor < a[j].Neighbor
 	})
+}
+
+// frrDaemonNames are the daemons an FRR daemons file can turn on.
+var frrDaemonNames = map[string]bool{"bgpd": true, "ospfd": true, "ospf6d": true, "ripd": true, "ripngd": true,
+	"isisd": true, "pimd": true, "pim6d": true, "ldpd": true, "nhrpd": true, "eigrpd": true, "babeld": true,
+	"sharpd": true, "pbrd": true, "bfdd": true, "fabricd": true, "vrrpd": true, "pathd": true}
+
+// parseDaemonsFile reads an FRR daemons file: the daemons set to yes,
+// and zebra and staticd, which FRR 8 always starts; sorted.
+func parseDaemonsFile(out string) []string {
+	on := map[string]bool{"zebra": true, "staticd": true}
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !frrDaemonNames[k] {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		on[k] = v == "yes"
+	}
+	var names []string
+	for k, yes := range on {
+		if yes {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return names
 }

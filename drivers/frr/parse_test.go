@@ -225,3 +225,27 @@ func FuzzTextReplies(f *testing.F) {
 		})
 	})
 }
+
+func TestDaemonsFile(t *testing.T) {
+	in := "# comment\nbgpd=yes\nospfd=no\nisisd=\"yes\"\nbfdd=no\nvtysh_enable=yes\nzebra_options=\"  -A 127.0.0.1\"\nfrr_profile=\"datacenter\"\n  ospf6d = yes\n"
+	got := parseDaemonsFile(in)
+	want := []string{"bgpd", "isisd", "ospf6d", "staticd", "zebra"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("parseDaemonsFile: %v, want %v", got, want)
+	}
+	// vtysh's show daemons (FRR 8.4).
+	if got := parseDaemons(" zebra bgpd staticd\n"); !reflect.DeepEqual(got, []string{"bgpd", "staticd", "zebra"}) {
+		t.Errorf("parseDaemons: %v", got)
+	}
+}
+
+// A kernel blackhole route FRR selects over BGP's (FRR 8.4's JSON).
+func TestBlackholeRoute(t *testing.T) {
+	in := `{"198.18.0.12/31":[{"prefix":"198.18.0.12/31","protocol":"kernel","vrfName":"default","selected":true,"installed":true,
+"nexthops":[{"flags":3,"fib":true,"unreachable":true,"blackhole":true,"active":true}]},
+{"prefix":"198.18.0.12/31","protocol":"bgp","vrfName":"default","nexthops":[{"ip":"198.18.0.31","interfaceName":"eth4","active":true}]}]}`
+	rs, err := parseRoutes(in)
+	if err != nil || len(rs) != 1 || rs[0].Drop != "blackhole" || len(rs[0].Nexthops) != 0 || rs[0].Protocol != "kernel" {
+		t.Errorf("blackhole route: %+v %v", rs, err)
+	}
+}

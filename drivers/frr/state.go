@@ -25,12 +25,18 @@ func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("frr %s: %w", d.name, err)
 	}
-	st := &drivers.State{Links: kst.Links, Neighbors: kst.Neighbors, SIDs: kst.SIDs, Rules: kst.Rules, PolicyRoutes: kst.PolicyRoutes}
+	st := &drivers.State{Links: kst.Links, Neighbors: kst.Neighbors, SIDs: kst.SIDs, Rules: kst.Rules, PolicyRoutes: kst.PolicyRoutes,
+		Forwarding: kst.Forwarding}
 	out, err := d.Vtysh(ctx, "show daemons")
 	if err != nil {
 		return nil, err
 	}
 	st.Daemons = parseDaemons(out)
+	// The daemons file says which daemons should run; unreadable (another
+	// layout, permissions) leaves it unknown.
+	if out, err := d.lx.Exec(ctx, "cat /etc/frr/daemons"); err == nil {
+		st.DaemonsEnabled = parseDaemonsFile(out)
+	}
 	running := map[string]bool{}
 	for _, dm := range st.Daemons {
 		running[dm] = true

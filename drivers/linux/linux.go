@@ -460,7 +460,7 @@ func (d *Driver) SIDs(ctx context.Context) ([]drivers.SIDState, error) {
 
 // stateReads are the commands State reads (in one batch).
 func (d *Driver) stateReads(p *probes) []string {
-	cmds := []string{cmdAddrs, routesJSONCmd(4, 0), routesJSONCmd(6, 0), cmdNexthops, cmdNeigh, cmdLLDP}
+	cmds := []string{cmdAddrs, routesJSONCmd(4, 0), routesJSONCmd(6, 0), cmdNexthops, cmdNeigh, cmdLLDP, cmdForwarding}
 	if p.caps[drivers.FeatVRF].Supported {
 		cmds = append(cmds, cmdVRFs)
 	}
@@ -522,6 +522,11 @@ func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 	if st.SIDs, err = d.SIDs(ctx); err != nil {
 		return nil, err
 	}
+	fwd, err := query(ctx, d, cmdForwarding, parseForwarding)
+	if err != nil {
+		return nil, err
+	}
+	st.Forwarding = &fwd
 	for _, fam := range []int{4, 6} {
 		if (fam == 4 && p.rules4 != "") || (fam == 6 && p.rules6 != "") {
 			continue

@@ -281,6 +281,10 @@ func toRoutes(rs []ipRoute, v6 bool, vrf string, objs map[int]ipNexthopObj) ([]d
 			return nil, fmt.Errorf("route dst %q: %v", r.Dst, err)
 		}
 		rt := drivers.Route{VRF: vrf, Prefix: p, Protocol: rawString(r.Protocol)}
+		switch r.Type {
+		case "blackhole", "unreachable", "prohibit", "throw":
+			rt.Drop = r.Type
+		}
 		if rt.Protocol == "" {
 			rt.Protocol = "boot" // iproute2 omits the default protocol
 		}
@@ -705,4 +709,24 @@ func parseLLDP(out string) ([]drivers.Neighbor, error) {
 		}
 	}
 	return ns, nil
+}
+
+// parseForwarding reads ip_forward and ipv6 all.forwarding (one value a
+// line).
+func parseForwarding(out string) (drivers.Forwarding, error) {
+	f := strings.Fields(out)
+	if len(f) != 2 {
+		return drivers.Forwarding{}, fmt.Errorf("want two values (0 or 1), got %d", len(f))
+	}
+	var v [2]bool
+	for i, s := range f {
+		switch s {
+		case "0":
+		case "1":
+			v[i] = true
+		default:
+			return drivers.Forwarding{}, fmt.Errorf("%q is not 0 or 1", s)
+		}
+	}
+	return drivers.Forwarding{IPv4: v[0], IPv6: v[1]}, nil
 }

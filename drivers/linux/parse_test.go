@@ -79,7 +79,7 @@ func TestRoutes(t *testing.T) {
 		{Prefix: pfx("10.9.3.0/24"), Protocol: "boot", Nexthops: []drivers.Nexthop{nh("", "eth1")}},
 		{Prefix: pfx("0.0.0.0/0"), Protocol: "bgp", Nexthops: []drivers.Nexthop{nh("fe80::1", "eth1")}},
 		{Prefix: pfx("10.9.4.0/24"), Protocol: "bgp", Nexthops: two},
-		{Prefix: pfx("10.9.5.1/32"), Protocol: "static"},
+		{Prefix: pfx("10.9.5.1/32"), Protocol: "static", Drop: "unreachable"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes:\n got %+v\nwant %+v", got, want)

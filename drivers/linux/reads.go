@@ -86,7 +86,9 @@ const (
 	// cmdLLDP reads lldpd's neighbours when lldpd runs: at its usual
 	// socket, or at the one fabricbench's native runtime gives each node.
 	// Without lldpd the reply is empty.
-	cmdLLDP = "for s in /run/lldpd/lldpd.socket /run/lldpd.socket /var/run/lldpd.socket; do if [ -S $s ]; then lldpcli -u $s -f json0 show neighbors 2>/dev/null; exit 0; fi; done; true"
+	// cmdForwarding reads whether the kernel forwards IPv4 and IPv6.
+	cmdForwarding = "cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv6/conf/all/forwarding"
+	cmdLLDP       = "for s in /run/lldpd/lldpd.socket /run/lldpd.socket /var/run/lldpd.socket; do if [ -S $s ]; then lldpcli -u $s -f json0 show neighbors 2>/dev/null; exit 0; fi; done; true"
 )
 
 func routesJSONCmd(family, table int) string {

@@ -200,6 +200,8 @@ func validate(ctx context.Context, t *Target, opt Options) (*results.Bringup, er
 		return nil, err
 	}
 	v.deviceChecks()
+	v.daemonChecks()
+	v.forwardingChecks()
 	v.linkChecks()
 	v.cablingChecks()
 	v.mtuChecks()

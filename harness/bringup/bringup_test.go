@@ -80,6 +80,8 @@ func fabric() (*Target, map[string]*drivers.State) {
 		st[d.Name] = &drivers.State{}
 		if !d.IsHost() {
 			st[d.Name].Daemons = []string{"bgpd", "staticd", "zebra"}
+			st[d.Name].DaemonsEnabled = []string{"bgpd", "staticd", "zebra"}
+			st[d.Name].Forwarding = &drivers.Forwarding{IPv4: true, IPv6: true}
 			st[d.Name].BGPConfig = []drivers.BGPConfig{{LocalAS: d.ASN, MaxPaths: map[string]int{"ipv4 unicast": 64, "ipv6 unicast": 64}}}
 		}
 		for j := 1; j <= 3; j++ {
@@ -161,10 +163,11 @@ func TestHealthyFabricPasses(t *testing.T) {
 	for _, c := range out.Checks {
 		count[c.Category]++
 	}
-	// 6 devices; 6 links (up, cabling, MTU); 4 switch links x 2 ends; every
-	// switch's routes (IPv4 only); 4 ASNs, 4 maximum-paths, 6 devices'
-	// addresses; 1 SID; 2 hosts (gateway, reach, full-size reach).
-	want := map[string]int{"device": 6, "links": 6, "cabling": 6, "mtu": 6 + 2, "bgp": 8, "ecmp": 4, "drift": 4 + 2 + 6, "srv6": 1,
+	// 6 devices, 4 switches' daemons; 6 links (up, cabling, MTU); 4 switch
+	// links x 2 ends; every switch's routes (IPv4 only); 4 ASNs, 2 leaves'
+	// maximum-paths, 6 devices' addresses, 4 switches' forwarding; 1 SID;
+	// 2 hosts (gateway, reach, full-size reach).
+	want := map[string]int{"device": 6 + 4, "links": 6, "cabling": 6, "mtu": 6 + 2, "bgp": 8, "ecmp": 4, "drift": 4 + 2 + 6 + 4, "srv6": 1,
 		"gateway": 2, "reachability": 2}
 	for k, v := range want {
 		if count[k] != v {
@@ -324,6 +327,32 @@ var faults = map[string]struct {
 		delete(df, "198.18.0.11")
 		delete(df, "198.18.0.9")
 	}, "gateway", "host1", "eth1"},
+	// bgpd stopped on leaf1: no BGP configuration or sessions there, the
+	// spines' sessions to it down, no route to either host's prefix
+	// across the fabric.
+	"bgpd stopped": {func(st map[string]*drivers.State, reach, df map[string]bool) {
+		l := st["leaf1"]
+		l.Daemons = []string{"staticd", "zebra"}
+		l.BGPConfig, l.BGP, l.Routes = nil, nil, nil
+		for _, sp := range []string{"spine0", "spine1"} {
+			setBGP(st[sp], "eth2", func(s *drivers.BGPSession) { s.State = "Active" })
+			st[sp].Routes = st[sp].Routes[:1]
+		}
+		st["leaf0"].Routes = nil
+		for _, m := range []map[string]bool{reach, df} {
+			delete(m, "198.18.0.11")
+			delete(m, "198.18.0.9")
+		}
+	}, "daemon", "leaf1", ""},
+	// spine1 stops forwarding IPv4: every host pair whose pings it
+	// carried fails (here both: the fake pings do not hash).
+	"forwarding off": {func(st map[string]*drivers.State, reach, df map[string]bool) {
+		st["spine1"].Forwarding.IPv4 = false
+		for _, m := range []map[string]bool{reach, df} {
+			delete(m, "198.18.0.11")
+			delete(m, "198.18.0.9")
+		}
+	}, "forwarding", "spine1", ""},
 	"session shut": {func(st map[string]*drivers.State, _, _ map[string]bool) {
 		st["leaf0"].BGPConfig[0].Shutdown = []string{"198.18.0.0"}
 		setBGP(st["leaf0"], "eth1", func(s *drivers.BGPSession) { s.State = "Idle (Admin)" })
@@ -336,7 +365,7 @@ var faults = map[string]struct {
 // belongs to it; all of them at once are as many causes as faults.
 func TestCauses(t *testing.T) {
 	names := []string{"swapped uplinks", "mtu 1400 at one end", "wrong remote AS", "maximum-paths 1", "wrong gateway", "session shut"}
-	for _, name := range append(names, "swapped uplinks, eth1 unseen") {
+	for _, name := range append(names, "swapped uplinks, eth1 unseen", "bgpd stopped", "forwarding off") {
 		t.Run(name, func(t *testing.T) {
 			tg, st := fabric()
 			reach, df := allReach(), allReach()
@@ -418,4 +447,27 @@ func swapLeaf0Uplinks(st map[string]*drivers.State) {
 	}
 	setLink(l, "eth1", func(x *drivers.LinkState) { x.Addrs = []netip.Prefix{pp("198.18.0.3/31")} })
 	setLink(l, "eth2", func(x *drivers.LinkState) { x.Addrs = []netip.Prefix{pp("198.18.0.1/31")} })
+}
+
+// A host pair lost with nothing to explain it: both spines are on its
+// paths, so no cause names one spine alone (picked by name).
+func TestCauseAmbiguousSpines(t *testing.T) {
+	tg, st := fabric()
+	reach, df := allReach(), allReach()
+	for _, m := range []map[string]bool{reach, df} {
+		delete(m, "198.18.0.11")
+		delete(m, "198.18.0.9")
+	}
+	// Every device of this small fabric is on the lost pair's paths: the
+	// cause may name all of them as candidates, never one spine alone.
+	out := runDF(t, withDeviceNames(tg), st, reach, df, nil)
+	if len(out.Causes) == 0 {
+		t.Fatal("no cause")
+	}
+	t.Logf("%s", causesText(out))
+	for _, c := range out.Causes {
+		if c.Device == "spine0" || c.Device == "spine1" {
+			t.Errorf("cause names %s alone, but both spines are on every lost path: %s", c.Device, c.Summary)
+		}
+	}
 }

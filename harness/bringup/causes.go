@@ -18,6 +18,9 @@ const (
 	kUnexplained fkind = iota // a failure no rule knows: its own cause
 	// Roots.
 	kDevice      // the device does not answer
+	kDaemon      // a routing daemon its configuration starts is not running
+	kForwarding  // a switch that does not forward IPv4 or IPv6
+	kDrop        // a route that discards traffic to a host prefix
 	kLinkDown    // a link end down or missing
 	kCabling     // a port reaches another port than the topology says
 	kMTU         // a link's ends at other MTUs than intended
@@ -42,7 +45,7 @@ const (
 func (k fkind) root() bool { return k >= kDevice && k <= kBGPExtra }
 
 func (k fkind) String() string {
-	return [...]string{"unexplained", "device", "link-down", "cabling", "mtu", "bgp-shutdown", "bgp-remote-as", "bgp-as",
+	return [...]string{"unexplained", "device", "daemon", "forwarding", "drop-route", "link-down", "cabling", "mtu", "bgp-shutdown", "bgp-remote-as", "bgp-as",
 		"ecmp-config", "address", "srv6-sid", "gateway", "bgp-missing", "bgp-extra", "bgp-session", "adjacency", "no-neighbour", "routes",
 		"unreachable", "mtu-path"}[k]
 }
@@ -72,6 +75,9 @@ type cause struct {
 	roots       []int           // finding indices
 	cons        []int
 	summary     string
+	// alts are other devices that explain the same path failures as dev
+	// does (the validation cannot tell which one is at fault).
+	alts []string
 }
 
 // groupCauses groups the failed checks of v into causes: every root
@@ -133,9 +139,9 @@ func groupCauses(v *validation) []results.Cause {
 			c := get(k, func() *cause { return &cause{kind: kCabling, links: map[int]bool{}, devs: map[string]bool{}} })
 			c.roots = append(c.roots, i)
 			c.links[f.link] = true
-		case kDevice:
-			c := get("device "+f.dev, func() *cause {
-				c := &cause{kind: kDevice, dev: f.dev, links: map[int]bool{}, devs: map[string]bool{f.dev: true}}
+		case kDevice, kDaemon:
+			c := get(f.kind.String()+" "+f.dev, func() *cause {
+				c := &cause{kind: f.kind, dev: f.dev, links: map[int]bool{}, devs: map[string]bool{f.dev: true}}
 				for li, l := range v.t.Links {
 					if l.A.Device == f.dev || l.B.Device == f.dev {
 						c.links[li] = true
@@ -155,7 +161,7 @@ func groupCauses(v *validation) []results.Cause {
 				return c
 			})
 			c.roots = append(c.roots, i)
-		case kMaxPaths, kSRv6, kGateway, kBGPExtra:
+		case kMaxPaths, kSRv6, kGateway, kBGPExtra, kForwarding, kDrop:
 			c := get(f.kind.String()+" "+f.dev, func() *cause {
 				c := &cause{kind: f.kind, dev: f.dev, ifname: f.ifname, links: map[int]bool{}, devs: map[string]bool{}}
 				if f.kind == kGateway {
@@ -185,39 +191,62 @@ func groupCauses(v *validation) []results.Cause {
 	}
 	// Roots another root explains: an address or MTU finding on a port a
 	// cabling cause involves (a moved cable takes its address along); a
-	// link down at an unreachable device.
-	var kept []*cause
-	for _, c := range causes {
-		absorbed := false
-		if c.kind == kAddress || c.kind == kMTU {
-			for _, o := range causes {
-				if o.kind != kCabling || o == c {
-					continue
-				}
-				for _, r := range c.roots {
-					f := v.finds[r]
-					if f.link >= 0 && o.links[f.link] || cablingPort(v, o, port{f.dev, f.ifname}) {
-						o.cons = append(o.cons, c.roots...)
-						absorbed = true
-						break
+	// missing BGP session on a device whose bgpd is not running or which
+	// has no BGP instance; a host's routes lost with its link or its
+	// address; a link down at an unreachable device. Absorption chains
+	// (a gateway into an address into a cable) end at a kept cause, which
+	// takes the roots and consequences of everything absorbed into it.
+	absorber := func(c *cause) *cause {
+		for _, o := range causes {
+			if o == c {
+				continue
+			}
+			switch c.kind {
+			case kAddress, kMTU:
+				if o.kind == kCabling {
+					for _, r := range c.roots {
+						f := v.finds[r]
+						if f.link >= 0 && o.links[f.link] || cablingPort(v, o, port{f.dev, f.ifname}) {
+							return o
+						}
 					}
 				}
-				if absorbed {
-					break
+			case kBGPMissing:
+				if (o.kind == kDaemon || o.kind == kASN) && o.dev == c.dev {
+					return o
 				}
-			}
-		}
-		if c.kind == kLinkDown {
-			for _, o := range causes {
+			case kGateway:
+				if o.kind == kLinkDown && linkDevs(firstLink(o))[c.dev] || o.kind == kAddress && o.dev == c.dev {
+					return o
+				}
+			case kLinkDown:
 				if o.kind == kDevice && linkDevs(firstLink(c))[o.dev] {
-					o.cons = append(o.cons, c.roots...)
-					absorbed = true
-					break
+					return o
 				}
 			}
 		}
-		if !absorbed {
+		return nil
+	}
+	into := map[*cause]*cause{}
+	for _, c := range causes {
+		if o := absorber(c); o != nil {
+			into[c] = o
+		}
+	}
+	var kept []*cause
+	for _, c := range causes {
+		if into[c] == nil {
 			kept = append(kept, c)
+		}
+	}
+	for _, c := range causes {
+		top, hops := into[c], 0
+		for top != nil && into[top] != nil && hops < len(causes) {
+			top, hops = into[top], hops+1
+		}
+		if top != nil {
+			top.cons = append(top.cons, c.roots...)
+			top.cons = append(top.cons, c.cons...)
 		}
 	}
 	causes = kept
@@ -225,7 +254,7 @@ func groupCauses(v *validation) []results.Cause {
 	// (only full-size packets mind it), SRv6 and maximum-paths.
 	breaksLink := func(c *cause, li int) bool {
 		switch c.kind {
-		case kMTU, kSRv6, kMaxPaths, kBGPExtra:
+		case kMTU, kSRv6, kMaxPaths, kBGPExtra, kForwarding, kDrop:
 			return false
 		}
 		return li >= 0 && c.links[li]
@@ -296,8 +325,17 @@ func groupCauses(v *validation) []results.Cause {
 					ok = f.kind == kUnreachMTU && anyLink(c.links, links)
 				case c.kind == kGateway:
 					ok = f.kind != kECMP && (c.dev == it.a || c.dev == it.b)
-				case c.kind == kDevice:
+				case c.kind == kDevice || c.kind == kDaemon || c.kind == kForwarding:
 					ok = devs[c.dev]
+				case c.kind == kDrop:
+					// Paths through the device to or from a host it drops.
+					if devs[c.dev] {
+						for _, r := range c.roots {
+							for _, d := range v.finds[r].items {
+								ok = ok || d.b == it.a || d.b == it.b
+							}
+						}
+					}
 				case c.kind == kSRv6 || c.kind == kBGPExtra:
 				default:
 					ok = anyLink(c.links, links)
@@ -359,8 +397,29 @@ func groupCauses(v *validation) []results.Cause {
 				kind = v.finds[u.find].kind
 			}
 		}
+		// Devices on a path of exactly the same failures (two spines
+		// both on every path between two leaves, a host and its leaf for
+		// failures to that host alone): the validation cannot tell which
+		// one drops them, so the cause names them all.
+		var alts []string
+		for d, n := range count {
+			if d == best || n != count[best] {
+				continue
+			}
+			same := true
+			for k := range unexplained {
+				if !done[k] && onPath[k][best] != onPath[k][d] {
+					same = false
+					break
+				}
+			}
+			if same {
+				alts = append(alts, d)
+			}
+		}
+		sort.Strings(alts)
 		c := get("path "+best, func() *cause {
-			return &cause{kind: kind, dev: best, links: map[int]bool{}, devs: map[string]bool{best: true}}
+			return &cause{kind: kind, dev: best, links: map[int]bool{}, devs: map[string]bool{best: true}, alts: alts}
 		})
 		if !contains(causes, c) {
 			causes = append(causes, c)
@@ -419,7 +478,11 @@ func (v *validation) render(causes []*cause) []results.Cause {
 	out := make([]results.Cause, 0, len(causes))
 	for n, c := range causes {
 		id := n + 1
-		rc := results.Cause{ID: id, Kind: c.kind.String(), Device: c.dev, Interface: c.ifname, Summary: c.summary,
+		dev := c.dev
+		if len(c.alts) > 0 {
+			dev = "" // one of several: named in the summary
+		}
+		rc := results.Cause{ID: id, Kind: c.kind.String(), Device: dev, Interface: c.ifname, Summary: c.summary,
 			Roots: len(c.roots), Consequences: len(c.cons)}
 		for _, fi := range append(append([]int{}, c.roots...), c.cons...) {
 			ci := v.finds[fi].check
@@ -496,7 +559,11 @@ func (v *validation) summary(c *cause) string {
 	case kSRv6:
 		return fmt.Sprintf("%s: SRv6 %s: %s", c.dev, strings.TrimPrefix(root.Name, "srv6 "+c.dev+" "), root.Evidence)
 	case kDevice:
-		return fmt.Sprintf("%s does not answer: %s", c.dev, root.Evidence)
+		return fmt.Sprintf("%s cannot be read: %s", c.dev, root.Evidence)
+	case kDaemon, kForwarding:
+		return fmt.Sprintf("%s: %s", c.dev, root.Evidence)
+	case kDrop:
+		return fmt.Sprintf("configuration drift: %s", root.Evidence)
 	case kBGPMissing:
 		return fmt.Sprintf("%s %s: %s (%s)", c.dev, c.ifname, root.Evidence, strings.TrimPrefix(root.Name, "bgp "))
 	case kBGPDown, kAdjDown, kNoNeighbor:
@@ -519,7 +586,11 @@ func (v *validation) summary(c *cause) string {
 	case kUnreach, kUnreachMTU, kECMP:
 		n := len(c.roots)
 		what := map[fkind]string{kUnreach: "hosts unreachable", kUnreachMTU: "hosts unreachable with full-size packets", kECMP: "routes short of paths"}[c.kind]
-		return fmt.Sprintf("%s: %s through it: %d failed check(s) have it on every path and no other failure explains them (%s: %s)",
+		if len(c.alts) > 0 {
+			return fmt.Sprintf("one of %s: %s through one of them: the %d failed check(s) no other failure explains all have each of them on a path, and the checks cannot tell which drops them (%s: %s)",
+				strings.Join(append([]string{c.dev}, c.alts...), ", "), what, n, root.Name, root.Evidence)
+		}
+		return fmt.Sprintf("%s: %s through it: the %d failed check(s) no other failure explains all have it on a path (%s: %s)",
 			c.dev, what, n, root.Name, root.Evidence)
 	}
 	return fmt.Sprintf("%s [%s]: %s", root.Name, root.Device, root.Evidence)

@@ -31,6 +31,83 @@ func (v *validation) deviceChecks() {
 	}
 }
 
+// daemonChecks: on a device whose configuration says which routing
+// daemons it starts (FRR's daemons file), every one of them runs.
+func (v *validation) daemonChecks() {
+	for i := range v.t.Devices {
+		d := &v.t.Devices[i]
+		s := v.states[d.Name]
+		if s.state == nil || s.state.DaemonsEnabled == nil {
+			continue
+		}
+		running := map[string]bool{}
+		for _, dm := range s.state.Daemons {
+			running[dm] = true
+		}
+		var missing []string
+		for _, dm := range s.state.DaemonsEnabled {
+			if !running[dm] {
+				missing = append(missing, dm)
+			}
+		}
+		c := results.Check{Category: results.CheckDevice, Name: "daemons " + d.Name, Device: d.Name, Verdict: results.Pass,
+			Evidence: strings.Join(s.state.DaemonsEnabled, ", ") + " running, as its daemons file says"}
+		if len(missing) > 0 {
+			c.Verdict = results.Fail
+			c.Evidence = fmt.Sprintf("%s not running (its daemons file starts %s; running: %s)", strings.Join(missing, ", "),
+				strings.Join(s.state.DaemonsEnabled, ", "), orText(strings.Join(s.state.Daemons, ", "), "none"))
+			v.add(c, &finding{kind: kDaemon, link: -1})
+			continue
+		}
+		v.add(c, nil)
+	}
+}
+
+// forwardingChecks: every switch forwards the address families its links
+// carry.
+func (v *validation) forwardingChecks() {
+	for i := range v.t.Devices {
+		d := &v.t.Devices[i]
+		s := v.states[d.Name]
+		if d.IsHost() || s.state == nil || s.state.Forwarding == nil {
+			continue
+		}
+		// The families of the lab's ports (not the management port's).
+		lab := map[string]bool{}
+		for _, p := range v.g.ports[d.Name] {
+			lab[p] = true
+		}
+		var v4, v6 bool
+		for _, l := range s.state.Links {
+			if !lab[l.Name] {
+				continue
+			}
+			for _, a := range l.Addrs {
+				if a.Addr().IsLoopback() || a.Addr().IsLinkLocalUnicast() {
+					continue
+				}
+				v4 = v4 || a.Addr().Is4()
+				v6 = v6 || a.Addr().Is6()
+			}
+		}
+		var off []string
+		if v4 && !s.state.Forwarding.IPv4 {
+			off = append(off, "IPv4 (net.ipv4.ip_forward = 0)")
+		}
+		if v6 && !s.state.Forwarding.IPv6 {
+			off = append(off, "IPv6 (net.ipv6.conf.all.forwarding = 0)")
+		}
+		c := results.Check{Category: results.CheckDrift, Name: "forwarding " + d.Name, Device: d.Name, Verdict: results.Pass,
+			Evidence: "forwards the address families of its ports"}
+		if len(off) > 0 {
+			c.Verdict, c.Evidence = results.Fail, "does not forward "+strings.Join(off, " nor ")
+			v.add(c, &finding{kind: kForwarding, link: -1})
+			continue
+		}
+		v.add(c, nil)
+	}
+}
+
 func (v *validation) linkChecks() {
 	for i, l := range v.t.Links {
 		c := results.Check{Category: results.CheckLinks, Name: "link " + endName(l.A) + " -- " + endName(l.B), Device: l.A.Device,
@@ -303,6 +380,11 @@ func (v *validation) driftChecks() {
 			continue
 		}
 		cfg := bgpConfig(s.state)
+		if d.ASN != 0 && cfg == nil && runs(s.state, "bgpd") {
+			v.add(results.Check{Category: results.CheckDrift, Name: "bgp as " + d.Name, Device: d.Name, Verdict: results.Fail,
+				Evidence: fmt.Sprintf("%s has no BGP instance configured, the lab says AS %d", d.Name, d.ASN)},
+				&finding{kind: kASN, link: -1})
+		}
 		if d.ASN != 0 && cfg != nil {
 			c := results.Check{Category: results.CheckDrift, Name: "bgp as " + d.Name, Device: d.Name}
 			if cfg.LocalAS == d.ASN {
@@ -810,6 +892,8 @@ func (v *validation) routeChecks() {
 			continue
 		}
 		st := v.states[d.Name]
+		var drops []string
+		drop := &finding{kind: kDrop, link: -1}
 		for _, af := range []string{"ipv4", "ipv6"} {
 			c := results.Check{Category: results.CheckECMP, Name: fmt.Sprintf("ecmp %s %s to remote hosts", d.Name, af), Device: d.Name}
 			var bad []string
@@ -837,6 +921,11 @@ func (v *validation) routeChecks() {
 					widest = max(widest, want)
 					r, ok := lookup(st.state.Routes, p.Addr())
 					switch {
+					case ok && r.Drop != "":
+						bad = append(bad, fmt.Sprintf("%s (%s): %s route %s", p, h, r.Drop, r.Prefix))
+						f.items = append(f.items, item{d.Name, h})
+						drops = append(drops, fmt.Sprintf("%s (%s) matches %s route %s (%s)", p, h, r.Drop, r.Prefix, orText(r.Protocol, "?")))
+						drop.items = append(drop.items, item{d.Name, h})
 					case !ok || len(r.Nexthops) == 0:
 						bad = append(bad, fmt.Sprintf("%s (%s): no route", p, h))
 						f.items = append(f.items, item{d.Name, h})
@@ -864,6 +953,12 @@ func (v *validation) routeChecks() {
 				}
 			}
 			v.add(c, f)
+		}
+		// A route that discards traffic for a host is a fault by itself
+		// (a static blackhole, a leftover kernel route).
+		if len(drops) > 0 {
+			v.add(results.Check{Category: results.CheckDrift, Name: "drop routes " + d.Name, Device: d.Name, Verdict: results.Fail,
+				Evidence: fmt.Sprintf("%s discards traffic to hosts: %s", d.Name, strings.Join(drops, "; "))}, drop)
 		}
 	}
 }
