@@ -169,9 +169,40 @@ func parseInterfacesStatus(out string) ([]drivers.LinkState, error) {
 		if err != nil {
 			return nil, fmt.Errorf("row %q: Admin: %v", strings.TrimSpace(line), err)
 		}
-		links = append(links, drivers.LinkState{Name: name, Up: up, Admin: adm})
+		ls := drivers.LinkState{Name: name, Up: up, Admin: adm}
+		if iMTU, ok := idx["MTU"]; ok {
+			if m := cell(line, cols[iMTU]); m != "" && m != "N/A" {
+				n, err := strconv.Atoi(m)
+				if err != nil || n < 68 || n > 65535 {
+					return nil, fmt.Errorf("row %q: MTU %q is not 68 to 65535", strings.TrimSpace(line), m)
+				}
+				ls.MTU = n
+			}
+		}
+		links = append(links, ls)
 	}
 	return links, nil
+}
+
+// lldpNeighbor turns one APPL_DB LLDP_ENTRY_TABLE entry (lldp_syncd's
+// fields) into a neighbour: its system name and its port: the port ID
+// when it is an interface name (subtype 5) or locally assigned (7: SONiC
+// sends the interface name), else the port description; a port ID of
+// subtype 3 (MAC address) is the port's MAC.
+func lldpNeighbor(port string, m map[string]string) drivers.Neighbor {
+	n := drivers.Neighbor{Interface: port, Protocol: "lldp", System: m["lldp_rem_sys_name"], Port: m["lldp_rem_port_desc"]}
+	id := m["lldp_rem_port_id"]
+	switch m["lldp_rem_port_id_subtype"] {
+	case "5", "7":
+		n.Port = id
+	case "3":
+		n.PortMAC = strings.ToLower(id)
+	default:
+		if n.Port == "" {
+			n.Port = id
+		}
+	}
+	return n
 }
 
 // dashColumns returns the [start, end) byte ranges of the runs of dashes;

@@ -531,14 +531,26 @@ func TestState(t *testing.T) {
 		"sonic-db-cli CONFIG_DB KEYS 'SRV6_MY_SIDS|*'",
 		"sonic-db-cli CONFIG_DB HGETALL 'SRV6_MY_SIDS|loc1|fcbb:bbbb:1::/48'",
 		"sonic-db-cli CONFIG_DB HGETALL 'SRV6_MY_SIDS|loc1|fcbb:bbbb:1:fe00::/64'",
+		"sonic-db-cli APPL_DB KEYS 'LLDP_ENTRY_TABLE:*'",
+		"sonic-db-cli APPL_DB HGETALL 'LLDP_ENTRY_TABLE:Ethernet0'",
+		"sonic-db-cli APPL_DB HGETALL 'LLDP_ENTRY_TABLE:Ethernet4'",
+		"sonic-db-cli APPL_DB HGETALL 'LLDP_ENTRY_TABLE:eth0'",
 	})
+	wantNbrs := []drivers.Neighbor{
+		{Interface: "Ethernet0", Protocol: "lldp", System: "spine1", Port: "Ethernet8"},
+		{Interface: "Ethernet4", Protocol: "lldp", System: "spine2.lab.example", Port: "swp1", PortMAC: "52:54:00:aa:bb:cd"},
+		{Interface: "eth0", Protocol: "lldp", System: "oob-switch", Port: "ge-0/0/12"},
+	}
+	if !reflect.DeepEqual(st.Neighbors, wantNbrs) {
+		t.Errorf("neighbours %+v\nwant %+v", st.Neighbors, wantNbrs)
+	}
 
 	wantLinks := []drivers.LinkState{
-		{Name: "Ethernet0", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("10.0.0.1/31"), pfx("fc00::2/126")}},
-		{Name: "Ethernet4", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("10.0.0.3/31")}},
-		{Name: "Ethernet8", Up: false, Admin: true},
-		{Name: "Ethernet12", Up: false, Admin: false},
-		{Name: "PortChannel101", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("10.0.1.1/31")}},
+		{Name: "Ethernet0", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("10.0.0.1/31"), pfx("fc00::2/126")}, MTU: 9100},
+		{Name: "Ethernet4", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("10.0.0.3/31")}, MTU: 9100},
+		{Name: "Ethernet8", Up: false, Admin: true, MTU: 9100},
+		{Name: "Ethernet12", Up: false, Admin: false, MTU: 9100},
+		{Name: "PortChannel101", Up: true, Admin: true, Addrs: []netip.Prefix{pfx("10.0.1.1/31")}, MTU: 9100},
 	}
 	if !reflect.DeepEqual(st.Links, wantLinks) {
 		t.Errorf("links %+v\nwant %+v", st.Links, wantLinks)

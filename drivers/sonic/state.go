@@ -156,5 +156,17 @@ func (d *Driver) State(ctx context.Context) (*drivers.State, error) {
 		}
 		st.SIDs = append(st.SIDs, drivers.SIDState{Addr: p, Behavior: m["action"]})
 	}
+	// LLDP neighbours (lldp_syncd's APPL_DB table).
+	ports, err := r.keys("APPL_DB", "LLDP_ENTRY_TABLE:")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ports {
+		m, err := r.hgetall("APPL_DB", "LLDP_ENTRY_TABLE:"+p)
+		if err != nil {
+			return nil, err
+		}
+		st.Neighbors = append(st.Neighbors, lldpNeighbor(p, m))
+	}
 	return st, nil
 }
