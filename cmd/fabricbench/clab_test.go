@@ -69,7 +69,7 @@ func TestContainerlabLabUpValidateDown(t *testing.T) {
 		t.Fatalf("shut %s: %v %s", uplink, err, o)
 	}
 	code, stdout, _ = runCLI(t, "lab", "validate", topo, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "bad"))
-	if code != exitFail || !strings.Contains(stdout, "bgp leaf0") || !strings.Contains(stdout, "link leaf0:"+uplink) {
+	if code != exitFail || !strings.Contains(stdout, "bgp leaf0") || !strings.Contains(stdout, "CAUSE 1 [leaf0 "+uplink+"] link-down: link down: leaf0:"+uplink+" admin down") {
 		t.Errorf("validate with %s down: exit %d, want 1 naming the link and leaf0's session:\n%s", uplink, code, stdout)
 	}
 	code, stdout, _ = runCLI(t, "lab", "status", topo, "--state-dir", state)

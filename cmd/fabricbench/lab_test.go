@@ -97,13 +97,13 @@ func TestLabUpValidateDown(t *testing.T) {
 	for _, c := range res.Runs[0].Bringup.Checks {
 		cats[c.Category]++
 	}
-	// 14 devices; 16 links (up, cabling); 8 spine links x 2 ends x 2
-	// families; 6 switches x 2 families (routes); 8 hosts (gateway, reach);
-	// MTU: 16 links and 8 hosts' paths; drift: 6 switches' AS, 4 leaves'
-	// maximum-paths (the spines have one path to each host), 14 devices'
-	// addresses.
-	for cat, n := range map[string]int{"device": 14, "links": 16, "cabling": 16, "bgp": 32, "ecmp": 12, "gateway": 8,
-		"reachability": 8, "mtu": 24, "drift": 24} {
+	// 14 devices and 6 switches' daemons; 16 links (up, cabling); 8 spine
+	// links x 2 ends x 2 families; 6 switches x 2 families (routes); 8
+	// hosts (gateway, reach); MTU: 16 links and 8 hosts' paths; drift: 6
+	// switches' AS and forwarding, 4 leaves' maximum-paths (the spines have
+	// one path to each host), 14 devices' addresses.
+	for cat, n := range map[string]int{"device": 14 + 6, "links": 16, "cabling": 16, "bgp": 32, "ecmp": 12, "gateway": 8,
+		"reachability": 8, "mtu": 24, "drift": 6 + 6 + 4 + 14} {
 		if cats[cat] != n {
 			t.Errorf("%d %s checks, want %d (%v)", cats[cat], cat, n, cats)
 		}
