@@ -18,6 +18,10 @@ type portSignals struct {
 	marks []float64 // ECN-marked packets
 	trims []float64 // trimmed packets
 	busy  []float64 // backlogged-ns increase: time the port sent back to back
+	// PFC (pfc-* queue counters): pause frames the port sent (its
+	// switch's ingress buffer for traffic arriving through it was full)
+	// and received, and the time its egress was paused, ns.
+	pauseTx, pauseRx, paused []float64
 	has   []bool    // an interval of the out-octets counter ends in the bucket
 	line  float64   // nominal line rate, bps
 	// hasQueue: the port streams a queue high-water (switch ports on the
@@ -25,6 +29,9 @@ type portSignals struct {
 	hasQueue bool
 	// hasBusy: the port streams backlogged-ns (the simulator does).
 	hasBusy bool
+	// hasPFC: the port streams the PFC counters (the simulator does,
+	// zero without features.pfc; the kernel exporter does not).
+	hasPFC bool
 }
 
 // minBusyFraction is the least share of an interval a port must have been
@@ -36,11 +43,29 @@ const minBusyFraction = 0.1
 // the bits it sent in the interval over the time it was backlogged (it
 // sends back to back all that time). ok is false when the bucket has no
 // rate or the port was backlogged for less than minBusyFraction of it.
+//
+// A port whose egress class was paused by its peer (PFC) held its queue
+// without sending for the paused time: that time is not service, so it is
+// taken off the backlogged time first. A port paused for the time it did
+// not send is a victim of congestion downstream, not a slow link.
 func (s *portSignals) serviceRate(k int, stepNs int64) (bps float64, ok bool) {
-	if !s.hasBusy || math.IsNaN(s.rate[k]) || stepNs <= 0 || s.busy[k] < minBusyFraction*float64(stepNs) {
+	if !s.hasBusy || math.IsNaN(s.rate[k]) || stepNs <= 0 {
 		return 0, false
 	}
-	return s.rate[k] * float64(stepNs) / s.busy[k], true
+	busy := s.busy[k] - s.paused[k]
+	if busy < minBusyFraction*float64(stepNs) {
+		return 0, false
+	}
+	return s.rate[k] * float64(stepNs) / busy, true
+}
+
+// pausedFrac is the share of bucket k's interval that port p's egress was
+// paused (PFC), 0 without PFC counters.
+func (s *portSignals) pausedFrac(k int, stepNs int64) float64 {
+	if !s.hasPFC || stepNs <= 0 {
+		return 0
+	}
+	return math.Min(1, s.paused[k]/float64(stepNs))
 }
 
 // signals returns (and caches) port p's signals.
@@ -66,6 +91,11 @@ func (a *analyzer) signals(p int) *portSignals {
 	busy := qk(telemetry.FieldBackloggedNs)
 	s.hasBusy = busy != nil && len(busy.T) > 1
 	s.busy = a.g.placeDelta(busy)
+	pz := qk(telemetry.FieldPFCPausedNs)
+	s.hasPFC = pz != nil && len(pz.T) > 1
+	s.paused = a.g.placeDelta(pz)
+	s.pauseTx = a.g.placeDelta(qk(telemetry.FieldPFCPauseTx))
+	s.pauseRx = a.g.placeDelta(qk(telemetry.FieldPFCPauseRx))
 	hw := qk(telemetry.FieldMaxQueueLen)
 	s.hasQueue = hw != nil && len(hw.T) > 1
 	s.queue = a.g.placeGauge(hw)
