@@ -56,6 +56,16 @@ const (
 	// planes' coefficient of variation (plane symmetry).
 	MetricPlaneShareMin = "plane_share_min"
 	MetricPlaneCV       = "plane_cv"
+	// Lossless fabrics (PFC): informational congestion trees (rooted at a
+	// healthy port, e.g. an incast receiver), the largest spread of a tree
+	// (switch ports and host NICs it paused), the deepest pause
+	// propagation (hops), and the pause frames and paused time over every
+	// switch port.
+	MetricCongestionTrees  = "congestion_trees"
+	MetricCongestionSpread = "congestion_spread"
+	MetricCongestionHops   = "congestion_hops"
+	MetricPFCPauseFrames   = "pfc_pause_frames"
+	MetricPFCPausedUs      = "pfc_paused_us"
 )
 
 // NoData marks a missing value in GroupStat.Means and in the Gbps arrays of
@@ -222,9 +232,13 @@ type Output struct {
 	Imbalances []results.Imbalance
 	// FaultMatches tie each injected fault to the anomaly explaining it.
 	FaultMatches []results.FaultMatch
-	Groups       []GroupStat
-	Plots        results.Plots
-	Coverage     Coverage
+	// CongestionTrees are the PFC pause trees (lossless fabrics only).
+	CongestionTrees []results.CongestionTree
+	// Notes say what the analysis could not see (e.g. no PFC counters).
+	Notes    []string
+	Groups   []GroupStat
+	Plots    results.Plots
+	Coverage Coverage
 	// Metrics are the fabric-wide metrics (see the Metric* constants).
 	Metrics map[string]float64
 	// Index gives access to every telemetry series of the run.
@@ -310,6 +324,7 @@ func Analyze(in Input) (*Output, error) {
 	}
 	at := a.attribute(groups, data, out.Groups, starvedBy)
 	out.Anomalies, out.Imbalances, out.FaultMatches = at.anomalies, at.imbalances, at.matches
+	out.CongestionTrees, out.Notes = at.trees, at.notes
 	stragglerHost := map[string]bool{}
 	for _, an := range at.anomalies {
 		if an.Kind == results.KindStraggler {
@@ -346,6 +361,7 @@ func Analyze(in Input) (*Output, error) {
 			}
 		}
 	}
+	a.treeMetrics(m, at.trees)
 	m[MetricSymmetryAnomalies] = float64(at.symmetry)
 	m[MetricStragglers] = float64(at.stragglers)
 	m[MetricAnomalies] = float64(len(at.anomalies))
@@ -401,6 +417,10 @@ type analyzer struct {
 	sigs     map[int]*portSignals
 	queues   map[[2]string]string
 	dists    map[int][]int
+	pfcOn    *bool       // cached pfcActive
+	hostNum  map[int]int // host node -> host number
+	// pausedGroups are the groups with a port in a PFC pause tree.
+	pausedGroups map[string]bool
 }
 
 func newAnalyzer(in Input, opts Options) *analyzer {

@@ -31,6 +31,8 @@ type attribution struct {
 	stragglers int // anomalies of kind straggler
 	symmetry   int // anomalies of kind symmetry
 	hists      []results.NICHist
+	trees      []results.CongestionTree
+	notes      []string
 }
 
 // attribute finds the culprits of a run, hangs their victims under them,
@@ -83,6 +85,55 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 		}
 	}
 
+	// PFC pause trees: the ports and hosts paused from a culprit's port
+	// are its victims; a tree rooted at a healthy port (an incast
+	// receiver) is informational. Either way the hosts it slowed are
+	// explained, not stragglers.
+	trees := a.pauseTrees(culprits)
+	treeHosts := make([]map[int]string, len(trees))
+	pausedGroups := map[string]bool{}
+	for i, t := range trees {
+		hs := a.treeHosts(t)
+		treeHosts[i] = hs
+		for h := range hs {
+			explained[h] = true
+		}
+		var ports []int
+		for p := range t.ports {
+			ports = append(ports, p)
+		}
+		slices.SortFunc(ports, func(x, y int) int {
+			if d := t.ports[x].hop - t.ports[y].hop; d != 0 {
+				return d
+			}
+			return x - y
+		})
+		for _, p := range ports {
+			pausedGroups[a.portGroup(groups, p)] = true
+		}
+		if t.culprit == nil {
+			continue
+		}
+		for _, p := range ports {
+			tp := t.ports[p]
+			t.culprit.addVictim(results.Victim{Member: a.portName(p), Group: a.portGroup(groups, p),
+				Why: fmt.Sprintf("paused by PFC %d hop(s) from the culprit: %.1f µs paused, %.0f pause frames", tp.hop, tp.pausedNs/1e3, tp.frames)})
+		}
+		var hs2 []int
+		for h := range hs {
+			hs2 = append(hs2, h)
+		}
+		sort.Ints(hs2)
+		for _, h := range hs2 {
+			if a.f.Hosts[h] != t.culprit.host {
+				t.culprit.addVictim(results.Victim{Member: a.f.Host(h).Name, Group: "pfc:" + a.f.Nodes[t.node].Name, Why: hs[h]})
+			}
+		}
+	}
+	if !a.pfcStreamed() && a.idx.step > 0 {
+		at.notes = append(at.notes, "no PFC counters in the telemetry (this backend's links carry no pause frames): congestion spreading is not analysed; congestion is judged on queue backlog, drops, marks and rates")
+	}
+
 	// Hosts whose flows cross a hot port (backlogged at line rate: a
 	// healthy port that is oversubscribed, e.g. by ECMP collisions) are
 	// slowed by that congestion, not by their own NIC.
@@ -107,6 +158,18 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 	}
 	at.anomalies = append(at.anomalies, strag...)
 	rank(at.anomalies)
+	for i, t := range trees {
+		r := 0
+		if c := t.culprit; c != nil {
+			for _, an := range at.anomalies {
+				if an.Member == c.member && an.Kind == c.kind && an.Group == c.group {
+					r = an.Rank
+				}
+			}
+		}
+		at.trees = append(at.trees, a.treeResult(t, r, treeHosts[i]))
+	}
+	a.pausedGroups = pausedGroups
 	for _, an := range at.anomalies {
 		if an.Kind == results.KindStraggler {
 			at.stragglers++
@@ -621,6 +684,11 @@ func (a *analyzer) siblings(c *culprit, groups []group) []int {
 // beyond the thresholds and that no anomaly touches.
 func (a *analyzer) imbalances(groups []group, stats []GroupStat, anoms []results.Anomaly) []results.Imbalance {
 	touched := map[string]bool{}
+	for g := range a.pausedGroups {
+		// PFC held these members back: their spread is the pause
+		// tree's, reported with it.
+		touched[g] = true
+	}
 	for _, an := range anoms {
 		touched[an.Group] = true
 		for _, v := range an.Victims {
@@ -805,4 +873,20 @@ func nIntervals(n int) string {
 		return "1 interval"
 	}
 	return fmt.Sprintf("%d intervals", n)
+}
+
+// portGroup is the symmetry group of port p (a single-port member), ""
+// when it is in none.
+func (a *analyzer) portGroup(groups []group, p int) string {
+	for _, gr := range groups {
+		if gr.kind == KindPlane || gr.kind == KindPlanes || gr.kind == KindRails {
+			continue
+		}
+		for _, m := range gr.members {
+			if len(m.ports) == 1 && m.ports[0] == p {
+				return gr.name
+			}
+		}
+	}
+	return ""
 }

@@ -22,8 +22,8 @@ type portSignals struct {
 	// switch's ingress buffer for traffic arriving through it was full)
 	// and received, and the time its egress was paused, ns.
 	pauseTx, pauseRx, paused []float64
-	has   []bool    // an interval of the out-octets counter ends in the bucket
-	line  float64   // nominal line rate, bps
+	has                      []bool  // an interval of the out-octets counter ends in the bucket
+	line                     float64 // nominal line rate, bps
 	// hasQueue: the port streams a queue high-water (switch ports on the
 	// simulator, every shaped veth in the lab).
 	hasQueue bool

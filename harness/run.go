@@ -644,6 +644,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		run.Imbalances = []results.Imbalance{}
 	}
 	run.FaultMatches = out.FaultMatches
+	run.CongestionTrees, run.AnalysisNotes = out.CongestionTrees, out.Notes
 	extra := map[string]float64{
 		"retransmitted": float64(rr.Packets.Retransmitted), "trimmed": float64(rr.Packets.Trimmed),
 		"dropped": float64(rr.Packets.Dropped), "ecn_marked_packets": float64(rr.Packets.ECNMarked),
