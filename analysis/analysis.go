@@ -115,8 +115,13 @@ type Input struct {
 	Faults []results.Fault
 	// LB is the transport's load balancer (ecmp, ops, reps, ...): with
 	// ECMP, unequal member loads are hashing, not a fault.
-	LB   string
-	Opts Options
+	LB string
+	// Routing is the fabric's routing mode (suite features.ecmp.mode):
+	// hash (default), adaptive, or on Dragonfly and Slim Fly minimal,
+	// valiant, valiant-hop, ugal-l, ugal-g, source-guided, port-msb. It
+	// decides which ports a flow may cross (routing.go).
+	Routing string
+	Opts    Options
 }
 
 // Options tune anomaly detection; zero values take the defaults.
@@ -421,6 +426,9 @@ type analyzer struct {
 	hostNum  map[int]int // host node -> host number
 	// pausedGroups are the groups with a port in a PFC pause tree.
 	pausedGroups map[string]bool
+	hotBy        map[int][]int // cached hotPortsAt
+	flat         *bool         // cached lowDiameter
+	diam         int           // cached routerDiameter
 }
 
 func newAnalyzer(in Input, opts Options) *analyzer {

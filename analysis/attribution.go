@@ -146,7 +146,7 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 		cands, hists := a.stragglers(j)
 		at.hists = append(at.hists, hists...)
 		for _, s := range cands {
-			if explained[s.host] || hostCulprit[a.f.Hosts[s.host]] || a.crossesHot(j, s.host, hot) {
+			if explained[s.host] || hostCulprit[a.f.Hosts[s.host]] || a.crossesHot(j, s.host, hot) || a.congested(j, s) {
 				continue
 			}
 			strag = append(strag, s.anomaly)
@@ -263,7 +263,7 @@ func (a *analyzer) crossesHot(j *JobInput, h int, hot []int) bool {
 		}
 		src, dst := a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst]
 		for _, p := range hot {
-			if a.crosses(src, dst, p) {
+			if a.mayCross(src, dst, p) {
 				return true
 			}
 		}
@@ -353,7 +353,7 @@ func (a *analyzer) hostVictims(c *culprit, explained map[int]bool) {
 				continue
 			}
 			for _, v := range c.verdicts {
-				if a.crosses(src, dst, v.port) {
+				if a.mayCross(src, dst, v.port) {
 					mark(fl.Src, j.Name, "")
 					mark(fl.Dst, j.Name, "")
 					break
@@ -889,4 +889,82 @@ func (a *analyzer) portGroup(groups []group, p int) string {
 		}
 	}
 	return ""
+}
+
+// hotAt reports whether switch port p was hot in bucket k: backlogged
+// (queue at least BacklogBytes, the switch marking, dropping or trimming)
+// while sending at Capacity or more of its line rate, or held by PFC
+// pauses (paused for pauseHeldFrac of the interval).
+func (a *analyzer) hotAt(p, k int) bool {
+	s := a.signals(p)
+	if s.line <= 0 {
+		return false
+	}
+	if s.pausedFrac(k, a.g.step) >= pauseHeldFrac {
+		return true
+	}
+	if !s.hasQueue || math.IsNaN(s.rate[k]) || math.IsNaN(s.queue[k]) {
+		return false
+	}
+	return s.queue[k] >= a.opts.BacklogBytes && s.marks[k]+s.drops[k]+s.trims[k] > 0 && s.rate[k] >= a.opts.Capacity*s.line
+}
+
+// hotPortsAt lists (and caches) the hot switch ports of bucket k.
+func (a *analyzer) hotPortsAt(k int) []int {
+	if a.hotBy == nil {
+		a.hotBy = map[int][]int{}
+	}
+	if v, ok := a.hotBy[k]; ok {
+		return v
+	}
+	var out []int
+	for p := range a.f.Ports {
+		if a.f.Nodes[a.f.Ports[p].Node].IsSwitch() && a.hotAt(p, k) {
+			out = append(out, p)
+		}
+	}
+	a.hotBy[k] = out
+	return out
+}
+
+// congested reports whether straggler candidate c of job j was slowed by
+// congestion on its paths: in at least half of the intervals its NIC sat
+// in the middle bands, a flow of the host that was running may cross a
+// port that was hot in that interval (the CC slowed it down: a victim of
+// the hot port, not a throttled NIC).
+func (a *analyzer) congested(j *JobInput, c stragCand) bool {
+	if len(c.middle) == 0 {
+		return false
+	}
+	explained := 0
+	for _, k := range c.middle {
+		ks, ke := a.g.startNs(k), a.g.endNs(k)
+		hot := a.hotPortsAt(k)
+		found := false
+		for fi := range j.Flows {
+			fl := &j.Flows[fi]
+			if found || fl.Start < 0 || (fl.Src != c.host && fl.Dst != c.host) {
+				continue
+			}
+			fs := a.in.EpochNs + fl.Start/1000
+			fe := int64(math.MaxInt64)
+			if fl.FCT >= 0 {
+				fe = a.in.EpochNs + (fl.Start+fl.FCT)/1000
+			}
+			if fe <= ks || fs >= ke {
+				continue
+			}
+			src, dst := a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst]
+			for _, p := range hot {
+				if a.mayCross(src, dst, p) {
+					found = true
+					break
+				}
+			}
+		}
+		if found {
+			explained++
+		}
+	}
+	return 2*explained >= len(c.middle)
 }

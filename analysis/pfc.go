@@ -350,10 +350,6 @@ func (a *analyzer) treeMetrics(m map[string]float64, trees []results.CongestionT
 	m[MetricPFCPausedUs] = round(paused/1e3, 3)
 }
 
-// mayCross reports whether port p may carry traffic from node src to node
-// dst under the fabric's routing (see routing.go).
-func (a *analyzer) mayCross(src, dst, p int) bool { return a.crosses(src, dst, p) }
-
 // pfcActive reports whether any switch port sent a pause frame or was
 // paused.
 func (a *analyzer) pfcActive() bool {

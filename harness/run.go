@@ -615,7 +615,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	samples := mem.samples()
 	in := analysis.Input{
 		Fabric: p.Fabric, Samples: samples, EpochNs: rr.EpochNs, Ideal: rr.Ideal, Faults: run.Faults,
-		LB: p.Transport.LB, Opts: analysisOptions(&p.Suite.Analysis),
+		LB: p.Transport.LB, Routing: routingMode(p), Opts: analysisOptions(&p.Suite.Analysis),
 	}
 	for ji, j := range w.Jobs {
 		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps}
@@ -886,6 +886,18 @@ func analysisOptions(a *suite.Analysis) analysis.Options {
 		MinIntervals: a.Culprit.MinIntervals, MinBoundIntervals: a.Culprit.MinBoundIntervals, MinLostPackets: float64(a.Culprit.MinLostPackets),
 		MergeGap: a.Culprit.MergeGap,
 	}
+}
+
+// routingMode is the point's routing mode as analysis.Input.Routing
+// names it.
+func routingMode(p *Point) string {
+	switch {
+	case p.Features.LowDiameter != "":
+		return p.Features.LowDiameter
+	case p.Features.Adaptive:
+		return analysis.RoutingAdaptive
+	}
+	return analysis.RoutingHash
 }
 
 // redactURL drops a password from a URL before it is stored or shown.
