@@ -698,8 +698,13 @@ func (a *analyzer) imbalances(groups []group, stats []GroupStat, anoms []results
 	var out []results.Imbalance
 	for gi, gr := range groups {
 		st := stats[gi]
+		lowDiam := false
 		switch gr.kind {
 		case KindLeafUplinks, KindSpineUplinks, KindPlane, KindPlanes, KindRails:
+		case KindGlobalLinks, KindLocalLinks:
+			// A Dragonfly's or Slim Fly's links: a hot link healthy
+			// routing explains is a group finding, not an anomaly.
+			lowDiam = true
 		default:
 			continue // downlinks and rails follow the traffic matrix
 		}
@@ -717,8 +722,18 @@ func (a *analyzer) imbalances(groups []group, stats []GroupStat, anoms []results
 		if len(vals) < 2 {
 			continue
 		}
+		var hot []int // member indexes
+		if lowDiam {
+			for mi, m := range gr.members {
+				if len(m.ports) == 1 && a.hotIntervals(m.ports[0]) >= a.opts.MinIntervals {
+					hot = append(hot, mi)
+				}
+			}
+		}
 		cv, maxMin, jain := spread(vals)
-		if cv < a.opts.ImbalanceCV {
+		// A low-diameter group's loads follow the traffic matrix and the
+		// routing (as downlinks do): only a hot member makes a finding.
+		if lowDiam && len(hot) == 0 || !lowDiam && cv < a.opts.ImbalanceCV {
 			continue
 		}
 		hi, lo := 0, 0
@@ -735,9 +750,21 @@ func (a *analyzer) imbalances(groups []group, stats []GroupStat, anoms []results
 		if maxMin > 0 {
 			ev += fmt.Sprintf(" (max/min %.1f)", maxMin)
 		}
-		out = append(out, results.Imbalance{Group: gr.name, Kind: gr.kind, Members: len(vals),
+		im := results.Imbalance{Group: gr.name, Kind: gr.kind, Members: len(vals),
 			CV: round(cv, 4), MaxMin: round(maxMin, 3), Jain: round(jain, 4),
-			MaxMember: names[hi], MinMember: names[lo], Evidence: ev})
+			MaxMember: names[hi], MinMember: names[lo]}
+		if len(hot) > 0 {
+			var ports []int
+			for _, mi := range hot {
+				im.Hot = append(im.Hot, gr.members[mi].label)
+				ports = append(ports, gr.members[mi].ports[0])
+			}
+			im.Victims = a.hotVictims(ports)
+			ev += fmt.Sprintf("; hot (at line rate with a standing, marked queue in %d+ intervals): %s, which slowed %d host(s): congestion the routing explains, not a fault",
+				a.opts.MinIntervals, strings.Join(im.Hot, ", "), len(im.Victims))
+		}
+		im.Evidence = ev
+		out = append(out, im)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CV > out[j].CV })
 	return out
@@ -967,4 +994,61 @@ func (a *analyzer) congested(j *JobInput, c stragCand) bool {
 		}
 	}
 	return 2*explained >= len(c.middle)
+}
+
+// hotIntervals counts the buckets in which port p was hot (hotAt).
+func (a *analyzer) hotIntervals(p int) int {
+	n := 0
+	for k := 0; k < a.g.n; k++ {
+		if a.hotAt(p, k) {
+			n++
+		}
+	}
+	return n
+}
+
+// hotVictims lists the hosts (at most maxVictims, by name) with a flow
+// that may cross one of ports in a bucket in which the port was hot.
+func (a *analyzer) hotVictims(ports []int) []string {
+	hit := map[int]bool{}
+	for ji := range a.in.Jobs {
+		j := &a.in.Jobs[ji]
+		for fi := range j.Flows {
+			fl := &j.Flows[fi]
+			if fl.Start < 0 || hit[fl.Src] && hit[fl.Dst] {
+				continue
+			}
+			fs := a.in.EpochNs + fl.Start/1000
+			fe := int64(math.MaxInt64)
+			if fl.FCT >= 0 {
+				fe = a.in.EpochNs + (fl.Start+fl.FCT)/1000
+			}
+			src, dst := a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst]
+			for _, p := range ports {
+				if !a.mayCross(src, dst, p) {
+					continue
+				}
+				during := false
+				for k := 0; k < a.g.n && !during; k++ {
+					during = a.hotAt(p, k) && a.g.endNs(k) > fs && a.g.startNs(k) < fe
+				}
+				if during {
+					hit[fl.Src], hit[fl.Dst] = true, true
+					break
+				}
+			}
+		}
+	}
+	var hs []int
+	for h := range hit {
+		hs = append(hs, h)
+	}
+	sort.Ints(hs)
+	var out []string
+	for _, h := range hs {
+		if len(out) < maxVictims {
+			out = append(out, a.f.Host(h).Name)
+		}
+	}
+	return out
 }

@@ -513,7 +513,14 @@ type Imbalance struct {
 	// MaxMember and MinMember name the most and least loaded members.
 	MaxMember string `json:"max_member,omitempty"`
 	MinMember string `json:"min_member,omitempty"`
-	Evidence  string `json:"evidence"`
+	// Hot are the members that ran hot (at line rate with a standing,
+	// marked queue) in at least analysis.culprit.min_intervals intervals:
+	// congestion the routing explains, not a fault. Victims are hosts
+	// whose flows may have crossed a hot member while it was hot (at
+	// most 50).
+	Hot      []string `json:"hot,omitempty"`
+	Victims  []string `json:"victims,omitempty"`
+	Evidence string   `json:"evidence"`
 }
 
 // Plots is runs/<id>/plots.json: the analysed series the report draws.
