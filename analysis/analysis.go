@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
@@ -333,7 +334,8 @@ func Analyze(in Input) (*Output, error) {
 	stragglerHost := map[string]bool{}
 	for _, an := range at.anomalies {
 		if an.Kind == results.KindStraggler {
-			stragglerHost[an.Member] = true
+			host, _, _ := strings.Cut(an.Member, ":") // a multi-NIC host's port
+			stragglerHost[host] = true
 		}
 	}
 	for i := range at.hists {

@@ -292,6 +292,16 @@ func (a *analyzer) findCulprits(groups []group, data []groupData) []*culprit {
 			}
 			c.host = h
 			c.member = f.Nodes[h].Name
+			if len(f.Nodes[h].Ports) > 1 {
+				// A host with a NIC port per plane (or rail): name the
+				// port whose access link is the culprit.
+				nic := p
+				if f.Nodes[node].IsSwitch() {
+					nic = peerPort
+				}
+				c.member = a.portName(nic)
+				c.link = f.Nodes[h].Name + "-" + f.Nodes[leaf].Name
+			}
 			c.kind = results.KindStraggler
 			c.group = KindRail + ":" + f.Nodes[leaf].Name
 		default:

@@ -32,6 +32,8 @@ func (c Culprits) Sorted() []string {
 // ExpectedCulprits derives, from the fabric alone, what names a fault:
 //
 //   - a port fault dev:port: that port and its link, as "A-B" and "B-A";
+//     a port taken down (down, flap) takes its link down, so the port at
+//     its other end counts too;
 //   - a link fault A-B: both of its ports ("A:pa", "B:pb") and "A-B", "B-A";
 //   - a nic fault host: the host, its NIC port ("host:eth0"), the leaf
 //     port facing it ("leaf0:Ethernet2") and the link names.
@@ -56,6 +58,9 @@ func ExpectedCulprits(f *inventory.Fabric, ft Fault) (Culprits, error) {
 		for _, p := range f.Nodes[id].Ports {
 			if f.Ports[p].Name == pname {
 				c.Names[portName(p)] = true
+				if ft.Kind == "down" || ft.Kind == "flap" {
+					c.Names[portName(f.Ports[p].Peer)] = true
+				}
 				addLink(p)
 				return c, nil
 			}
