@@ -411,6 +411,11 @@ func (a *analyzer) queueOutliers(groups []group, data []groupData) []*portVerdic
 				if !d.active[k] || math.IsNaN(q) {
 					continue
 				}
+				if sigs[mi].pausedFrac(k, a.g.step) >= pauseHeldFrac {
+					// PFC held its queue: the queue is the paused
+					// time's, not a slower service.
+					continue
+				}
 				sib = sib[:0]
 				for mj := range gr.members {
 					if mj != mi && !math.IsNaN(sigs[mj].queue[k]) {

@@ -200,6 +200,7 @@ type Settings struct {
 	Planes   string // transport.planes (plb, global, entropy)
 	End      string // sim.end ("" SimEnd)
 	Preset   string // preset (spritz on low-diameter fabrics)
+	NoECN    bool   // features.ecn.enabled: false
 }
 
 // interval is the scenario's telemetry interval.
@@ -229,6 +230,9 @@ func (s Scenario) String() string {
 	}
 	if st.CC != "" {
 		set = append(set, "cc="+st.CC)
+	}
+	if st.NoECN {
+		set = append(set, "no ecn")
 	}
 	if st.Interval != "" {
 		set = append(set, "telemetry="+st.Interval)
@@ -267,6 +271,9 @@ func (s Scenario) SuiteYAML() string {
 	}
 	if st.Routing != "" {
 		feat = append(feat, "ecmp: {mode: "+st.Routing+"}")
+	}
+	if st.NoECN {
+		feat = append(feat, "ecn: {enabled: false}")
 	}
 	if len(feat) > 0 {
 		fmt.Fprintf(&b, "features: {%s}\n", strings.Join(feat, ", "))
