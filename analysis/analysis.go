@@ -67,6 +67,9 @@ const (
 	MetricCongestionHops   = "congestion_hops"
 	MetricPFCPauseFrames   = "pfc_pause_frames"
 	MetricPFCPausedUs      = "pfc_paused_us"
+	// MetricTimeToDetect is the longest time to detect of the run's
+	// anomalies (0 without anomalies), µs.
+	MetricTimeToDetect = "time_to_detect_max_us"
 )
 
 // NoData marks a missing value in GroupStat.Means and in the Gbps arrays of
@@ -122,6 +125,11 @@ type Input struct {
 	// valiant, valiant-hop, ugal-l, ugal-g, source-guided, port-msb. It
 	// decides which ports a flow may cross (routing.go).
 	Routing string
+	// Detections are what the window analyses reported while the run
+	// went (Live); every anomaly's detection time comes from them. nil:
+	// Analyze replays the window analyses over Samples itself (the same
+	// results, computed after the run).
+	Detections []Detection
 	Opts    Options
 }
 
@@ -329,6 +337,11 @@ func Analyze(in Input) (*Output, error) {
 		}
 	}
 	at := a.attribute(groups, data, out.Groups, starvedBy)
+	dets := in.Detections
+	if dets == nil && a.idx.step > 0 {
+		dets = replay(in, a.idx.step)
+	}
+	a.detectedAt(at.anomalies, dets)
 	out.Anomalies, out.Imbalances, out.FaultMatches = at.anomalies, at.imbalances, at.matches
 	out.CongestionTrees, out.Notes = at.trees, at.notes
 	stragglerHost := map[string]bool{}
@@ -372,6 +385,11 @@ func Analyze(in Input) (*Output, error) {
 	m[MetricSymmetryAnomalies] = float64(at.symmetry)
 	m[MetricStragglers] = float64(at.stragglers)
 	m[MetricAnomalies] = float64(len(at.anomalies))
+	ttd := 0.0
+	for _, an := range at.anomalies {
+		ttd = math.Max(ttd, an.TimeToDetectUs)
+	}
+	m[MetricTimeToDetect] = ttd
 	m[MetricImbalancedGroups] = float64(len(at.imbalances))
 	m[MetricMinGroupJain] = round(minJain, 6)
 	unmatched := 0
@@ -430,6 +448,9 @@ type analyzer struct {
 	pausedGroups map[string]bool
 	hotBy        map[int][]int // cached hotPortsAt
 	flat         *bool         // cached lowDiameter
+	// win, when set, limits the series read to [win[0], win[1]] (a
+	// window analysis, live.go): clip.
+	win *[2]int64
 	diam         int           // cached routerDiameter
 }
 
@@ -455,7 +476,7 @@ func (a *analyzer) outRate(p int) []float64 {
 		return v
 	}
 	pt := &a.f.Ports[p]
-	v := a.g.place(a.idx.PortRates(a.f.Nodes[pt.Node].Name, pt.Name, telemetry.FieldOutOctets))
+	v := a.g.place(a.clip(a.idx.Interface(a.f.Nodes[pt.Node].Name, pt.Name, telemetry.FieldOutOctets)).Rates())
 	a.portVals[p] = v
 	return v
 }

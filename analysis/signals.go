@@ -81,10 +81,10 @@ func (a *analyzer) signals(p int) *portSignals {
 	for i, v := range s.rate {
 		s.has[i] = !math.IsNaN(v)
 	}
-	s.drops = a.g.placeDelta(a.idx.Interface(dev, pt.Name, telemetry.FieldOutDiscards))
-	s.pkts = a.g.placeDelta(a.idx.Interface(dev, pt.Name, telemetry.FieldOutPkts))
+	s.drops = a.g.placeDelta(a.clip(a.idx.Interface(dev, pt.Name, telemetry.FieldOutDiscards)))
+	s.pkts = a.g.placeDelta(a.clip(a.idx.Interface(dev, pt.Name, telemetry.FieldOutPkts)))
 	qk := func(field string) *Series {
-		return a.idx.Get(telemetry.Key{Target: dev, Measurement: telemetry.MeasQueue, Interface: pt.Name, Queue: a.queueName(dev, pt.Name), Field: field})
+		return a.clip(a.idx.Get(telemetry.Key{Target: dev, Measurement: telemetry.MeasQueue, Interface: pt.Name, Queue: a.queueName(dev, pt.Name), Field: field}))
 	}
 	s.marks = a.g.placeDelta(qk(telemetry.FieldECNMarkedPkts))
 	s.trims = a.g.placeDelta(qk(telemetry.FieldTrimPkts))

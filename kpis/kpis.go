@@ -94,6 +94,7 @@ var metrics = []metric{
 	{MetricInfo: MetricInfo{analysis.MetricAnomalies, ScopeFabric, "count", "culprits found: ports, links and hosts whose own signals show they limited traffic"}, src: fromAnomalies},
 	{MetricInfo: MetricInfo{analysis.MetricSymmetryAnomalies, ScopeFabric, "count", "culprits that are fabric ports or links (members of symmetry groups)"}, src: fromAnomalies},
 	{MetricInfo: MetricInfo{analysis.MetricStragglers, ScopeFabric, "count", "culprits that are hosts: a slow NIC or access link, or a NIC stuck between idle and line rate that nothing else explains"}, src: fromAnomalies},
+	{MetricInfo: MetricInfo{analysis.MetricTimeToDetect, ScopeFabric, "us", "longest time to detect of the run's anomalies: from the start of its first abnormal interval to the end of the telemetry window whose analysis first reported it (0 without anomalies)"}, src: fromAnomalies},
 	{MetricInfo: MetricInfo{analysis.MetricUnmatchedFaults, ScopeFabric, "count", "injected faults that no anomaly explains"}, src: fromAnomalies},
 	{MetricInfo: MetricInfo{analysis.MetricImbalancedGroups, ScopeFabric, "count", "load-balanced groups whose member loads spread beyond analysis.symmetry.imbalance_cv (e.g. ECMP hashing)"}, src: fromSymmetry},
 	{MetricInfo: MetricInfo{analysis.MetricMaxGroupCV, ScopeFabric, "ratio", "largest coefficient of variation of an active symmetry group (3+ members)"}, src: fromSymmetry},
