@@ -130,7 +130,7 @@ type Input struct {
 	// Analyze replays the window analyses over Samples itself (the same
 	// results, computed after the run).
 	Detections []Detection
-	Opts    Options
+	Opts       Options
 }
 
 // Options tune anomaly detection; zero values take the defaults.
@@ -450,8 +450,8 @@ type analyzer struct {
 	flat         *bool         // cached lowDiameter
 	// win, when set, limits the series read to [win[0], win[1]] (a
 	// window analysis, live.go): clip.
-	win *[2]int64
-	diam         int           // cached routerDiameter
+	win  *[2]int64
+	diam int // cached routerDiameter
 }
 
 func newAnalyzer(in Input, opts Options) *analyzer {
