@@ -79,6 +79,8 @@ type Live struct {
 	next    int64 // end of the next window to analyse
 	started bool
 	latest  map[string]int64 // target -> latest sample time
+	firstT  map[string]int64 // target -> first sample time
+	expect  map[string]bool  // targets the watermark waits for (nil: every target seen)
 	groups  []group
 	found   map[string]bool // identities already reported
 	dets    []Detection
@@ -109,14 +111,33 @@ func NewLive(in Input, stepNs int64, every, horizon int) (*Live, error) {
 	}
 	in.Samples, in.Jobs, in.Faults = nil, nil, nil
 	l := &Live{in: in, opts: opts, idx: &Index{series: map[telemetry.Key]*Series{}, step: stepNs}, step: stepNs,
-		every: every, horizon: horizon, latest: map[string]int64{}, found: map[string]bool{}, queues: map[[2]string]string{}}
+		every: every, horizon: horizon, latest: map[string]int64{}, firstT: map[string]int64{}, found: map[string]bool{}, queues: map[[2]string]string{}}
 	a := &analyzer{in: in, f: in.Fabric, opts: opts, idx: l.idx}
 	l.groups = a.buildGroups()
 	return l, nil
 }
 
+// Origin is the time of the first sample (ns since the Unix epoch; 0
+// before any): windows end at Origin plus multiples of Every intervals.
+func (l *Live) Origin() int64 { return l.origin }
+
 // Every is the number of sample intervals between window analyses.
 func (l *Live) Every() int { return l.every }
+
+// Expect names the targets whose samples a window waits for: its analysis
+// runs once each of them has sent a sample at or after its end (and the
+// first window once each has sent one). Without Expect, the targets that
+// have sent samples so far.
+func (l *Live) Expect(targets []string) {
+	l.expect = map[string]bool{}
+	for _, t := range targets {
+		l.expect[t] = true
+	}
+}
+
+// Drop stops waiting for a target (one that stopped sending: a device
+// that failed): the windows go on without it.
+func (l *Live) Drop(target string) { delete(l.expect, target) }
 
 // Add takes samples as they arrive, runs the analysis of every window the
 // watermark has passed, and returns the anomalies first reported by them.
@@ -133,25 +154,57 @@ func (l *Live) Add(batch []telemetry.Sample) []Detection {
 		if t, ok := l.latest[s.Target]; !ok || s.Time > t {
 			l.latest[s.Target] = s.Time
 		}
-		if !l.started || s.Time < l.origin {
-			l.started, l.origin = true, s.Time
-			l.next = l.origin + int64(l.every)*l.step
+		if t, ok := l.firstT[s.Target]; !ok || s.Time < t {
+			l.firstT[s.Target] = s.Time
 		}
 	}
-	if !l.started {
+	water, ok := l.watermark()
+	if !ok {
 		return nil
 	}
-	water := int64(math.MaxInt64)
-	for _, t := range l.latest {
-		water = min(water, t)
+	if !l.started {
+		l.started = true
+		l.origin = int64(math.MaxInt64)
+		for _, t := range l.firstT {
+			l.origin = min(l.origin, t)
+		}
+		l.next = l.origin + int64(l.every)*l.step
 	}
 	return l.advance(water)
+}
+
+// watermark is the time up to which every expected target has sent its
+// samples; ok is false until each has sent one.
+func (l *Live) watermark() (int64, bool) {
+	water := int64(math.MaxInt64)
+	if l.expect == nil {
+		for _, t := range l.latest {
+			water = min(water, t)
+		}
+		return water, len(l.latest) > 0
+	}
+	for name := range l.expect {
+		t, ok := l.latest[name]
+		if !ok {
+			return 0, false
+		}
+		water = min(water, t)
+	}
+	return water, len(l.latest) > 0
 }
 
 // Flush analyses the windows that end at or before the latest sample (the
 // end of the run: no more samples will come) and returns the anomalies
 // first reported by them.
 func (l *Live) Flush() []Detection {
+	if !l.started && len(l.firstT) > 0 {
+		l.started = true
+		l.origin = int64(math.MaxInt64)
+		for _, t := range l.firstT {
+			l.origin = min(l.origin, t)
+		}
+		l.next = l.origin + int64(l.every)*l.step
+	}
 	if !l.started {
 		return nil
 	}
@@ -323,4 +376,14 @@ func replay(in Input, stepNs int64) []Detection {
 	l.Add(in.Samples)
 	l.Flush()
 	return l.Detections()
+}
+
+// Waiting lists the expected targets, sorted.
+func (l *Live) Waiting() []string {
+	var out []string
+	for t := range l.expect {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -34,6 +34,7 @@ type runOpts struct {
 	parallelSet                          bool
 	inventory                            string
 	apply, backendSet                    bool
+	failFast                             bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -69,6 +70,13 @@ srun), telemetry from the switches' own gNMI servers and the kernel
 exporter elsewhere. A device that could not be restored makes the run an
 error naming it (exit 3).
 
+While the jobs run, every telemetry window is analysed as it arrives:
+each anomaly it confirms is shown in the progress output at once, with
+the run time it was found at, and carries its time to detect in the
+results. --fail-fast stops the suite at the first one (bring-up use): the
+run's jobs stop, what was collected is analysed and kept (the run fails),
+the points after it are skipped (exit 1).
+
 ` + exitStatusHelp(exitOK, exitFail, exitBadInput, exitInfra, exitInterrupted),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +110,7 @@ error naming it (exit 3).
 	f.StringVar(&o.agentBinary, "agent-binary", "", "fabricbench binary to deploy to hosts as agent and exporter (netns and hardware backends; default: this one)")
 	f.StringVar(&o.inventory, "inventory", "", "run on the devices of this hardware inventory (docs/inventory.md): the hardware backend")
 	f.BoolVar(&o.apply, "apply", false, "with --inventory: change the devices' configuration where the suite needs it (restored at the end of each run)")
+	f.BoolVar(&o.failFast, "fail-fast", false, "stop the suite at the first anomaly the live analysis confirms (bring-up use): that run's jobs stop, what was collected is analysed and kept, later points are skipped; exit 1")
 	addSlurmFlags(f, &so)
 	return cmd
 }
@@ -129,7 +138,8 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		}
 	}
 	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout, InfluxCloseTimeout: o.influxTimeout,
-		LabStateRoot: labStateRoot(), AgentBinary: o.agentBinary, Parallel: o.parallel, Inventory: o.inventory, Apply: o.apply}
+		LabStateRoot: labStateRoot(), AgentBinary: o.agentBinary, Parallel: o.parallel, Inventory: o.inventory, Apply: o.apply,
+		FailFast: o.failFast}
 	if o.influx != "" {
 		opts.Influx = &harness.InfluxOptions{URL: o.influx, Bucket: o.influxBucket, Org: o.influxOrg, TokenFile: o.tok}
 	} else if o.influxBucket != "" || o.tok != "" {
