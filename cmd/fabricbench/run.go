@@ -195,9 +195,10 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 }
 
 // printRunSummary prints the end-of-run summary: the suite's verdict, then
-// per run its culprits by rank, the injected faults with the anomaly that
-// explains each, its imbalances and the KPIs that did not pass, one line
-// each.
+// per run its culprits by rank (with when the live analysis detected
+// each), its congestion trees (lossless fabrics) and analysis notes, the
+// injected faults with the anomaly that explains each, its imbalances and
+// the KPIs that did not pass, one line each.
 func printRunSummary(w io.Writer, res *results.Results) {
 	fmt.Fprintln(w, summaryLine(res))
 	for _, r := range res.Runs {
@@ -233,10 +234,19 @@ func printRunSummary(w io.Writer, res *results.Results) {
 			default:
 				line += fmt.Sprintf("; %d victims", n)
 			}
+			if d := report.Detected(&a); d != "" {
+				line += "; " + d
+			}
 			if len(r.FaultMatches) > 0 && !matched[rank] && len(a.Faults) == 0 {
 				line += "; matches no injected fault"
 			}
 			fmt.Fprintln(w, line)
+		}
+		for _, ct := range r.CongestionTrees {
+			fmt.Fprintf(w, "  congestion tree [%s] %s\n", r.ID, report.TreeLine(&ct))
+		}
+		for _, n := range r.AnalysisNotes {
+			fmt.Fprintf(w, "  note [%s] %s\n", r.ID, n)
 		}
 		for _, m := range r.FaultMatches {
 			to := "no anomaly"
