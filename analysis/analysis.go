@@ -125,6 +125,10 @@ type Input struct {
 	// valiant, valiant-hop, ugal-l, ugal-g, source-guided, port-msb. It
 	// decides which ports a flow may cross (routing.go).
 	Routing string
+	// NoPFC, when set, says why the backend has no PFC (the netns lab:
+	// veth links carry no pause frames): its pause counters, if any are
+	// streamed, mean nothing and the report says so.
+	NoPFC string
 	// Detections are what the window analyses reported while the run
 	// went (Live); every anomaly's detection time comes from them. nil:
 	// Analyze replays the window analyses over Samples itself (the same
@@ -450,8 +454,9 @@ type analyzer struct {
 	flat         *bool         // cached lowDiameter
 	// win, when set, limits the series read to [win[0], win[1]] (a
 	// window analysis, live.go): clip.
-	win  *[2]int64
-	diam int // cached routerDiameter
+	win    *[2]int64
+	diam   int   // cached routerDiameter
+	busyOK *bool // cached busyStreamed (true only)
 }
 
 func newAnalyzer(in Input, opts Options) *analyzer {

@@ -130,8 +130,11 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 			}
 		}
 	}
-	if !a.pfcStreamed() && a.idx.step > 0 {
-		at.notes = append(at.notes, "no PFC counters in the telemetry (this backend's links carry no pause frames): congestion spreading is not analysed; congestion is judged on queue backlog, drops, marks and rates")
+	switch {
+	case a.in.NoPFC != "":
+		at.notes = append(at.notes, "no PFC on this backend ("+a.in.NoPFC+"): congestion spreading (pause trees) is not analysed; congestion is judged on the queue backlog, drops, marks and rates its telemetry has")
+	case !a.pfcStreamed() && a.idx.step > 0:
+		at.notes = append(at.notes, "no PFC counters in the telemetry: congestion spreading (pause trees) is not analysed")
 	}
 
 	// Hosts whose flows cross a hot port (backlogged at line rate: a

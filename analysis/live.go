@@ -85,6 +85,7 @@ type Live struct {
 	found   map[string]bool // identities already reported
 	dets    []Detection
 	queues  map[[2]string]string // (target, interface) -> first queue name, as analyzer.queueName
+	busyOK  bool                 // the backlogged-ns counters count (analyzer.busyStreamed)
 }
 
 // NewLive prepares the window analysis of a run: in gives the fabric, the
@@ -240,6 +241,9 @@ func (l *Live) window(end int64) []Detection {
 	in.EpochNs = l.origin
 	a := &analyzer{in: in, f: in.Fabric, opts: l.opts, idx: l.idx, win: &[2]int64{from, end + l.step/2},
 		portVals: map[int][]float64{}, sigs: map[int]*portSignals{}, dists: map[int][]int{}, queues: l.queues}
+	if l.busyOK {
+		a.busyOK = &l.busyOK
+	}
 	a.g = grid{epoch: l.origin, step: l.step}
 	k1 := a.g.bucket(end)
 	k0 := max(a.g.bucket(l.origin), k1-l.horizon+1)
@@ -252,7 +256,9 @@ func (l *Live) window(end int64) []Detection {
 		data[gi] = a.groupData(gr)
 	}
 	var out []Detection
-	for _, c := range a.findCulprits(l.groups, data) {
+	culprits := a.findCulprits(l.groups, data)
+	l.busyOK = l.busyOK || a.busyStreamed()
+	for _, c := range culprits {
 		an := a.culpritAnomaly(c, l.groups)
 		ids := names(an.Member, an.Link)
 		seen := false

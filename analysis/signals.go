@@ -89,10 +89,10 @@ func (a *analyzer) signals(p int) *portSignals {
 	s.marks = a.g.placeDelta(qk(telemetry.FieldECNMarkedPkts))
 	s.trims = a.g.placeDelta(qk(telemetry.FieldTrimPkts))
 	busy := qk(telemetry.FieldBackloggedNs)
-	s.hasBusy = busy != nil && len(busy.T) > 1
+	s.hasBusy = busy != nil && len(busy.T) > 1 && a.busyStreamed()
 	s.busy = a.g.placeDelta(busy)
 	pz := qk(telemetry.FieldPFCPausedNs)
-	s.hasPFC = pz != nil && len(pz.T) > 1
+	s.hasPFC = pz != nil && len(pz.T) > 1 && a.in.NoPFC == ""
 	s.paused = a.g.placeDelta(pz)
 	s.pauseTx = a.g.placeDelta(qk(telemetry.FieldPFCPauseTx))
 	s.pauseRx = a.g.placeDelta(qk(telemetry.FieldPFCPauseRx))
@@ -165,4 +165,34 @@ func (g grid) placeGauge(s *Series) []float64 {
 		}
 	}
 	return out
+}
+
+// busyStreamed reports whether the telemetry's backlogged-ns counters
+// count: some switch port's counter increased by the end of the analysed
+// window. An exporter with no source for the leaf (the netns lab's kernel
+// exporter) serves it as a constant 0; the capacity test then infers the
+// service rate from a rate plateau instead. Once true it stays true (a
+// window analysis keeps it for the later windows).
+func (a *analyzer) busyStreamed() bool {
+	if a.busyOK != nil {
+		return *a.busyOK
+	}
+	end := int64(math.MaxInt64)
+	if a.win != nil {
+		end = a.win[1]
+	}
+	ok := false
+	for k, s := range a.idx.series {
+		if ok || k.Measurement != telemetry.MeasQueue || k.Field != telemetry.FieldBackloggedNs {
+			continue
+		}
+		for i := 1; i < len(s.T) && s.T[i] <= end; i++ {
+			if s.V[i] > s.V[0] {
+				ok = true
+				break
+			}
+		}
+	}
+	a.busyOK = &ok
+	return ok
 }

@@ -46,11 +46,12 @@ const silentAfter = 10 * time.Second
 // the stage's goroutine) for every anomaly a window analysis reports
 // first, with the time of the first sample (run time 0 on the simulator).
 // It returns nil for a point without telemetry.
-func startLive(p *Point, targets []telemetry.TargetSpec, onDetect func(d analysis.Detection, origin int64)) (*liveStage, error) {
+func startLive(p *Point, backend string, targets []telemetry.TargetSpec, onDetect func(d analysis.Detection, origin int64)) (*liveStage, error) {
 	if p.NoTelemetry || p.Interval <= 0 {
 		return nil, nil
 	}
-	in := analysis.Input{Fabric: p.Fabric, LB: p.Transport.LB, Routing: routingMode(p), Opts: analysisOptions(&p.Suite.Analysis)}
+	in := analysis.Input{Fabric: p.Fabric, LB: p.Transport.LB, Routing: routingMode(p), NoPFC: noPFC(backend),
+		Opts: analysisOptions(&p.Suite.Analysis)}
 	lv, err := analysis.NewLive(in, p.Interval.Nanoseconds(), 0, 0)
 	if err != nil {
 		return nil, err
@@ -239,4 +240,13 @@ func fmtUs(ns int64) string {
 // by --fail-fast.
 func stoppedByFailFast(r *results.Run) bool {
 	return strings.HasPrefix(r.Error, failFastPrefix) || strings.HasPrefix(r.Error, "not started: "+failFastPrefix)
+}
+
+// noPFC is why backend has no PFC ("" when it has).
+func noPFC(backend string) string {
+	c, err := BackendCapabilities(backend)
+	if err != nil {
+		return ""
+	}
+	return c.Unsupported[FeatPFC]
 }

@@ -556,7 +556,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	if opts.FailFast {
 		rep.stop = stopJobs
 	}
-	live, err := startLive(p, targets, rep.detect)
+	live, err := startLive(p, opts.Backend, targets, rep.detect)
 	if err != nil {
 		return fail(fmt.Errorf("live analysis: %w", err))
 	}
@@ -657,7 +657,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	in := analysis.Input{
 		Fabric: p.Fabric, Samples: samples, EpochNs: rr.EpochNs, Ideal: rr.Ideal, Faults: run.Faults,
 		LB: p.Transport.LB, Routing: routingMode(p), Opts: analysisOptions(&p.Suite.Analysis),
-		Detections: live.finish(),
+		Detections: live.finish(), NoPFC: noPFC(opts.Backend),
 	}
 	for ji, j := range w.Jobs {
 		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps}
