@@ -64,10 +64,10 @@ func LiveEvery(ports, horizon int) int {
 // window ends every Every sample intervals, and its analysis looks at the
 // last Horizon intervals of every port's signals with the culprit
 // detector of Analyze (per-port tests, link and host merging). It runs
-// once every target that has sent samples has sent one at or after the
-// window's end (the watermark), so it sees exactly the telemetry up to
-// the window's end whatever the order samples arrive in: its results
-// depend on the telemetry alone. Not safe for concurrent use.
+// once every expected target has sent a sample after the window's end
+// (the watermark), so it sees exactly the telemetry up to the window's
+// end whatever the order samples arrive in: its results depend on the
+// telemetry alone. Not safe for concurrent use.
 type Live struct {
 	in      Input
 	opts    Options
@@ -126,7 +126,7 @@ func (l *Live) Origin() int64 { return l.origin }
 func (l *Live) Every() int { return l.every }
 
 // Expect names the targets whose samples a window waits for: its analysis
-// runs once each of them has sent a sample at or after its end (and the
+// runs once each of them has sent a sample after its end (and the
 // first window once each has sent one). Without Expect, the targets that
 // have sent samples so far.
 func (l *Live) Expect(targets []string) {
@@ -224,9 +224,11 @@ func (l *Live) Detections() []Detection { return slices.Clone(l.dets) }
 // advance analyses every window ending at or before water.
 func (l *Live) advance(water int64) []Detection {
 	var out []Detection
-	// Half a step of slack: a sample's timestamp may sit just before
-	// the nominal tick.
-	for l.next <= water+l.step/2 {
+	// A target's samples arrive in time order, but those of one tick may
+	// come in several batches: a window is complete once every target
+	// has sent a sample after its end (half a step of slack: a sample's
+	// timestamp may sit just off the nominal tick).
+	for l.next+l.step/2 < water {
 		out = append(out, l.window(l.next)...)
 		l.next += int64(l.every) * l.step
 	}
