@@ -186,6 +186,14 @@ type Scenario struct {
 	Seed       uint64
 	// Settings beyond the catalogue's defaults (zero: the default).
 	Settings Settings
+	// World groups scenarios for the tables (Worlds: trees, lossless,
+	// dragonfly, ...).
+	World string
+	// Rep: the scenario is in the representative subset the default test
+	// runs (Representative).
+	Rep bool
+	// Backend runs the scenario ("" the simulator; netns the FRR lab).
+	Backend string
 }
 
 // Settings are a scenario's suite settings that differ from the
@@ -201,6 +209,8 @@ type Settings struct {
 	End      string // sim.end ("" SimEnd)
 	Preset   string // preset (spritz on low-diameter fabrics)
 	NoECN    bool   // features.ecn.enabled: false
+	NoTrim   bool   // features.trimming.enabled: false
+	MTU      int    // transport.mtu (0: the default)
 }
 
 // interval is the scenario's telemetry interval.
@@ -275,6 +285,9 @@ func (s Scenario) SuiteYAML() string {
 	if st.NoECN {
 		feat = append(feat, "ecn: {enabled: false}")
 	}
+	if st.NoTrim {
+		feat = append(feat, "trimming: {enabled: false}")
+	}
 	if len(feat) > 0 {
 		fmt.Fprintf(&b, "features: {%s}\n", strings.Join(feat, ", "))
 	}
@@ -285,13 +298,18 @@ func (s Scenario) SuiteYAML() string {
 	if st.Planes != "" {
 		tr = append(tr, "planes: "+st.Planes)
 	}
+	if st.MTU > 0 {
+		tr = append(tr, "mtu: "+strconv.Itoa(st.MTU))
+	}
 	fmt.Fprintf(&b, "transport: {%s}\n", strings.Join(tr, ", "))
 	fmt.Fprintf(&b, "telemetry: {interval: %s}\n", s.interval())
 	end := SimEnd
 	if st.End != "" {
 		end = st.End
 	}
-	fmt.Fprintf(&b, "sim: {reconverge: %s, end: %s}\n", Reconverge, end)
+	if s.Backend == "" || s.Backend == "sim" {
+		fmt.Fprintf(&b, "sim: {reconverge: %s, end: %s}\n", Reconverge, end)
+	}
 	b.WriteString("jobs:\n")
 	for _, j := range s.Jobs {
 		b.WriteString("  - " + j.yaml() + "\n")
