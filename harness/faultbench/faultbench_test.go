@@ -209,7 +209,7 @@ func TestCatalogue(t *testing.T) {
 			t.Errorf("%s: the netns backend rejects the suite: %v\n%s", s.ID, err, s.SuiteYAML())
 		}
 	}
-		// The worlds catalogue adds at least 60 runs, in every world, healthy
+	// The worlds catalogue adds at least 60 runs, in every world, healthy
 	// ones too; the representative subset covers every class and world.
 	worlds, err := WorldsCatalogue()
 	if err != nil {
