@@ -806,6 +806,7 @@ func (a *analyzer) matchFaults(anoms []results.Anomaly) []results.FaultMatch {
 		m     results.FaultMatch
 		links map[string]bool
 		open  bool // the fault was still in force at the end
+		state bool // it takes links down (down, flap): either end names it
 	}
 	var order []string
 	byID := map[string]*entry{}
@@ -826,6 +827,9 @@ func (a *analyzer) matchFaults(anoms []results.Anomaly) []results.FaultMatch {
 			}
 		}
 		e.m.StartUs = math.Min(e.m.StartUs, ft.AtUs)
+		if ft.Kind == "down" || ft.Kind == "flap-down" {
+			e.state = true
+		}
 		switch ft.Kind {
 		case "up", "restore", "flap-up":
 			e.m.EndUs = math.Max(e.m.EndUs, ft.AtUs)
@@ -848,6 +852,13 @@ func (a *analyzer) matchFaults(anoms []results.Anomaly) []results.FaultMatch {
 		for i := range anoms {
 			an := &anoms[i]
 			hit := slices.Contains(e.m.Ports, an.Member) || (e.m.Host != "" && an.Member == e.m.Host) || (an.Link != "" && e.links[an.Link])
+			if !hit && e.state {
+				// A port taken down takes its link down: the port at
+				// the other end names it too.
+				for _, l := range a.linksOfPort(an.Member) {
+					hit = hit || e.links[l]
+				}
+			}
 			if !hit && an.Kind == results.KindStraggler && e.m.Host == "" {
 				// A host culprit explains a fault on its NIC's port.
 				for _, p := range e.m.Ports {
