@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,7 +25,9 @@ import (
 // representative subset of the worlds catalogue (Representative);
 // FABRICBENCH_FAULTBENCH_FULL=1 runs everything, and
 // FABRICBENCH_FAULTBENCH_WORLDS (comma-separated, e.g. "lossless,dragonfly")
-// keeps only those worlds.
+// keeps only those worlds, FABRICBENCH_FAULTBENCH_SEED_OFFSET=N adds N to
+// every seed (the same scenarios with other traffic and hashing: a check
+// that the thresholds were not tuned to the seeds).
 func TestFaultLocalisation(t *testing.T) {
 	scenarios, err := Catalogue()
 	if err != nil {
@@ -33,6 +36,17 @@ func TestFaultLocalisation(t *testing.T) {
 	if os.Getenv("FABRICBENCH_FAULTBENCH_FULL") == "" {
 		scenarios = Representative(scenarios)
 		t.Logf("representative subset (FABRICBENCH_FAULTBENCH_FULL=1 runs the whole catalogue)")
+	}
+	if off := os.Getenv("FABRICBENCH_FAULTBENCH_SEED_OFFSET"); off != "" {
+		n, err := strconv.ParseUint(off, 10, 64)
+		if err != nil {
+			t.Fatalf("FABRICBENCH_FAULTBENCH_SEED_OFFSET: %v", err)
+		}
+		for i := range scenarios {
+			scenarios[i].Seed += n
+			scenarios[i].ID += fmt.Sprintf("+%d", n)
+		}
+		t.Logf("seeds shifted by %d", n)
 	}
 	if w := os.Getenv("FABRICBENCH_FAULTBENCH_WORLDS"); w != "" {
 		keep := map[string]bool{}
