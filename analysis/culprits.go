@@ -416,6 +416,17 @@ func (a *analyzer) queueOutliers(groups []group, data []groupData) []*portVerdic
 					// time's, not a slower service.
 					continue
 				}
+				if ms := sigs[mi]; ms.rate[k] >= a.opts.Capacity*ms.line {
+					// It sent at line rate: its queue is load above
+					// line rate (spraying is random per packet), not a
+					// slower service.
+					continue
+				}
+				if svc, ok := sigs[mi].serviceRate(k, a.g.step); ok && svc >= a.opts.Capacity*sigs[mi].line {
+					// Its service-rate bound shows it serving at line
+					// rate while it was backlogged.
+					continue
+				}
 				sib = sib[:0]
 				for mj := range gr.members {
 					if mj != mi && !math.IsNaN(sigs[mj].queue[k]) {
