@@ -372,6 +372,13 @@ func TestFaultLocalisationLab(t *testing.T) {
 	scenarios := LabCatalogue()
 	keep := os.Getenv("FABRICBENCH_FAULTBENCH_KEEP") != ""
 	root := t.TempDir()
+	if keep {
+		var err error
+		if root, err = os.MkdirTemp("", "faultbench-lab-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("keeping every run under %s", root)
+	}
 	rs := RunAll(context.Background(), scenarios, Options{Root: root, Parallel: 1, Keep: true,
 		AgentBinary: labtest.Fabricbench(t), LabStateRoot: t.TempDir()})
 	t.Log("\n" + Markdown(rs))
@@ -385,11 +392,11 @@ func TestFaultLocalisationLab(t *testing.T) {
 			t.Errorf("%s: %v", r.Scenario.ID, err)
 			continue
 		}
+		for _, a := range res.Runs[0].Anomalies {
+			t.Logf("%s: anomaly #%d %s (%s): %s; detected at %g µs (%g µs to detect)", r.Scenario.ID, a.Rank, a.Member, a.Cause, a.Evidence, a.DetectedUs, a.TimeToDetectUs)
+		}
 		if notes := res.Runs[0].AnalysisNotes; len(notes) == 0 || !strings.Contains(notes[0], "no PFC") {
 			t.Errorf("%s: analysis notes %q do not say the lab has no PFC", r.Scenario.ID, notes)
 		}
-	}
-	if !keep {
-		os.RemoveAll(root)
 	}
 }
