@@ -246,7 +246,7 @@ func (l *Live) window(end int64) []Detection {
 	if l.busyOK {
 		a.busyOK = &l.busyOK
 	}
-	a.g = grid{epoch: l.origin, step: l.step}
+	a.g = grid{epoch: l.origin, step: l.step, run: l.origin}
 	k1 := a.g.bucket(end)
 	k0 := max(a.g.bucket(l.origin), k1-l.horizon+1)
 	a.g.k0, a.g.n = k0, k1-k0+1
