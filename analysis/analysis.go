@@ -455,8 +455,9 @@ type analyzer struct {
 	// win, when set, limits the series read to [win[0], win[1]] (a
 	// window analysis, live.go): clip.
 	win    *[2]int64
-	diam   int   // cached routerDiameter
-	busyOK *bool // cached busyStreamed (true only)
+	diam   int           // cached routerDiameter
+	busyOK *bool         // cached busyStreamed (true only)
+	wdists map[int][]int // cached wdist
 }
 
 func newAnalyzer(in Input, opts Options) *analyzer {

@@ -1,5 +1,10 @@
 package analysis
 
+import (
+	"container/heap"
+	"strings"
+)
+
 // Which ports a flow may cross depends on the fabric's routing. A tree
 // (leaf-spine, fat tree) routes on shortest paths, hashed or adaptive: a
 // port lies on a flow's path only if a shortest path runs through it. A
@@ -18,10 +23,9 @@ const (
 	RoutingMinimal  = "minimal"
 )
 
-// minimalSlack is how many router hops longer than the fewest a minimal
-// low-diameter path may be (a Dragonfly's local-global-local path where a
-// global-global one through a third group has fewer hops).
-const minimalSlack = 2
+// globalCost weighs a global link in the (global hops, local hops) order
+// of a Dragonfly's minimal routing.
+const globalCost = 1 << 16
 
 // lowDiameter reports whether the fabric has flat routers: tier-0
 // switches linked to other switches, without uplinks (groups.go builds
@@ -84,7 +88,16 @@ func (a *analyzer) mayCross(src, dst, p int) bool {
 	length := ds[u] + 1 + dw[dst]
 	switch a.in.Routing {
 	case RoutingMinimal:
-		return length <= ds[dst]+minimalSlack
+		if a.dragonfly() {
+			// Fewest global hops first, then fewest local hops.
+			ws, ww := a.wdist(src), a.wdist(w)
+			cost := 1
+			if a.f.Links[a.f.Ports[p].Link].Global {
+				cost = globalCost
+			}
+			return ws[u] >= 0 && ww[dst] >= 0 && ws[u]+cost+ww[dst] == ws[dst]
+		}
+		return length == ds[dst]
 	case RoutingHash, RoutingAdaptive:
 		return length == ds[dst]
 	}
@@ -98,4 +111,74 @@ func (a *analyzer) mayCross(src, dst, p int) bool {
 		hostHops++
 	}
 	return length <= 2*a.routerDiameter()+hostHops
+}
+
+// dragonfly reports whether the fabric is a Dragonfly: global links
+// between groups, which its minimal routing crosses once (a Slim Fly's
+// global links are tags, its minimal routing counts hops).
+func (a *analyzer) dragonfly() bool {
+	if strings.HasPrefix(strings.ToLower(a.f.Name), "slimfly:") {
+		return false
+	}
+	for _, l := range a.f.Links {
+		if l.Global {
+			return true
+		}
+	}
+	return false
+}
+
+// wdist returns (and caches) the (global hops, local hops) distances from
+// node u, weighted globalCost per global link and 1 per other link, −1
+// where unreachable; hosts do not forward.
+func (a *analyzer) wdist(u int) []int {
+	if d, ok := a.wdists[u]; ok {
+		return d
+	}
+	f := a.f
+	d := make([]int, len(f.Nodes))
+	for i := range d {
+		d[i] = -1
+	}
+	d[u] = 0
+	h := &distHeap{{u, 0}}
+	for h.Len() > 0 {
+		it := heap.Pop(h).(distItem)
+		x := it.node
+		if it.d != d[x] || x != u && !f.Nodes[x].IsSwitch() {
+			continue // stale, or a host (hosts do not forward)
+		}
+		for _, p := range f.Nodes[x].Ports {
+			y := f.PeerNode(p)
+			c := 1
+			if f.Links[f.Ports[p].Link].Global {
+				c = globalCost
+			}
+			if d[y] < 0 || d[x]+c < d[y] {
+				d[y] = d[x] + c
+				heap.Push(h, distItem{y, d[y]})
+			}
+		}
+	}
+	if a.wdists == nil {
+		a.wdists = map[int][]int{}
+	}
+	a.wdists[u] = d
+	return d
+}
+
+type distItem struct{ node, d int }
+
+// distHeap is a min-heap of nodes by distance (wdist's Dijkstra).
+type distHeap []distItem
+
+func (h distHeap) Len() int           { return len(h) }
+func (h distHeap) Less(i, j int) bool { return h[i].d < h[j].d }
+func (h distHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *distHeap) Push(x any)        { *h = append(*h, x.(distItem)) }
+func (h *distHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
