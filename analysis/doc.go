@@ -174,9 +174,10 @@
 // # Routing and hot ports
 //
 // Which ports a flow may cross follows Input.Routing (routing.go):
-// shortest paths on trees; on flat-router fabrics (Dragonfly, Slim Fly)
-// minimal paths up to two router hops longer than the fewest, non-minimal
-// modes any path of at most twice the router diameter. A port is hot in
+// shortest paths on trees and Slim Fly minimal routing; on a Dragonfly
+// minimal routing the paths with the fewest global hops, then the fewest
+// local hops; on flat-router fabrics the non-minimal modes any path of at
+// most twice the router diameter. A port is hot in
 // an interval when it sent at Capacity or more of line rate with a
 // standing, marked queue, or was held by PFC. A straggler candidate whose
 // running flows may cross a hot port in at least half of its middle-band

@@ -8,13 +8,14 @@ import (
 // Which ports a flow may cross depends on the fabric's routing. A tree
 // (leaf-spine, fat tree) routes on shortest paths, hashed or adaptive: a
 // port lies on a flow's path only if a shortest path runs through it. A
-// low-diameter fabric (Dragonfly, Slim Fly: flat routers) routes minimal
-// paths on (global hops, local hops), which may be one or two hops longer
-// than the fewest hops, and its non-minimal modes (Valiant, UGAL,
-// source-guided) detour through an intermediate group or router: a flow
-// may then cross any port on a path of at most twice the router
-// diameter. For victims, "may cross" must not miss a path the routing
-// can take, so these bounds err on the wide side.
+// Dragonfly routes minimal paths on (global hops, local hops), which may
+// be a hop longer than the fewest hops (local-global-local rather than
+// global-global through a third group); a Slim Fly's minimal paths are
+// its shortest. Their non-minimal modes (Valiant, UGAL, source-guided)
+// detour through an intermediate group or router: a flow may then cross
+// any port on a path of at most twice the router diameter. For victims,
+// "may cross" must not miss a path the routing can take, so that bound
+// errs on the wide side.
 
 // Routing modes of Input.Routing (suite features.ecmp.mode).
 const (
