@@ -336,16 +336,22 @@ func (a *analyzer) clip(s *Series) *Series {
 
 // detectedAt fills every anomaly's DetectedUs and TimeToDetectUs: the
 // earliest live detection that names it (member, link or one of the
-// link's ports), else the end of the telemetry (stragglers: of their
-// job's window) — a run analysed only at its end detects then.
+// link's ports) after its first abnormal interval began, else the end of
+// the telemetry (stragglers: of their job's window) — a run analysed only
+// at its end detects then.
 func (a *analyzer) detectedAt(anoms []results.Anomaly, dets []Detection) {
 	_, last, ok := a.idx.Span()
 	for i := range anoms {
 		an := &anoms[i]
 		ids := append(names(an.Member, an.Link), a.linksOfPort(an.Member)...)
+		// The earliest report of it after its first abnormal interval
+		// began: an earlier report of the same port or link was of an
+		// episode the final analysis does not keep (a transient at the
+		// start of the run).
+		from := a.in.EpochNs + int64(an.StartUs*1e3)
 		best := int64(math.MaxInt64)
 		for _, d := range dets {
-			if match(ids, append(names(d.Member, d.Link), a.linksOfPort(d.Member)...)) {
+			if d.DetectedNs > from && match(ids, append(names(d.Member, d.Link), a.linksOfPort(d.Member)...)) {
 				best = min(best, d.DetectedNs)
 			}
 		}
