@@ -458,6 +458,7 @@ type analyzer struct {
 	diam   int           // cached routerDiameter
 	busyOK *bool         // cached busyStreamed (true only)
 	wdists map[int][]int // cached wdist
+	pser   []*portSeries // cached portSeries, by port (shared by a Live's windows)
 }
 
 func newAnalyzer(in Input, opts Options) *analyzer {
@@ -481,8 +482,7 @@ func (a *analyzer) outRate(p int) []float64 {
 	if v, ok := a.portVals[p]; ok {
 		return v
 	}
-	pt := &a.f.Ports[p]
-	v := a.g.place(a.clip(a.idx.Interface(a.f.Nodes[pt.Node].Name, pt.Name, telemetry.FieldOutOctets)).Rates())
+	v := a.g.place(a.clip(a.portSeries(p).out).Rates())
 	a.portVals[p] = v
 	return v
 }

@@ -191,7 +191,7 @@
 //
 // Live analyses the telemetry window by window as it arrives: a window
 // ends every LiveEvery intervals and is analysed, over the last
-// DefaultLiveHorizon intervals, with the culprit detector once every
+// DefaultLiveHorizon (32) intervals, with the culprit detector once every
 // expected target has sent past its end, so its detections depend on the
 // telemetry alone. An anomaly's DetectedUs is the end of the first window
 // that reported it (matched by member, link or the link's ports),

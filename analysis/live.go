@@ -16,8 +16,9 @@ import (
 // Live defaults.
 const (
 	// DefaultLiveHorizon is how many sample intervals back a window
-	// analysis looks.
-	DefaultLiveHorizon = 64
+	// analysis looks: enough for every persistence rule of the culprit
+	// tests (a plateau of MinIntervals, the queue test's 2·MinIntervals).
+	DefaultLiveHorizon = 32
 	// maxLiveWork bounds the work of one window analysis (ports times
 	// horizon intervals): larger fabrics analyse every few intervals
 	// instead of every one (LiveEvery).
@@ -86,6 +87,7 @@ type Live struct {
 	dets    []Detection
 	queues  map[[2]string]string // (target, interface) -> first queue name, as analyzer.queueName
 	busyOK  bool                 // the backlogged-ns counters count (analyzer.busyStreamed)
+	pser    []*portSeries        // the ports' series, looked up once (analyzer.portSeries)
 }
 
 // NewLive prepares the window analysis of a run: in gives the fabric, the
@@ -246,6 +248,10 @@ func (l *Live) window(end int64) []Detection {
 	if l.busyOK {
 		a.busyOK = &l.busyOK
 	}
+	if l.pser == nil {
+		l.pser = make([]*portSeries, len(in.Fabric.Ports))
+	}
+	a.pser = l.pser
 	a.g = grid{epoch: l.origin, step: l.step, run: l.origin}
 	k1 := a.g.bucket(end)
 	k0 := max(a.g.bucket(l.origin), k1-l.horizon+1)

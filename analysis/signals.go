@@ -73,30 +73,26 @@ func (a *analyzer) signals(p int) *portSignals {
 	if s, ok := a.sigs[p]; ok {
 		return s
 	}
-	pt := &a.f.Ports[p]
-	dev := a.f.Nodes[pt.Node].Name
+	ps := a.portSeries(p)
 	s := &portSignals{line: float64(a.f.PortRate(p))}
 	s.rate = a.outRate(p)
 	s.has = make([]bool, a.g.n)
 	for i, v := range s.rate {
 		s.has[i] = !math.IsNaN(v)
 	}
-	s.drops = a.g.placeDelta(a.clip(a.idx.Interface(dev, pt.Name, telemetry.FieldOutDiscards)))
-	s.pkts = a.g.placeDelta(a.clip(a.idx.Interface(dev, pt.Name, telemetry.FieldOutPkts)))
-	qk := func(field string) *Series {
-		return a.clip(a.idx.Get(telemetry.Key{Target: dev, Measurement: telemetry.MeasQueue, Interface: pt.Name, Queue: a.queueName(dev, pt.Name), Field: field}))
-	}
-	s.marks = a.g.placeDelta(qk(telemetry.FieldECNMarkedPkts))
-	s.trims = a.g.placeDelta(qk(telemetry.FieldTrimPkts))
-	busy := qk(telemetry.FieldBackloggedNs)
+	s.drops = a.g.placeDelta(a.clip(ps.drops))
+	s.pkts = a.g.placeDelta(a.clip(ps.pkts))
+	s.marks = a.g.placeDelta(a.clip(ps.marks))
+	s.trims = a.g.placeDelta(a.clip(ps.trims))
+	busy := a.clip(ps.busy)
 	s.hasBusy = busy != nil && len(busy.T) > 1 && a.busyStreamed()
 	s.busy = a.g.placeDelta(busy)
-	pz := qk(telemetry.FieldPFCPausedNs)
+	pz := a.clip(ps.paused)
 	s.hasPFC = pz != nil && len(pz.T) > 1 && a.in.NoPFC == ""
 	s.paused = a.g.placeDelta(pz)
-	s.pauseTx = a.g.placeDelta(qk(telemetry.FieldPFCPauseTx))
-	s.pauseRx = a.g.placeDelta(qk(telemetry.FieldPFCPauseRx))
-	hw := qk(telemetry.FieldMaxQueueLen)
+	s.pauseTx = a.g.placeDelta(a.clip(ps.pauseTx))
+	s.pauseRx = a.g.placeDelta(a.clip(ps.pauseRx))
+	hw := a.clip(ps.hw)
 	s.hasQueue = hw != nil && len(hw.T) > 1
 	s.queue = a.g.placeGauge(hw)
 	a.sigs[p] = s
@@ -195,4 +191,41 @@ func (a *analyzer) busyStreamed() bool {
 	}
 	a.busyOK = &ok
 	return ok
+}
+
+// portSeries are the telemetry series of one port (nil where it streams
+// none).
+type portSeries struct {
+	out, drops, pkts                                 *Series
+	marks, trims, busy, hw, paused, pauseTx, pauseRx *Series
+}
+
+// portSeries looks up (and caches, once the port streams out-octets) the
+// series of port p: a window analysis (live.go) shares the cache across
+// windows, so that each window does not hash every key again.
+func (a *analyzer) portSeries(p int) *portSeries {
+	if a.pser != nil && a.pser[p] != nil {
+		return a.pser[p]
+	}
+	pt := &a.f.Ports[p]
+	dev := a.f.Nodes[pt.Node].Name
+	q := a.queueName(dev, pt.Name)
+	qk := func(field string) *Series {
+		return a.idx.Get(telemetry.Key{Target: dev, Measurement: telemetry.MeasQueue, Interface: pt.Name, Queue: q, Field: field})
+	}
+	ps := &portSeries{
+		out:   a.idx.Interface(dev, pt.Name, telemetry.FieldOutOctets),
+		drops: a.idx.Interface(dev, pt.Name, telemetry.FieldOutDiscards),
+		pkts:  a.idx.Interface(dev, pt.Name, telemetry.FieldOutPkts),
+		marks: qk(telemetry.FieldECNMarkedPkts), trims: qk(telemetry.FieldTrimPkts),
+		busy: qk(telemetry.FieldBackloggedNs), hw: qk(telemetry.FieldMaxQueueLen),
+		paused: qk(telemetry.FieldPFCPausedNs), pauseTx: qk(telemetry.FieldPFCPauseTx), pauseRx: qk(telemetry.FieldPFCPauseRx),
+	}
+	if a.pser == nil {
+		a.pser = make([]*portSeries, len(a.f.Ports))
+	}
+	if ps.out != nil {
+		a.pser[p] = ps
+	}
+	return ps
 }
