@@ -44,8 +44,8 @@
 // Each entry runs under the load balancers its routing allows: ECMP, OPS,
 // REPS and the Spritz load balancers ([SpritzLBs]: coarse-grained on hash
 // ECMP, fine-grained on source-guided routing; UGAL refuses them).
-// [Representative] is the subset the default test runs: each worlds entry
-// once.
+// [Representative] is the subset the default test runs: the first entry
+// of each worlds class and of each world's healthy runs, once.
 //
 // # Evaluation
 //

@@ -207,12 +207,19 @@ func WorldsCatalogue() ([]Scenario, error) {
 	}
 	var out []Scenario
 	n := map[string]int{}
+	repTaken := map[string]bool{}
 	for i, b := range bases {
 		if _, err := Fabric(b.spec); err != nil {
 			return nil, err
 		}
 		short := worldShort[b.world]
 		n[b.world]++
+		// The representative subset: the first entry of each fault class
+		// and of each world's healthy runs, under a load balancer that
+		// rotates from entry to entry.
+		key := b.class + "|" + b.world
+		first := !repTaken[key]
+		repTaken[key] = true
 		rep := b.lbs[i%len(b.lbs)]
 		for li, lb := range b.lbs {
 			seeds := []uint64{uint64(1 + (i+li)%3)}
@@ -235,7 +242,7 @@ func WorldsCatalogue() ([]Scenario, error) {
 					LB:         lb,
 					Seed:       seed,
 					Settings:   b.set,
-					Rep:        lb == rep && (b.class != Healthy || seed == 1),
+					Rep:        first && lb == rep && (b.class != Healthy || seed == 1),
 				})
 			}
 		}
@@ -247,8 +254,9 @@ var worldShort = map[string]string{WorldPFC: "pfc", WorldDragonfly: "df", WorldS
 
 // Representative is the subset of a catalogue the default test runs
 // (FABRICBENCH_FAULTBENCH_FULL=1 runs everything): the trees catalogue
-// whole, and of the worlds catalogue each entry once, under one of its
-// load balancers (rotating from entry to entry), healthy ones with seed 1.
+// whole, and of the worlds catalogue the first entry of each fault class
+// and of each world's healthy runs, once, under one of its load balancers
+// (rotating from entry to entry), healthy ones with seed 1.
 func Representative(scenarios []Scenario) []Scenario {
 	var out []Scenario
 	for _, s := range scenarios {
