@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
@@ -56,6 +57,19 @@ const (
 	// planes' coefficient of variation (plane symmetry).
 	MetricPlaneShareMin = "plane_share_min"
 	MetricPlaneCV       = "plane_cv"
+	// Lossless fabrics (PFC): informational congestion trees (rooted at a
+	// healthy port, e.g. an incast receiver), the largest spread of a tree
+	// (switch ports and host NICs it paused), the deepest pause
+	// propagation (hops), and the pause frames and paused time over every
+	// switch port.
+	MetricCongestionTrees  = "congestion_trees"
+	MetricCongestionSpread = "congestion_spread"
+	MetricCongestionHops   = "congestion_hops"
+	MetricPFCPauseFrames   = "pfc_pause_frames"
+	MetricPFCPausedUs      = "pfc_paused_us"
+	// MetricTimeToDetect is the longest time to detect of the run's
+	// anomalies (0 without anomalies), µs.
+	MetricTimeToDetect = "time_to_detect_max_us"
 )
 
 // NoData marks a missing value in GroupStat.Means and in the Gbps arrays of
@@ -105,8 +119,22 @@ type Input struct {
 	Faults []results.Fault
 	// LB is the transport's load balancer (ecmp, ops, reps, ...): with
 	// ECMP, unequal member loads are hashing, not a fault.
-	LB   string
-	Opts Options
+	LB string
+	// Routing is the fabric's routing mode (suite features.ecmp.mode):
+	// hash (default), adaptive, or on Dragonfly and Slim Fly minimal,
+	// valiant, valiant-hop, ugal-l, ugal-g, source-guided, port-msb. It
+	// decides which ports a flow may cross (routing.go).
+	Routing string
+	// NoPFC, when set, says why the backend has no PFC (the netns lab:
+	// veth links carry no pause frames): its pause counters, if any are
+	// streamed, mean nothing and the report says so.
+	NoPFC string
+	// Detections are what the window analyses reported while the run
+	// went (Live); every anomaly's detection time comes from them. nil:
+	// Analyze replays the window analyses over Samples itself (the same
+	// results, computed after the run).
+	Detections []Detection
+	Opts       Options
 }
 
 // Options tune anomaly detection; zero values take the defaults.
@@ -222,9 +250,13 @@ type Output struct {
 	Imbalances []results.Imbalance
 	// FaultMatches tie each injected fault to the anomaly explaining it.
 	FaultMatches []results.FaultMatch
-	Groups       []GroupStat
-	Plots        results.Plots
-	Coverage     Coverage
+	// CongestionTrees are the PFC pause trees (lossless fabrics only).
+	CongestionTrees []results.CongestionTree
+	// Notes say what the analysis could not see (e.g. no PFC counters).
+	Notes    []string
+	Groups   []GroupStat
+	Plots    results.Plots
+	Coverage Coverage
 	// Metrics are the fabric-wide metrics (see the Metric* constants).
 	Metrics map[string]float64
 	// Index gives access to every telemetry series of the run.
@@ -309,11 +341,18 @@ func Analyze(in Input) (*Output, error) {
 		}
 	}
 	at := a.attribute(groups, data, out.Groups, starvedBy)
+	dets := in.Detections
+	if dets == nil && a.idx.step > 0 {
+		dets = replay(in, a.idx.step)
+	}
+	a.detectedAt(at.anomalies, dets)
 	out.Anomalies, out.Imbalances, out.FaultMatches = at.anomalies, at.imbalances, at.matches
+	out.CongestionTrees, out.Notes = at.trees, at.notes
 	stragglerHost := map[string]bool{}
 	for _, an := range at.anomalies {
 		if an.Kind == results.KindStraggler {
-			stragglerHost[an.Member] = true
+			host, _, _ := strings.Cut(an.Member, ":") // a multi-NIC host's port
+			stragglerHost[host] = true
 		}
 	}
 	for i := range at.hists {
@@ -346,9 +385,15 @@ func Analyze(in Input) (*Output, error) {
 			}
 		}
 	}
+	a.treeMetrics(m, at.trees)
 	m[MetricSymmetryAnomalies] = float64(at.symmetry)
 	m[MetricStragglers] = float64(at.stragglers)
 	m[MetricAnomalies] = float64(len(at.anomalies))
+	ttd := 0.0
+	for _, an := range at.anomalies {
+		ttd = math.Max(ttd, an.TimeToDetectUs)
+	}
+	m[MetricTimeToDetect] = ttd
 	m[MetricImbalancedGroups] = float64(len(at.imbalances))
 	m[MetricMinGroupJain] = round(minJain, 6)
 	unmatched := 0
@@ -401,6 +446,19 @@ type analyzer struct {
 	sigs     map[int]*portSignals
 	queues   map[[2]string]string
 	dists    map[int][]int
+	pfcOn    *bool       // cached pfcActive
+	hostNum  map[int]int // host node -> host number
+	// pausedGroups are the groups with a port in a PFC pause tree.
+	pausedGroups map[string]bool
+	hotBy        map[int][]int // cached hotPortsAt
+	flat         *bool         // cached lowDiameter
+	// win, when set, limits the series read to [win[0], win[1]] (a
+	// window analysis, live.go): clip.
+	win    *[2]int64
+	diam   int           // cached routerDiameter
+	busyOK *bool         // cached busyStreamed (true only)
+	wdists map[int][]int // cached wdist
+	pser   []*portSeries // cached portSeries, by port (shared by a Live's windows)
 }
 
 func newAnalyzer(in Input, opts Options) *analyzer {
@@ -424,8 +482,7 @@ func (a *analyzer) outRate(p int) []float64 {
 	if v, ok := a.portVals[p]; ok {
 		return v
 	}
-	pt := &a.f.Ports[p]
-	v := a.g.place(a.idx.PortRates(a.f.Nodes[pt.Node].Name, pt.Name, telemetry.FieldOutOctets))
+	v := a.g.place(a.clip(a.portSeries(p).out).Rates())
 	a.portVals[p] = v
 	return v
 }

@@ -31,6 +31,8 @@ type attribution struct {
 	stragglers int // anomalies of kind straggler
 	symmetry   int // anomalies of kind symmetry
 	hists      []results.NICHist
+	trees      []results.CongestionTree
+	notes      []string
 }
 
 // attribute finds the culprits of a run, hangs their victims under them,
@@ -83,6 +85,58 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 		}
 	}
 
+	// PFC pause trees: the ports and hosts paused from a culprit's port
+	// are its victims; a tree rooted at a healthy port (an incast
+	// receiver) is informational. Either way the hosts it slowed are
+	// explained, not stragglers.
+	trees := a.pauseTrees(culprits)
+	treeHosts := make([]map[int]string, len(trees))
+	pausedGroups := map[string]bool{}
+	for i, t := range trees {
+		hs := a.treeHosts(t)
+		treeHosts[i] = hs
+		for h := range hs {
+			explained[h] = true
+		}
+		var ports []int
+		for p := range t.ports {
+			ports = append(ports, p)
+		}
+		slices.SortFunc(ports, func(x, y int) int {
+			if d := t.ports[x].hop - t.ports[y].hop; d != 0 {
+				return d
+			}
+			return x - y
+		})
+		for _, p := range ports {
+			pausedGroups[a.portGroup(groups, p)] = true
+		}
+		if t.culprit == nil {
+			continue
+		}
+		for _, p := range ports {
+			tp := t.ports[p]
+			t.culprit.addVictim(results.Victim{Member: a.portName(p), Group: a.portGroup(groups, p),
+				Why: fmt.Sprintf("paused by PFC %d hop(s) from the culprit: %.1f µs paused, %.0f pause frames", tp.hop, tp.pausedNs/1e3, tp.frames)})
+		}
+		var hs2 []int
+		for h := range hs {
+			hs2 = append(hs2, h)
+		}
+		sort.Ints(hs2)
+		for _, h := range hs2 {
+			if a.f.Hosts[h] != t.culprit.host {
+				t.culprit.addVictim(results.Victim{Member: a.f.Host(h).Name, Group: "pfc:" + a.f.Nodes[t.node].Name, Why: hs[h]})
+			}
+		}
+	}
+	switch {
+	case a.in.NoPFC != "":
+		at.notes = append(at.notes, "no PFC on this backend ("+a.in.NoPFC+"): congestion spreading (pause trees) is not analysed; congestion is judged on the queue backlog, drops, marks and rates its telemetry has")
+	case !a.pfcStreamed() && a.idx.step > 0:
+		at.notes = append(at.notes, "no PFC counters in the telemetry: congestion spreading (pause trees) is not analysed")
+	}
+
 	// Hosts whose flows cross a hot port (backlogged at line rate: a
 	// healthy port that is oversubscribed, e.g. by ECMP collisions) are
 	// slowed by that congestion, not by their own NIC.
@@ -95,7 +149,7 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 		cands, hists := a.stragglers(j)
 		at.hists = append(at.hists, hists...)
 		for _, s := range cands {
-			if explained[s.host] || hostCulprit[a.f.Hosts[s.host]] || a.crossesHot(j, s.host, hot) {
+			if explained[s.host] || hostCulprit[a.f.Hosts[s.host]] || a.crossesHot(j, s.host, hot) || a.congested(j, s) {
 				continue
 			}
 			strag = append(strag, s.anomaly)
@@ -107,6 +161,18 @@ func (a *analyzer) attribute(groups []group, data []groupData, stats []GroupStat
 	}
 	at.anomalies = append(at.anomalies, strag...)
 	rank(at.anomalies)
+	for i, t := range trees {
+		r := 0
+		if c := t.culprit; c != nil {
+			for _, an := range at.anomalies {
+				if an.Member == c.member && an.Kind == c.kind && an.Group == c.group {
+					r = an.Rank
+				}
+			}
+		}
+		at.trees = append(at.trees, a.treeResult(t, r, treeHosts[i]))
+	}
+	a.pausedGroups = pausedGroups
 	for _, an := range at.anomalies {
 		if an.Kind == results.KindStraggler {
 			at.stragglers++
@@ -200,7 +266,7 @@ func (a *analyzer) crossesHot(j *JobInput, h int, hot []int) bool {
 		}
 		src, dst := a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst]
 		for _, p := range hot {
-			if a.crosses(src, dst, p) {
+			if a.mayCross(src, dst, p) {
 				return true
 			}
 		}
@@ -290,7 +356,7 @@ func (a *analyzer) hostVictims(c *culprit, explained map[int]bool) {
 				continue
 			}
 			for _, v := range c.verdicts {
-				if a.crosses(src, dst, v.port) {
+				if a.mayCross(src, dst, v.port) {
 					mark(fl.Src, j.Name, "")
 					mark(fl.Dst, j.Name, "")
 					break
@@ -621,6 +687,11 @@ func (a *analyzer) siblings(c *culprit, groups []group) []int {
 // beyond the thresholds and that no anomaly touches.
 func (a *analyzer) imbalances(groups []group, stats []GroupStat, anoms []results.Anomaly) []results.Imbalance {
 	touched := map[string]bool{}
+	for g := range a.pausedGroups {
+		// PFC held these members back: their spread is the pause
+		// tree's, reported with it.
+		touched[g] = true
+	}
 	for _, an := range anoms {
 		touched[an.Group] = true
 		for _, v := range an.Victims {
@@ -630,8 +701,13 @@ func (a *analyzer) imbalances(groups []group, stats []GroupStat, anoms []results
 	var out []results.Imbalance
 	for gi, gr := range groups {
 		st := stats[gi]
+		lowDiam := false
 		switch gr.kind {
 		case KindLeafUplinks, KindSpineUplinks, KindPlane, KindPlanes, KindRails:
+		case KindGlobalLinks, KindLocalLinks:
+			// A Dragonfly's or Slim Fly's links: a hot link healthy
+			// routing explains is a group finding, not an anomaly.
+			lowDiam = true
 		default:
 			continue // downlinks and rails follow the traffic matrix
 		}
@@ -649,8 +725,18 @@ func (a *analyzer) imbalances(groups []group, stats []GroupStat, anoms []results
 		if len(vals) < 2 {
 			continue
 		}
+		var hot []int // member indexes
+		if lowDiam {
+			for mi, m := range gr.members {
+				if len(m.ports) == 1 && a.hotIntervals(m.ports[0]) >= a.opts.MinIntervals {
+					hot = append(hot, mi)
+				}
+			}
+		}
 		cv, maxMin, jain := spread(vals)
-		if cv < a.opts.ImbalanceCV {
+		// A low-diameter group's loads follow the traffic matrix and the
+		// routing (as downlinks do): only a hot member makes a finding.
+		if lowDiam && len(hot) == 0 || !lowDiam && cv < a.opts.ImbalanceCV {
 			continue
 		}
 		hi, lo := 0, 0
@@ -667,9 +753,21 @@ func (a *analyzer) imbalances(groups []group, stats []GroupStat, anoms []results
 		if maxMin > 0 {
 			ev += fmt.Sprintf(" (max/min %.1f)", maxMin)
 		}
-		out = append(out, results.Imbalance{Group: gr.name, Kind: gr.kind, Members: len(vals),
+		im := results.Imbalance{Group: gr.name, Kind: gr.kind, Members: len(vals),
 			CV: round(cv, 4), MaxMin: round(maxMin, 3), Jain: round(jain, 4),
-			MaxMember: names[hi], MinMember: names[lo], Evidence: ev})
+			MaxMember: names[hi], MinMember: names[lo]}
+		if len(hot) > 0 {
+			var ports []int
+			for _, mi := range hot {
+				im.Hot = append(im.Hot, gr.members[mi].label)
+				ports = append(ports, gr.members[mi].ports[0])
+			}
+			im.Victims = a.hotVictims(ports)
+			ev += fmt.Sprintf("; hot (at line rate with a standing, marked queue in %d+ intervals): %s, which slowed %d host(s): congestion the routing explains, not a fault",
+				a.opts.MinIntervals, strings.Join(im.Hot, ", "), len(im.Victims))
+		}
+		im.Evidence = ev
+		out = append(out, im)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CV > out[j].CV })
 	return out
@@ -708,6 +806,7 @@ func (a *analyzer) matchFaults(anoms []results.Anomaly) []results.FaultMatch {
 		m     results.FaultMatch
 		links map[string]bool
 		open  bool // the fault was still in force at the end
+		state bool // it takes links down (down, flap): either end names it
 	}
 	var order []string
 	byID := map[string]*entry{}
@@ -728,6 +827,9 @@ func (a *analyzer) matchFaults(anoms []results.Anomaly) []results.FaultMatch {
 			}
 		}
 		e.m.StartUs = math.Min(e.m.StartUs, ft.AtUs)
+		if ft.Kind == "down" || ft.Kind == "flap-down" {
+			e.state = true
+		}
 		switch ft.Kind {
 		case "up", "restore", "flap-up":
 			e.m.EndUs = math.Max(e.m.EndUs, ft.AtUs)
@@ -750,6 +852,13 @@ func (a *analyzer) matchFaults(anoms []results.Anomaly) []results.FaultMatch {
 		for i := range anoms {
 			an := &anoms[i]
 			hit := slices.Contains(e.m.Ports, an.Member) || (e.m.Host != "" && an.Member == e.m.Host) || (an.Link != "" && e.links[an.Link])
+			if !hit && e.state {
+				// A port taken down takes its link down: the port at
+				// the other end names it too.
+				for _, l := range a.linksOfPort(an.Member) {
+					hit = hit || e.links[l]
+				}
+			}
 			if !hit && an.Kind == results.KindStraggler && e.m.Host == "" {
 				// A host culprit explains a fault on its NIC's port.
 				for _, p := range e.m.Ports {
@@ -805,4 +914,155 @@ func nIntervals(n int) string {
 		return "1 interval"
 	}
 	return fmt.Sprintf("%d intervals", n)
+}
+
+// portGroup is the symmetry group of port p (a single-port member), ""
+// when it is in none.
+func (a *analyzer) portGroup(groups []group, p int) string {
+	for _, gr := range groups {
+		if gr.kind == KindPlane || gr.kind == KindPlanes || gr.kind == KindRails {
+			continue
+		}
+		for _, m := range gr.members {
+			if len(m.ports) == 1 && m.ports[0] == p {
+				return gr.name
+			}
+		}
+	}
+	return ""
+}
+
+// hotAt reports whether switch port p was hot in bucket k: backlogged
+// (queue at least BacklogBytes, the switch marking, dropping or trimming)
+// while sending at Capacity or more of its line rate, or held by PFC
+// pauses (paused for pauseHeldFrac of the interval).
+func (a *analyzer) hotAt(p, k int) bool {
+	s := a.signals(p)
+	if s.line <= 0 {
+		return false
+	}
+	if s.pausedFrac(k, a.g.step) >= pauseHeldFrac {
+		return true
+	}
+	if !s.hasQueue || math.IsNaN(s.rate[k]) || math.IsNaN(s.queue[k]) {
+		return false
+	}
+	return s.queue[k] >= a.opts.BacklogBytes && s.marks[k]+s.drops[k]+s.trims[k] > 0 && s.rate[k] >= a.opts.Capacity*s.line
+}
+
+// hotPortsAt lists (and caches) the hot switch ports of bucket k.
+func (a *analyzer) hotPortsAt(k int) []int {
+	if a.hotBy == nil {
+		a.hotBy = map[int][]int{}
+	}
+	if v, ok := a.hotBy[k]; ok {
+		return v
+	}
+	var out []int
+	for p := range a.f.Ports {
+		if a.f.Nodes[a.f.Ports[p].Node].IsSwitch() && a.hotAt(p, k) {
+			out = append(out, p)
+		}
+	}
+	a.hotBy[k] = out
+	return out
+}
+
+// congested reports whether straggler candidate c of job j was slowed by
+// congestion on its paths: in at least half of the intervals its NIC sat
+// in the middle bands, a flow of the host that was running may cross a
+// port that was hot in that interval (the CC slowed it down: a victim of
+// the hot port, not a throttled NIC).
+func (a *analyzer) congested(j *JobInput, c stragCand) bool {
+	if len(c.middle) == 0 {
+		return false
+	}
+	explained := 0
+	for _, k := range c.middle {
+		ks, ke := a.g.startNs(k), a.g.endNs(k)
+		hot := a.hotPortsAt(k)
+		found := false
+		for fi := range j.Flows {
+			fl := &j.Flows[fi]
+			if found || fl.Start < 0 || (fl.Src != c.host && fl.Dst != c.host) {
+				continue
+			}
+			fs := a.in.EpochNs + fl.Start/1000
+			fe := int64(math.MaxInt64)
+			if fl.FCT >= 0 {
+				fe = a.in.EpochNs + (fl.Start+fl.FCT)/1000
+			}
+			if fe <= ks || fs >= ke {
+				continue
+			}
+			src, dst := a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst]
+			for _, p := range hot {
+				if a.mayCross(src, dst, p) {
+					found = true
+					break
+				}
+			}
+		}
+		if found {
+			explained++
+		}
+	}
+	return 2*explained >= len(c.middle)
+}
+
+// hotIntervals counts the buckets in which port p was hot (hotAt).
+func (a *analyzer) hotIntervals(p int) int {
+	n := 0
+	for k := 0; k < a.g.n; k++ {
+		if a.hotAt(p, k) {
+			n++
+		}
+	}
+	return n
+}
+
+// hotVictims lists the hosts (at most maxVictims, by name) with a flow
+// that may cross one of ports in a bucket in which the port was hot.
+func (a *analyzer) hotVictims(ports []int) []string {
+	hit := map[int]bool{}
+	for ji := range a.in.Jobs {
+		j := &a.in.Jobs[ji]
+		for fi := range j.Flows {
+			fl := &j.Flows[fi]
+			if fl.Start < 0 || hit[fl.Src] && hit[fl.Dst] {
+				continue
+			}
+			fs := a.in.EpochNs + fl.Start/1000
+			fe := int64(math.MaxInt64)
+			if fl.FCT >= 0 {
+				fe = a.in.EpochNs + (fl.Start+fl.FCT)/1000
+			}
+			src, dst := a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst]
+			for _, p := range ports {
+				if !a.mayCross(src, dst, p) {
+					continue
+				}
+				during := false
+				for k := 0; k < a.g.n && !during; k++ {
+					during = a.hotAt(p, k) && a.g.endNs(k) > fs && a.g.startNs(k) < fe
+				}
+				if during {
+					hit[fl.Src], hit[fl.Dst] = true, true
+					break
+				}
+			}
+		}
+	}
+	var hs []int
+	for h := range hit {
+		hs = append(hs, h)
+	}
+	sort.Ints(hs)
+	var out []string
+	for _, h := range hs {
+		if len(out) < maxVictims {
+			out = append(out, a.f.Host(h).Name)
+		}
+	}
+	return out
 }

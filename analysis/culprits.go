@@ -292,6 +292,16 @@ func (a *analyzer) findCulprits(groups []group, data []groupData) []*culprit {
 			}
 			c.host = h
 			c.member = f.Nodes[h].Name
+			if len(f.Nodes[h].Ports) > 1 {
+				// A host with a NIC port per plane (or rail): name the
+				// port whose access link is the culprit.
+				nic := p
+				if f.Nodes[node].IsSwitch() {
+					nic = peerPort
+				}
+				c.member = a.portName(nic)
+				c.link = f.Nodes[h].Name + "-" + f.Nodes[leaf].Name
+			}
 			c.kind = results.KindStraggler
 			c.group = KindRail + ":" + f.Nodes[leaf].Name
 		default:
@@ -399,6 +409,22 @@ func (a *analyzer) queueOutliers(groups []group, data []groupData) []*portVerdic
 			for k := 0; k < a.g.n; k++ {
 				q := sigs[mi].queue[k]
 				if !d.active[k] || math.IsNaN(q) {
+					continue
+				}
+				if sigs[mi].pausedFrac(k, a.g.step) >= pauseHeldFrac {
+					// PFC held its queue: the queue is the paused
+					// time's, not a slower service.
+					continue
+				}
+				if ms := sigs[mi]; ms.rate[k] >= a.opts.Capacity*ms.line {
+					// It sent at line rate: its queue is load above
+					// line rate (spraying is random per packet), not a
+					// slower service.
+					continue
+				}
+				if svc, ok := sigs[mi].serviceRate(k, a.g.step); ok && svc >= a.opts.Capacity*sigs[mi].line {
+					// Its service-rate bound shows it serving at line
+					// rate while it was backlogged.
 					continue
 				}
 				sib = sib[:0]

@@ -141,11 +141,63 @@
 //	middle ≥ StragMinMiddle (0.5)  and  middle − median participant's middle ≥ 0.25
 //
 // (the median over participants with enough samples; at least 3 are
-// needed). A candidate that is a victim of a culprit, a host culprit
-// itself, or whose flows may cross a hot port (backlogged at line rate in
-// MinIntervals intervals: oversubscribed, e.g. by ECMP collisions) is not
-// reported; the others are straggler anomalies with cause throttle, score
-// the middle fraction.
+// needed), and that margin is at least two samples (one sample more in
+// the middle bands is chance in a short job). A candidate that is a victim of a culprit or of a pause tree,
+// a host culprit itself, or whose flows may cross a hot port (backlogged
+// at line rate in MinIntervals intervals: oversubscribed, e.g. by ECMP
+// collisions; or hot in half of its middle-band intervals, see "Routing
+// and hot ports") is not reported; the others are straggler anomalies
+// with cause throttle, score the middle fraction.
+//
+// # Congestion spreading (PFC)
+//
+// On a lossless fabric a port paused by its peer holds its queue without
+// sending: its paused time (pfc-paused-ns) is taken off its backlogged
+// time before the service-rate bound, and the OPS queue test skips the
+// intervals in which it was paused, so a paused port is not a capacity
+// culprit. The pause trees (pfc.go) are built per interval: a switch that
+// made a neighbour pause holds a root when some egress port of it filled
+// on its own (queue ≥ BacklogBytes and ≥ a quarter of the switch's largest
+// egress queue, itself paused for less than 5% of the interval); one
+// breadth-first walk from every root follows the pauses upstream, a
+// switch joining the first tree that reaches it and a paused port or host
+// NIC the tree of the switch that paused it. A root switch's intervals
+// form episodes (gaps up to MergeGap), one tree each. A tree whose root
+// ports include a culprit's is that culprit's: its paused ports and the
+// hosts it slowed are the culprit's victims. The others are informational
+// (results.CongestionTree, cause incast or hot-port); the hosts any tree
+// slowed are not stragglers. Metrics: congestion_trees (informational),
+// congestion_spread (largest ports+NICs paused), congestion_hops,
+// pfc_pause_frames, pfc_paused_us. Input.NoPFC (a backend without PFC)
+// ignores the counters and adds a note.
+//
+// # Routing and hot ports
+//
+// Which ports a flow may cross follows Input.Routing (routing.go):
+// shortest paths on trees and Slim Fly minimal routing; on a Dragonfly
+// minimal routing the paths with the fewest global hops, then the fewest
+// local hops; on flat-router fabrics the non-minimal modes any path of at
+// most twice the router diameter. A port is hot in
+// an interval when it sent at Capacity or more of line rate with a
+// standing, marked queue, or was held by PFC. A straggler candidate whose
+// running flows may cross a hot port in at least half of its middle-band
+// intervals is a victim of that congestion, not a straggler. On
+// flat-router fabrics a global or local link hot in MinIntervals
+// intervals makes an imbalance finding of its group with its hot members
+// and victims (results.Imbalance Hot, Victims); those groups' CV alone
+// makes none.
+//
+// # Found while the run goes
+//
+// Live analyses the telemetry window by window as it arrives: a window
+// ends every LiveEvery intervals and is analysed, over the last
+// DefaultLiveHorizon (32) intervals, with the culprit detector once every
+// expected target has sent past its end, so its detections depend on the
+// telemetry alone. An anomaly's DetectedUs is the end of the first window
+// that reported it (matched by member, link or the link's ports),
+// TimeToDetectUs that minus StartUs; a throttle straggler is detected at
+// the end of its job's window. Without Input.Detections, Analyze replays
+// the windows over Samples. Metric time_to_detect_max_us.
 //
 // # Ranking and faults
 //

@@ -179,19 +179,29 @@ func (x *Index) Span() (first, last int64, ok bool) {
 type grid struct {
 	epoch, step int64
 	k0, n       int // first bucket, number of buckets
+	// run is run time 0 (ns since the Unix epoch), the reference of
+	// endUs; epoch is run plus the phase of the sample ticks.
+	run int64
 }
 
 // maxBuckets bounds the common time axis (10 s at 100 µs, 5.5 h at 10 ms).
 const maxBuckets = 100_000
 
 func newGrid(x *Index, epoch int64) grid {
-	g := grid{epoch: epoch, step: x.step}
+	g := grid{epoch: epoch, step: x.step, run: epoch}
 	if g.step <= 0 {
 		return g
 	}
 	first, last, ok := x.Span()
 	if !ok {
 		return g
+	}
+	// Buckets are aligned with the sample ticks (a lab's exporters tick
+	// from their own start, not from run time 0): the same intervals a
+	// window analysis, whose grid starts at the first sample, sees.
+	g.epoch = epoch + ((first-epoch)%g.step+g.step)%g.step
+	if g.epoch-epoch > g.step/2 {
+		g.epoch -= g.step
 	}
 	k0, k1 := g.bucket(first), g.bucket(last)
 	if k1-k0+1 > maxBuckets {
@@ -212,7 +222,7 @@ func (g grid) endNs(i int) int64   { return g.epoch + int64(g.k0+i)*g.step }
 func (g grid) startNs(i int) int64 { return g.endNs(i) - g.step }
 
 // endUs is the nominal end of bucket i in µs since the epoch.
-func (g grid) endUs(i int) float64 { return float64(int64(g.k0+i)*g.step) / 1e3 }
+func (g grid) endUs(i int) float64 { return float64(g.endNs(i)-g.run) / 1e3 }
 
 // place puts rates onto the grid: one value per bucket (NaN where the series
 // has no interval); intervals that land in the same bucket are averaged,

@@ -85,6 +85,7 @@ func uniqueHosts(hosts []int) []int {
 type stragCand struct {
 	host    int // host number
 	anomaly results.Anomaly
+	middle  []int // the buckets in which its rate was in the middle bands
 }
 
 // stragglers builds the NIC histograms of a job's participants and lists
@@ -99,6 +100,7 @@ func (a *analyzer) stragglers(j *JobInput) ([]stragCand, []results.NICHist) {
 		counts  []int
 		samples int
 		middle  int
+		mids    []int
 		sumBps  float64
 	}
 	hosts := uniqueHosts(j.Hosts)
@@ -123,6 +125,7 @@ func (a *analyzer) stragglers(j *JobInput) ([]stragCand, []results.NICHist) {
 				n.sumBps += x
 				if frac >= a.opts.StragLow && frac < a.opts.StragHigh {
 					n.middle++
+					n.mids = append(n.mids, i)
 				}
 			}
 		}
@@ -144,10 +147,10 @@ func (a *analyzer) stragglers(j *JobInput) ([]stragCand, []results.NICHist) {
 		straggler := false
 		if n.samples >= MinStragglerSamples && len(fracs) >= 3 {
 			mf := midFrac(n)
-			if mf >= a.opts.StragMinMiddle && mf-med >= StragglerMargin {
+			if mf >= a.opts.StragMinMiddle && mf-med >= StragglerMargin && (mf-med)*float64(n.samples) >= minStragglerExcess {
 				straggler = true
 				mean := n.sumBps / float64(n.samples)
-				anoms = append(anoms, stragCand{host: hosts[i], anomaly: results.Anomaly{
+				anoms = append(anoms, stragCand{host: hosts[i], middle: n.mids, anomaly: results.Anomaly{
 					Kind:    results.KindStraggler,
 					Group:   "job:" + j.Name,
 					Member:  n.host,
@@ -171,3 +174,9 @@ func (a *analyzer) stragglers(j *JobInput) ([]stragCand, []results.NICHist) {
 	}
 	return anoms, hists
 }
+
+// minStragglerExcess is the fewest middle-band samples by which a
+// straggler must exceed the median participant (MinStragglerSamples and
+// StragglerMargin aside): with a few samples per job, one sample more in
+// the middle bands is chance, not a throttled NIC.
+const minStragglerExcess = 2

@@ -78,3 +78,13 @@ func (rb *runBar) done(complete bool) {
 		rb.bar.Abort(false)
 	}
 }
+
+// line prints one line of progress: above the bars on a terminal.
+func (p *progress) line(s string) {
+	switch {
+	case p.bars != nil:
+		fmt.Fprintln(p.bars, s)
+	case p.w != nil:
+		fmt.Fprintln(p.w, s)
+	}
+}

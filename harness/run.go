@@ -68,11 +68,16 @@ type Options struct {
 	// --serve-gnmi): the points run one at a time, each serving on the
 	// address in turn. Only backends that implement GNMIServing can.
 	ServeGNMI *ServeGNMI
+	// FailFast stops the suite at the first anomaly the live analysis
+	// confirms (bring-up use): that run's jobs stop, what was collected
+	// is analysed and kept (status fail), the points after it are not
+	// started. Points then run one at a time.
+	FailFast bool
 }
 
 // parallelism is how many points Run runs at once.
 func parallelism(opts Options) int {
-	if ok, _ := BackendConcurrent(opts.Backend); !ok || opts.ServeGNMI != nil {
+	if ok, _ := BackendConcurrent(opts.Backend); !ok || opts.ServeGNMI != nil || opts.FailFast {
 		return 1
 	}
 	if opts.Parallel > 0 {
@@ -207,17 +212,26 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		}
 	}
 	next := make(chan int)
+	failStop := "" // the run --fail-fast stopped the suite at (guarded by mu)
+	failStopped := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return failStop != ""
+	}
 	var wg sync.WaitGroup
 	for range par {
 		wg.Go(func() {
 			for i := range next {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || failStopped() {
 					continue // not started: filled in below
 				}
 				p := points[i]
 				run, err := runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
 				mu.Lock()
 				runs[i], errs[i] = run, err
+				if opts.FailFast && failStop == "" && (len(run.Anomalies) > 0 || stoppedByFailFast(run)) {
+					failStop = run.ID
+				}
 				if opts.Log != nil {
 					fmt.Fprintf(opts.Log, "%s\n", runLine(run, res.Backend))
 				}
@@ -233,7 +247,7 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	}
 feed:
 	for i := range points {
-		if stopped != "" || ctx.Err() != nil {
+		if stopped != "" || ctx.Err() != nil || failStopped() {
 			break
 		}
 		select {
@@ -249,7 +263,11 @@ feed:
 			continue
 		}
 		why := stopped
-		if why == "" {
+		switch {
+		case why != "":
+		case failStop != "":
+			why = "not started: " + failFastPrefix + " after run " + failStop + " found an anomaly"
+		default:
 			why = "not started: the suite was interrupted"
 		}
 		runs[i] = &results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: why}
@@ -306,7 +324,7 @@ func finish(res *results.Results) {
 	res.Finished = time.Now().UTC()
 	sum := results.Summary{Runs: len(res.Runs)}
 	status := results.Pass
-	bringupFailed := false
+	bringupFailed, failFast := false, false
 	for _, r := range res.Runs {
 		for _, k := range r.KPIs {
 			sum.KPIs++
@@ -334,6 +352,7 @@ func finish(res *results.Results) {
 				bringupFailed = true
 			}
 		}
+		failFast = failFast || stoppedByFailFast(&r)
 		switch r.Status {
 		case results.Error:
 			status = results.Error
@@ -358,6 +377,10 @@ func finish(res *results.Results) {
 	// A failed bring-up skips the runs: the suite failed, it was not
 	// interrupted.
 	if bringupFailed && status != results.Error {
+		status = results.Fail
+	}
+	// So does --fail-fast at an anomaly.
+	if failFast && status != results.Error {
 		status = results.Fail
 	}
 	res.Summary, res.Status = sum, status
@@ -549,6 +572,24 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	defer closeStore()
 	defer closeInflux()
 
+	// The live analysis (live.go): every telemetry window as it arrives.
+	rep := &liveReporter{id: p.ID}
+	if opts.Progress != nil {
+		rep.out = prog.line
+	}
+	jctx, stopJobs := context.WithCancel(ctx)
+	defer stopJobs()
+	if opts.FailFast {
+		rep.stop = stopJobs
+	}
+	live, err := startLive(p, opts.Backend, targets, rep.detect)
+	if err != nil {
+		return fail(fmt.Errorf("live analysis: %w", err))
+	}
+	if live != nil && sink != nil {
+		sink = telemetry.Multi(sink, live)
+	}
+	defer live.finish()
 	cctx, cancelColl := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelColl()
 	var coll *telemetry.Collector
@@ -579,7 +620,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		return fail(fmt.Errorf("faults: %w", err))
 	}
 	bar := prog.add(p.ID, len(w.Matrix.Flows))
-	rr, err := b.RunJobs(ctx, w, bar.update)
+	rr, err := b.RunJobs(jctx, w, bar.update)
 	bar.done(rr != nil && !rr.Interrupted)
 	if err != nil {
 		return fail(fmt.Errorf("run jobs: %w", err))
@@ -641,7 +682,8 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	samples := mem.samples()
 	in := analysis.Input{
 		Fabric: p.Fabric, Samples: samples, EpochNs: rr.EpochNs, Ideal: rr.Ideal, Faults: run.Faults,
-		LB: p.Transport.LB, Opts: analysisOptions(&p.Suite.Analysis),
+		LB: p.Transport.LB, Routing: routingMode(p), Opts: analysisOptions(&p.Suite.Analysis),
+		Detections: live.finish(), NoPFC: noPFC(opts.Backend),
 	}
 	for ji, j := range w.Jobs {
 		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps}
@@ -670,6 +712,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		run.Imbalances = []results.Imbalance{}
 	}
 	run.FaultMatches = out.FaultMatches
+	run.CongestionTrees, run.AnalysisNotes = out.CongestionTrees, out.Notes
 	extra := map[string]float64{
 		"retransmitted": float64(rr.Packets.Retransmitted), "trimmed": float64(rr.Packets.Trimmed),
 		"dropped": float64(rr.Packets.Dropped), "ecn_marked_packets": float64(rr.Packets.ECNMarked),
@@ -712,11 +755,15 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		}
 		run.Status, run.Error, run.ErrorKind = results.Error, msg, results.ErrorInfrastructure
 	}
-	if rr.Interrupted {
+	failFast := rr.Interrupted && ctx.Err() == nil && rep.failFastError() != ""
+	switch {
+	case failFast:
+		run.Status, run.Error, run.ErrorKind = results.Fail, rep.failFastError()+": results cover the time up to "+fmtPs(rr.End), ""
+	case rr.Interrupted:
 		run.Status, run.Error, run.ErrorKind = results.Interrupted, "interrupted: results cover the simulated time up to "+fmtPs(rr.End), ""
 	}
 	run.WallS = time.Since(wall).Seconds()
-	if rr.Interrupted {
+	if rr.Interrupted && !failFast {
 		return run, ctx.Err()
 	}
 	if influxErr != nil {
@@ -911,6 +958,18 @@ func analysisOptions(a *suite.Analysis) analysis.Options {
 		MinIntervals: a.Culprit.MinIntervals, MinBoundIntervals: a.Culprit.MinBoundIntervals, MinLostPackets: float64(a.Culprit.MinLostPackets),
 		MergeGap: a.Culprit.MergeGap,
 	}
+}
+
+// routingMode is the point's routing mode as analysis.Input.Routing
+// names it.
+func routingMode(p *Point) string {
+	switch {
+	case p.Features.LowDiameter != "":
+		return p.Features.LowDiameter
+	case p.Features.Adaptive:
+		return analysis.RoutingAdaptive
+	}
+	return analysis.RoutingHash
 }
 
 // redactURL drops a password from a URL before it is stored or shown.

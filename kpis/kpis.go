@@ -59,6 +59,7 @@ const (
 	fromBackend                 // only in extra
 	fromSymmetry                // telemetry-derived, needs an active group
 	fromAnomalies               // telemetry-derived counts
+	fromPFC                     // telemetry-derived, needs PFC counters
 )
 
 type metric struct {
@@ -93,12 +94,18 @@ var metrics = []metric{
 	{MetricInfo: MetricInfo{analysis.MetricAnomalies, ScopeFabric, "count", "culprits found: ports, links and hosts whose own signals show they limited traffic"}, src: fromAnomalies},
 	{MetricInfo: MetricInfo{analysis.MetricSymmetryAnomalies, ScopeFabric, "count", "culprits that are fabric ports or links (members of symmetry groups)"}, src: fromAnomalies},
 	{MetricInfo: MetricInfo{analysis.MetricStragglers, ScopeFabric, "count", "culprits that are hosts: a slow NIC or access link, or a NIC stuck between idle and line rate that nothing else explains"}, src: fromAnomalies},
+	{MetricInfo: MetricInfo{analysis.MetricTimeToDetect, ScopeFabric, "us", "longest time to detect of the run's anomalies: from the start of its first abnormal interval to the end of the telemetry window whose analysis first reported it (0 without anomalies)"}, src: fromAnomalies},
 	{MetricInfo: MetricInfo{analysis.MetricUnmatchedFaults, ScopeFabric, "count", "injected faults that no anomaly explains"}, src: fromAnomalies},
 	{MetricInfo: MetricInfo{analysis.MetricImbalancedGroups, ScopeFabric, "count", "load-balanced groups whose member loads spread beyond analysis.symmetry.imbalance_cv (e.g. ECMP hashing)"}, src: fromSymmetry},
 	{MetricInfo: MetricInfo{analysis.MetricMaxGroupCV, ScopeFabric, "ratio", "largest coefficient of variation of an active symmetry group (3+ members)"}, src: fromSymmetry},
 	{MetricInfo: MetricInfo{analysis.MetricMinGroupJain, ScopeFabric, "ratio", "smallest Jain fairness index of an active symmetry group (3+ members)"}, src: fromSymmetry},
 	{MetricInfo: MetricInfo{analysis.MetricPlaneShareMin, ScopeFabric, "ratio", "multi-plane fabrics: the least-loaded plane's share of the hosts' traffic times the number of planes (1: equal shares)"}, src: fromAnalysis},
 	{MetricInfo: MetricInfo{analysis.MetricPlaneCV, ScopeFabric, "ratio", "multi-plane fabrics: coefficient of variation of the planes' loads (plane symmetry)"}, src: fromAnalysis},
+	{MetricInfo: MetricInfo{analysis.MetricCongestionTrees, ScopeFabric, "count", "lossless fabrics (PFC): informational congestion trees, rooted at a healthy port such as an incast receiver's (not anomalies)"}, src: fromPFC},
+	{MetricInfo: MetricInfo{analysis.MetricCongestionSpread, ScopeFabric, "count", "lossless fabrics (PFC): the largest congestion tree's spread, switch ports and host NICs its pause frames paused"}, src: fromPFC},
+	{MetricInfo: MetricInfo{analysis.MetricCongestionHops, ScopeFabric, "count", "lossless fabrics (PFC): the farthest pause frames spread from a tree's root, in hops"}, src: fromPFC},
+	{MetricInfo: MetricInfo{analysis.MetricPFCPauseFrames, ScopeFabric, "count", "lossless fabrics (PFC): pause frames sent by every switch port"}, src: fromPFC},
+	{MetricInfo: MetricInfo{analysis.MetricPFCPausedUs, ScopeFabric, "us", "lossless fabrics (PFC): time switch egress ports were paused, summed over the ports"}, src: fromPFC},
 	{MetricInfo: MetricInfo{analysis.MetricCoverage, ScopeFabric, "fraction", "share of switch ports with telemetry samples"}, src: fromCoverage},
 	{MetricInfo: MetricInfo{analysis.MetricDrops, ScopeFabric, "packets", "packets discarded by switch ports (out-discards)"}, src: fromAnalysis},
 	{MetricInfo: MetricInfo{analysis.MetricTrims, ScopeFabric, "packets", "packets trimmed by switch queues"}, src: fromAnalysis},
@@ -301,10 +308,13 @@ func value(m *metric, scope string, out *analysis.Output, extra map[string]float
 	switch m.src {
 	case fromBackend:
 		return 0, fmt.Errorf("%s is not reported by this backend", m.Name)
-	case fromAnalysis, fromAnomalies, fromSymmetry:
+	case fromAnalysis, fromAnomalies, fromSymmetry, fromPFC:
 		if noTelemetry {
 			return 0, fmt.Errorf("%s needs telemetry and the run has no samples", m.Name)
 		}
+	}
+	if _, ok := out.Metrics[m.Name]; !ok && m.src == fromPFC {
+		return 0, fmt.Errorf("%s needs PFC counters and the telemetry has none (no pause frames on this backend)", m.Name)
 	}
 	if m.src == fromSymmetry && out.Metrics[analysis.MetricActiveGroups] == 0 {
 		return 0, fmt.Errorf("%s: no symmetry group of 3 or more members carried traffic", m.Name)

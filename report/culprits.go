@@ -238,6 +238,7 @@ type anomalyView struct {
 	Victims   []victimView
 	Collapse  bool   // victims in a collapsed <details>
 	VictimSum string // summary line of a collapsed victim list
+	Detected  string // "detected at 300 µs (100 µs to detect)"
 }
 
 type signalView struct{ Name, Value, Baseline string }
@@ -306,6 +307,7 @@ func buildCulprits(v *runView, run *results.Run, groups []results.GroupSeries, t
 			Window: fmtWindow(a.StartUs, a.EndUs), Score: fmtNum(a.Score),
 			Evidence:  a.Evidence,
 			Unmatched: injected && !matched[rank] && len(a.Faults) == 0,
+			Detected:  Detected(a),
 		}
 		if g := culpritGroup(groups, a); g >= 0 && targets.groups[g] != "" {
 			av.Href = targets.groups[g]

@@ -69,6 +69,8 @@ type runView struct {
 	FaultMatches        []faultMatchView
 	FaultCallouts       []callout // unmatched faults and anomalies
 	Imbalances          []imbalanceView
+	Trees               []treeView
+	AnalysisNotes       []string
 	Jobs                []jobRow
 	Faults              []faultRow // fault events
 	Sections            []plotSection
@@ -194,6 +196,12 @@ func buildPage(r *results.Results, plots map[string]*results.Plots, notes map[st
 		Schema:      r.Schema,
 		Generated:   time.Now().UTC().Format("2006-01-02 15:04:05 UTC"),
 	}
+	// The page is a function of results.json: stamped with the results'
+	// finish time, so that `fabricbench report DIR` re-renders it byte for
+	// byte (the render time would differ whenever a second passed).
+	if !r.Finished.IsZero() {
+		pg.Generated = r.Finished.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
 	if !r.Started.IsZero() && !r.Finished.IsZero() && r.Finished.After(r.Started) {
 		pg.Elapsed = fmtSeconds(r.Finished.Sub(r.Started).Seconds())
 	}
@@ -318,10 +326,11 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 		v.Notes = append(v.Notes, "This run has no plot data.")
 	}
 	buildCulprits(&v, run, groups, targets, ids)
+	buildTrees(&v, run, v.anomalyAnchors())
 	return v
 }
 
-var pageTmpl = template.Must(template.Must(template.Must(template.New("page").Funcs(template.FuncMap{"fmtNum": fmtNum}).Parse(pageHTML)).Parse(figureHTML)).Parse(matrixHTML))
+var pageTmpl = template.Must(template.Must(template.Must(template.Must(template.New("page").Funcs(template.FuncMap{"fmtNum": fmtNum}).Parse(pageHTML)).Parse(figureHTML)).Parse(matrixHTML)).Parse(treesTemplate))
 
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
@@ -477,7 +486,7 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 {{if .Anomalies}}<p class="note">Culprits ranked by severity (#1 the most severe): the port, link or host whose own signals show it limited traffic, the window in which it did, the signals that decided (value and, in brackets, its symmetry group's baseline) and the members it slowed (its victims). Follow a culprit to its heat map.</p>
 <ol class="culprits">{{range .Anomalies}}
 <li class="culprit" id="{{.ID}}" value="{{.Rank}}">
-<div class="chead"><span class="rank">#{{.Rank}}</span> <span class="culprit-name">{{if .Href}}<a href="#{{.Href}}" title="{{.HrefTitle}}"><b>{{.Member}}</b></a>{{else}}<b>{{.Member}}</b>{{end}}</span> {{if .Link}}<span class="tag">link {{.Link}}</span> {{end}}{{if .Cause}}<span class="cause {{.Cause}}">{{.Cause}}</span> {{end}}<span class="cmeta">{{if .Window}}window <b>{{.Window}}</b> · {{end}}score <b>{{.Score}}</b>{{if .Group}} · {{if .Kind}}{{.Kind}} {{end}}group <b>{{.Group}}</b>{{end}}</span>{{range .Faults}} {{if .Href}}<a class="tag" href="#{{.Href}}">explains {{.ID}}</a>{{else}}<span class="tag">explains {{.ID}}</span>{{end}}{{end}}{{if .Unmatched}} <span class="tag warn">matches no injected fault</span>{{end}}</div>
+<div class="chead"><span class="rank">#{{.Rank}}</span> <span class="culprit-name">{{if .Href}}<a href="#{{.Href}}" title="{{.HrefTitle}}"><b>{{.Member}}</b></a>{{else}}<b>{{.Member}}</b>{{end}}</span> {{if .Link}}<span class="tag">link {{.Link}}</span> {{end}}{{if .Cause}}<span class="cause {{.Cause}}">{{.Cause}}</span> {{end}}<span class="cmeta">{{if .Window}}window <b>{{.Window}}</b> · {{end}}{{if .Detected}}{{.Detected}} · {{end}}score <b>{{.Score}}</b>{{if .Group}} · {{if .Kind}}{{.Kind}} {{end}}group <b>{{.Group}}</b>{{end}}</span>{{range .Faults}} {{if .Href}}<a class="tag" href="#{{.Href}}">explains {{.ID}}</a>{{else}}<span class="tag">explains {{.ID}}</span>{{end}}{{end}}{{if .Unmatched}} <span class="tag warn">matches no injected fault</span>{{end}}</div>
 <div class="cbody">
 {{if .Signals}}<ul class="signals">{{range .Signals}}<li><code>{{.Name}}</code> <b>{{.Value}}</b>{{if .Baseline}} <span class="base">(group {{.Baseline}})</span>{{end}}</li>{{end}}</ul>{{end}}
 {{if .Evidence}}<p class="evidence">{{.Evidence}}</p>{{end}}
@@ -487,6 +496,7 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 </div>
 </li>{{end}}
 </ol>{{else}}<p class="note">No anomalies.</p>{{end}}
+{{template "trees" .}}
 
 {{if or .FaultMatches .Faults}}<h3>Faults</h3>
 {{if .FaultMatches}}<div class="scroll"><table class="faultmatch">

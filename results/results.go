@@ -118,6 +118,15 @@ type Run struct {
 	// loads spread more than a healthy group's (ECMP hash collisions),
 	// without a member that a congestion signal singles out.
 	Imbalances []Imbalance `json:"imbalances"`
+	// CongestionTrees are the PFC pause trees of a lossless fabric: where
+	// pause frames spread from a congested port (the root) upstream. A
+	// tree rooted at an anomaly (a slow NIC, a degraded link) lists that
+	// anomaly's rank; the others are informational (a healthy incast: a
+	// property of the workload, not a fault) and are not anomalies.
+	CongestionTrees []CongestionTree `json:"congestion_trees,omitempty"`
+	// Notes say what the analysis could and could not see on this backend
+	// (e.g. no PFC counters on the netns lab).
+	AnalysisNotes []string `json:"analysis_notes,omitempty"`
 	// Faults are the injected fault events, in time order: those at or
 	// before the end of the run. Events planned for later (a flap that
 	// outlasts the run, a fault after the jobs ended) never happened and
@@ -436,6 +445,81 @@ type Anomaly struct {
 	Evidence string `json:"evidence"`
 	// Details are the same numbers, machine-readable.
 	Details map[string]float64 `json:"details,omitempty"`
+	// DetectedUs is when the analysis of the telemetry received so far
+	// (one analysis per telemetry window while the run goes) first
+	// confirmed the anomaly, µs of run time; TimeToDetectUs is DetectedUs
+	// minus StartUs (the start of its first abnormal interval). Without a
+	// window analysis (stragglers, judged once their job has ended), the
+	// end of the job's window.
+	DetectedUs     float64 `json:"detected_us"`
+	TimeToDetectUs float64 `json:"time_to_detect_us"`
+}
+
+// Congestion tree causes (CongestionTree.Cause).
+const (
+	// TreeIncast: the root faces a host that more senders target than its
+	// link carries (an incast receiver).
+	TreeIncast = "incast"
+	// TreeHotPort: the root is a fabric port at line rate whose load
+	// exceeds it (oversubscription, hash collisions).
+	TreeHotPort = "hot-port"
+	// TreeAnomaly: the root is an anomaly (CongestionTree.Anomaly).
+	TreeAnomaly = "anomaly"
+)
+
+// CongestionTree is one PFC pause tree: at its root a switch whose egress
+// ports (one or more) filled while they were not themselves paused, so
+// the switch sent pause frames upstream; the ports those frames paused (and the switches they
+// made pause in turn) are its branches, the host NICs paused at the edge
+// its leaves. The figures follow the IETF draft on benchmarking AI
+// training fabrics (PFC pause count per second per port, pause duration,
+// pause propagation hops).
+type CongestionTree struct {
+	// Root is the switch at the root, RootPorts its egress ports that
+	// filled ("leaf3:Ethernet0"), RootHosts the hosts they face (incast
+	// receivers).
+	Root      string   `json:"root"`
+	RootPorts []string `json:"root_ports"`
+	RootHosts []string `json:"root_hosts,omitempty"`
+	Cause     string   `json:"cause"` // incast, hot-port or anomaly
+	// Anomaly is the rank of the anomaly at the root, 0 for an
+	// informational tree.
+	Anomaly int     `json:"anomaly,omitempty"`
+	StartUs float64 `json:"start_us"`
+	EndUs   float64 `json:"end_us"`
+	// Hops is how far the pauses spread from the root (1: only the root
+	// switch's neighbours were paused).
+	Hops int `json:"hops"`
+	// Switches counts the switches that sent pause frames for the tree.
+	Switches    int `json:"switches"`
+	PortsPaused int `json:"ports_paused"` // switch egress ports paused
+	HostsPaused int `json:"hosts_paused"` // host NICs paused
+	// PausedUs is the paused time summed over the paused ports, µs.
+	PausedUs float64 `json:"paused_us"`
+	// PauseFrames counts the pause frames sent for the tree.
+	PauseFrames float64 `json:"pause_frames"`
+	// MaxPauseRate is the busiest paused port's pause frames per second
+	// over the tree's window.
+	MaxPauseRate float64 `json:"max_pause_rate"`
+	// Ports are the paused ports, nearest the root first (at most 50;
+	// PortsPaused counts them all).
+	Ports []PausedPort `json:"ports"`
+	// Victims are the hosts the tree slowed: NICs paused, or flows that
+	// crossed a paused port in its window (at most 50).
+	Victims  []string `json:"victims,omitempty"`
+	Evidence string   `json:"evidence"`
+}
+
+// PausedPort is one port of a congestion tree.
+type PausedPort struct {
+	Port string `json:"port"` // "spine0:Ethernet3", or a host NIC "host1:eth0"
+	Hop  int    `json:"hop"`
+	// PausedUs is the time its egress was paused (0 for a host NIC: hosts
+	// stream no PFC counters; PauseFrames are then the frames its leaf sent).
+	PausedUs    float64 `json:"paused_us"`
+	PauseFrames float64 `json:"pause_frames"`
+	// PauseRate is PauseFrames per second over the tree's window.
+	PauseRate float64 `json:"pause_rate"`
 }
 
 // Signal is one telemetry signal of a culprit over its window, next to the
@@ -468,7 +552,14 @@ type Imbalance struct {
 	// MaxMember and MinMember name the most and least loaded members.
 	MaxMember string `json:"max_member,omitempty"`
 	MinMember string `json:"min_member,omitempty"`
-	Evidence  string `json:"evidence"`
+	// Hot are the members that ran hot (at line rate with a standing,
+	// marked queue) in at least analysis.culprit.min_intervals intervals:
+	// congestion the routing explains, not a fault. Victims are hosts
+	// whose flows may have crossed a hot member while it was hot (at
+	// most 50).
+	Hot      []string `json:"hot,omitempty"`
+	Victims  []string `json:"victims,omitempty"`
+	Evidence string   `json:"evidence"`
 }
 
 // Plots is runs/<id>/plots.json: the analysed series the report draws.

@@ -35,6 +35,7 @@ type runOpts struct {
 	inventory                            string
 	apply, backendSet                    bool
 	serve                                serveOpts
+	failFast                             bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -75,6 +76,12 @@ to outside gNMI clients on ADDR, paced by --gnmi-pace (realtime, asap or a
 slow-down factor); the points then run one at a time, each serving on ADDR
 in turn (clients reconnect between points). See 'fabricbench sim --help'
 and docs/telemetry.md.
+While the jobs run, every telemetry window is analysed as it arrives:
+each anomaly it confirms is shown in the progress output at once, with
+the run time it was found at, and carries its time to detect in the
+results. --fail-fast stops the suite at the first one (bring-up use): the
+run's jobs stop, what was collected is analysed and kept (the run fails),
+the points after it are skipped (exit 1).
 
 ` + exitStatusHelp(exitOK, exitFail, exitBadInput, exitInfra, exitInterrupted),
 		Args: cobra.ExactArgs(1),
@@ -117,6 +124,7 @@ and docs/telemetry.md.
 	f.StringVar(&o.agentBinary, "agent-binary", "", "fabricbench binary to deploy to hosts as agent and exporter (netns and hardware backends; default: this one)")
 	f.StringVar(&o.inventory, "inventory", "", "run on the devices of this hardware inventory (docs/inventory.md): the hardware backend")
 	f.BoolVar(&o.apply, "apply", false, "with --inventory: change the devices' configuration where the suite needs it (restored at the end of each run)")
+	f.BoolVar(&o.failFast, "fail-fast", false, "stop the suite at the first anomaly the live analysis confirms (bring-up use): that run's jobs stop, what was collected is analysed and kept, later points are skipped; exit 1")
 	addSlurmFlags(f, &so)
 	addServeFlags(f, &o.serve, false)
 	return cmd
@@ -145,7 +153,8 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 		}
 	}
 	opts := harness.Options{SuiteFile: file, Out: o.out, Backend: o.backend, Log: stdout, InfluxCloseTimeout: o.influxTimeout,
-		LabStateRoot: labStateRoot(), AgentBinary: o.agentBinary, Parallel: o.parallel, Inventory: o.inventory, Apply: o.apply}
+		LabStateRoot: labStateRoot(), AgentBinary: o.agentBinary, Parallel: o.parallel, Inventory: o.inventory, Apply: o.apply,
+		FailFast: o.failFast}
 	if o.influx != "" {
 		opts.Influx = &harness.InfluxOptions{URL: o.influx, Bucket: o.influxBucket, Org: o.influxOrg, TokenFile: o.tok}
 	} else if o.influxBucket != "" || o.tok != "" {
@@ -213,9 +222,10 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 }
 
 // printRunSummary prints the end-of-run summary: the suite's verdict, then
-// per run its culprits by rank, the injected faults with the anomaly that
-// explains each, its imbalances and the KPIs that did not pass, one line
-// each.
+// per run its culprits by rank (with when the live analysis detected
+// each), its congestion trees (lossless fabrics) and analysis notes, the
+// injected faults with the anomaly that explains each, its imbalances and
+// the KPIs that did not pass, one line each.
 func printRunSummary(w io.Writer, res *results.Results) {
 	fmt.Fprintln(w, summaryLine(res))
 	for _, r := range res.Runs {
@@ -256,10 +266,19 @@ func printRunSummary(w io.Writer, res *results.Results) {
 			default:
 				line += fmt.Sprintf("; %d victims", n)
 			}
+			if d := report.Detected(&a); d != "" {
+				line += "; " + d
+			}
 			if len(r.FaultMatches) > 0 && !matched[rank] && len(a.Faults) == 0 {
 				line += "; matches no injected fault"
 			}
 			fmt.Fprintln(w, line)
+		}
+		for _, ct := range r.CongestionTrees {
+			fmt.Fprintf(w, "  congestion tree [%s] %s\n", r.ID, report.TreeLine(&ct))
+		}
+		for _, n := range r.AnalysisNotes {
+			fmt.Fprintf(w, "  note [%s] %s\n", r.ID, n)
 		}
 		for _, m := range r.FaultMatches {
 			to := "no anomaly"

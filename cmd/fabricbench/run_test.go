@@ -257,6 +257,7 @@ func TestRunSummaryLines(t *testing.T) {
 					StartUs: 200, EndUs: 900, Evidence: "50% of line rate while backlogged\n(more)", Faults: []string{"F1"},
 					Victims: []results.Victim{{Member: "spine1"}, {Member: "host3"}, {Member: "host4"}}},
 				{Rank: 2, Kind: results.KindStraggler, Group: "job:perm", Member: "host6", Cause: results.CauseSlowNIC, StartUs: 1000, EndUs: 3000,
+					DetectedUs: 1100, TimeToDetectUs: 100,
 					Signals: []results.Signal{{Name: "rate_util", Value: 0.4, Baseline: 0.95}}, Victims: []results.Victim{{Member: "host2"}}},
 			},
 			FaultMatches: []results.FaultMatch{
@@ -264,12 +265,17 @@ func TestRunSummaryLines(t *testing.T) {
 				{ID: "F2", Description: "down spine2:Ethernet1 at 1ms", StartUs: 1000, EndUs: -1},
 			},
 			Imbalances: []results.Imbalance{{Group: "leaf-uplinks:leaf2", Members: 8, CV: 0.21, MaxMin: 1.9, Jain: 0.957, MaxMember: "leaf2:Ethernet1", MinMember: "leaf2:Ethernet6"}},
+			CongestionTrees: []results.CongestionTree{{Root: "leaf3", RootPorts: []string{"leaf3:Ethernet0"}, RootHosts: []string{"host12"}, Cause: results.TreeIncast,
+				StartUs: 0, EndUs: 200, Hops: 3, Switches: 6, PortsPaused: 11, HostsPaused: 2, PausedUs: 690, PauseFrames: 89, MaxPauseRate: 80000}},
+			AnalysisNotes: []string{"no PFC counters"},
 		}}}
 	var b bytes.Buffer
 	printRunSummary(&b, res)
 	want := `s: FAIL — 1 run, 1/2 KPIs passed, 1 failed, 2 anomalies
   anomaly #1 [r1] leaf0:Ethernet5 (capacity, 200–900 µs): 50% of line rate while backlogged; 3 victims
-  anomaly #2 [r1] host6 (slow-nic, 1–3 ms): rate_util 40 % (group 95 %); 1 victim; matches no injected fault
+  anomaly #2 [r1] host6 (slow-nic, 1–3 ms): rate_util 40 % (group 95 %); 1 victim; detected at 1.1 ms (100 µs to detect); matches no injected fault
+  congestion tree [r1] leaf3 (incast into host12, 0–200 µs): 3 hop(s), 11 port(s) and 2 host NIC(s) paused, 690 µs paused, 89 pause frames (busiest port 80000/s)
+  note [r1] no PFC counters
   fault F1 [r1] degrade leaf0:Ethernet5 to 50% at 200us -> anomaly #1
   fault F2 [r1] down spine2:Ethernet1 at 1ms -> no anomaly
   imbalance [r1] leaf-uplinks:leaf2 (8 members): CV 0.21, max/min 1.9, Jain 0.957; most loaded leaf2:Ethernet1, least loaded leaf2:Ethernet6

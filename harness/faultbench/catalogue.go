@@ -264,11 +264,26 @@ func healthyJobs(f *inventory.Fabric) []Job { return []Job{Perm, A2A, StripedRin
 // HealthySeeds are the seeds of the healthy runs.
 var HealthySeeds = []uint64{1, 2}
 
-// Catalogue is the benchmark: every faulted base scenario on both fabrics
-// under each load balancer (the seed rotates through 1, 2, 3 so that each
-// base runs once with each seed), then the healthy runs: both fabrics,
-// each healthy workload, each load balancer, each of HealthySeeds.
+// Catalogue is the whole benchmark: the trees catalogue (TreeCatalogue)
+// and the worlds catalogue (WorldsCatalogue).
 func Catalogue() ([]Scenario, error) {
+	trees, err := TreeCatalogue()
+	if err != nil {
+		return nil, err
+	}
+	worlds, err := WorldsCatalogue()
+	if err != nil {
+		return nil, err
+	}
+	return append(trees, worlds...), nil
+}
+
+// TreeCatalogue is the benchmark of lossy leaf-spine and fat-tree fabrics
+// (issue 11): every faulted base scenario on both fabrics under each load
+// balancer (the seed rotates through 1, 2, 3 so that each base runs once
+// with each seed), then the healthy runs: both fabrics, each healthy
+// workload, each load balancer, each of HealthySeeds.
+func TreeCatalogue() ([]Scenario, error) {
 	type fabric struct {
 		spec, name, short string
 		bases             func(*topo) []base
@@ -300,6 +315,7 @@ func Catalogue() ([]Scenario, error) {
 					Faults:     b.faults,
 					LB:         lb,
 					Seed:       seed,
+					World:      WorldTrees,
 				})
 			}
 		}
@@ -320,6 +336,7 @@ func Catalogue() ([]Scenario, error) {
 						Jobs:       []Job{j},
 						LB:         lb,
 						Seed:       seed,
+						World:      WorldTrees,
 					})
 				}
 			}

@@ -32,6 +32,8 @@ func (c Culprits) Sorted() []string {
 // ExpectedCulprits derives, from the fabric alone, what names a fault:
 //
 //   - a port fault dev:port: that port and its link, as "A-B" and "B-A";
+//     a port taken down (down, flap) takes its link down, so the port at
+//     its other end counts too;
 //   - a link fault A-B: both of its ports ("A:pa", "B:pb") and "A-B", "B-A";
 //   - a nic fault host: the host, its NIC port ("host:eth0"), the leaf
 //     port facing it ("leaf0:Ethernet2") and the link names.
@@ -56,6 +58,9 @@ func ExpectedCulprits(f *inventory.Fabric, ft Fault) (Culprits, error) {
 		for _, p := range f.Nodes[id].Ports {
 			if f.Ports[p].Name == pname {
 				c.Names[portName(p)] = true
+				if ft.Kind == "down" || ft.Kind == "flap" {
+					c.Names[portName(f.Ports[p].Peer)] = true
+				}
 				addLink(p)
 				return c, nil
 			}
@@ -124,6 +129,11 @@ type FaultOutcome struct {
 	Report int
 	// Mismatch explains a disagreement between NamedBy and Report.
 	Mismatch string
+	// TimeToDetectUs is the shortest time to detect of the anomalies that
+	// name the fault (from the start of its first abnormal interval to
+	// the telemetry window that reported it), SinceFaultUs the time from
+	// the fault's first event to that report; -1 when it is not named.
+	TimeToDetectUs, SinceFaultUs float64
 }
 
 // Named reports whether some anomaly names the fault.
@@ -167,11 +177,15 @@ type Result struct {
 	// Err is set when the run did not complete (bad suite, backend
 	// error, run status error or interrupted).
 	Err string
-	// Anomalies and Imbalances count what the report found.
+	// Anomalies and Imbalances count what the report found, Trees its
+	// informational congestion trees (lossless fabrics; not anomalies).
 	Anomalies  int
 	Imbalances int
-	Faults     []FaultOutcome
-	Extras     []Extra
+	Trees      int
+	// Correct counts the anomalies that name a fault of the run.
+	Correct int
+	Faults  []FaultOutcome
+	Extras  []Extra
 	// Exact: the run completed, every fault is named by at least one
 	// anomaly and no anomaly names anything else.
 	Exact bool
@@ -268,6 +282,11 @@ func joinInts(v []int) string {
 func Evaluate(f *inventory.Fabric, s Scenario, run *results.Run) Result {
 	r := Result{Scenario: s, Anomalies: len(run.Anomalies), Imbalances: len(run.Imbalances),
 		WallS: run.WallS, SimEndUs: run.SimEndUs}
+	for _, t := range run.CongestionTrees {
+		if t.Anomaly == 0 {
+			r.Trees++
+		}
+	}
 	switch run.Status {
 	case results.Error, results.Interrupted, results.Skipped:
 		r.Err = fmt.Sprintf("run %s: status %s: %s", run.ID, run.Status, run.Error)
@@ -283,7 +302,8 @@ func Evaluate(f *inventory.Fabric, s Scenario, run *results.Run) Result {
 		for n := range c.Nodes {
 			near[n] = true
 		}
-		r.Faults = append(r.Faults, FaultOutcome{ID: "F" + strconv.Itoa(i+1), Fault: ft, Expected: c.Sorted(), Report: -1})
+		r.Faults = append(r.Faults, FaultOutcome{ID: "F" + strconv.Itoa(i+1), Fault: ft, Expected: c.Sorted(), Report: -1,
+			TimeToDetectUs: -1, SinceFaultUs: -1})
 	}
 	if len(s.Faults) > 0 && len(run.Faults) == 0 && r.Err == "" {
 		r.Err = fmt.Sprintf("run %s: the report lists no injected fault events", run.ID)
@@ -297,9 +317,31 @@ func Evaluate(f *inventory.Fabric, s Scenario, run *results.Run) Result {
 				r.Faults[i].NamedBy = append(r.Faults[i].NamedBy, k+1)
 			}
 		}
+		if len(correct[k]) > 0 {
+			r.Correct++
+		}
 		if len(correct[k]) == 0 {
 			r.Extras = append(r.Extras, Extra{Rank: k + 1, Member: a.Member, Link: a.Link, Kind: a.Kind,
 				Cause: a.Cause, Group: a.Group, Score: a.Score, Near: nearFault(a, near)})
+		}
+	}
+	// Times to detect: the earliest report of each named fault.
+	faultAt := map[string]float64{}
+	for _, ev := range run.Faults {
+		if t, ok := faultAt[ev.ID]; !ok || ev.AtUs < t {
+			faultAt[ev.ID] = ev.AtUs
+		}
+	}
+	for i := range r.Faults {
+		o := &r.Faults[i]
+		for _, k := range o.NamedBy {
+			a := run.Anomalies[k-1]
+			if o.TimeToDetectUs < 0 || a.TimeToDetectUs < o.TimeToDetectUs {
+				o.TimeToDetectUs = a.TimeToDetectUs
+			}
+			if at, ok := faultAt[o.ID]; ok && (o.SinceFaultUs < 0 || a.DetectedUs-at < o.SinceFaultUs) {
+				o.SinceFaultUs = a.DetectedUs - at
+			}
 		}
 	}
 	// The report's own correlation.

@@ -6,21 +6,55 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/harness"
+	_ "github.com/fabricbench/fabricbench/harness/netnsbackend" // the "netns" backend (lab runs)
 	"github.com/fabricbench/fabricbench/results"
 )
 
-// TestFaultLocalisation is the benchmark: it runs the whole catalogue and
-// checks the acceptance thresholds (MinExact, MaxHealthyWithAnomalies).
+// TestFaultLocalisation is the benchmark: it runs the catalogue and checks
+// the acceptance thresholds (MinExact, MinClassExact,
+// MaxHealthyWithAnomalies). By default it runs the trees catalogue and a
+// representative subset of the worlds catalogue (Representative);
+// FABRICBENCH_FAULTBENCH_FULL=1 runs everything, and
+// FABRICBENCH_FAULTBENCH_WORLDS (comma-separated, e.g. "lossless,dragonfly")
+// keeps only those worlds, FABRICBENCH_FAULTBENCH_SEED_OFFSET=N adds N to
+// every seed (the same scenarios with other traffic and hashing: a check
+// that the thresholds were not tuned to the seeds).
 func TestFaultLocalisation(t *testing.T) {
 	scenarios, err := Catalogue()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if os.Getenv("FABRICBENCH_FAULTBENCH_FULL") == "" {
+		scenarios = Representative(scenarios)
+		t.Logf("representative subset (FABRICBENCH_FAULTBENCH_FULL=1 runs the whole catalogue)")
+	}
+	if off := os.Getenv("FABRICBENCH_FAULTBENCH_SEED_OFFSET"); off != "" {
+		n, err := strconv.ParseUint(off, 10, 64)
+		if err != nil {
+			t.Fatalf("FABRICBENCH_FAULTBENCH_SEED_OFFSET: %v", err)
+		}
+		for i := range scenarios {
+			scenarios[i].Seed += n
+			scenarios[i].ID += fmt.Sprintf("+%d", n)
+		}
+		t.Logf("seeds shifted by %d", n)
+	}
+	if w := os.Getenv("FABRICBENCH_FAULTBENCH_WORLDS"); w != "" {
+		keep := map[string]bool{}
+		for _, x := range strings.Split(w, ",") {
+			keep[strings.TrimSpace(x)] = true
+		}
+		scenarios = slices.DeleteFunc(scenarios, func(s Scenario) bool { return !keep[s.World] })
+		t.Logf("worlds %s only: %d runs", w, len(scenarios))
 	}
 	root := t.TempDir()
 	keep := os.Getenv("FABRICBENCH_FAULTBENCH_KEEP") != ""
@@ -77,9 +111,19 @@ func TestFaultLocalisation(t *testing.T) {
 	if len(errs) > 0 {
 		t.Errorf("%d of %d runs did not complete:\n%s", len(errs), len(rs), strings.Join(errs, "\n"))
 	}
-	s := Summarize(rs)
+	var trees []Result
+	for _, r := range rs {
+		if r.Scenario.World == WorldTrees {
+			trees = append(trees, r)
+		}
+	}
+	// The trees catalogue: per load balancer, as before.
+	ts := Summarize(trees)
 	for _, lb := range AssertedLBs {
-		row := s.LB(lb)
+		row := ts.LB(lb)
+		if len(trees) == 0 {
+			break
+		}
 		if row.Runs == 0 {
 			t.Errorf("%s: no faulted runs", lb)
 			continue
@@ -95,10 +139,21 @@ func TestFaultLocalisation(t *testing.T) {
 		if f := row.ExactFraction(); f < GoalExact {
 			t.Logf("%s: %.0f%% exact, below the goal of %.0f%%", lb, 100*f, 100*GoalExact)
 		}
-		h := s.HealthyLB(lb)
+	}
+	// Every fault class with OPS, REPS and the Spritz load balancers
+	// (ECMP is recorded separately).
+	s := Summarize(rs)
+	for _, row := range s.ByClass[:len(s.ByClass)-1] {
+		if row.Runs > 0 && row.ExactFraction() < MinClassExact {
+			t.Errorf("fault class %s: %d of %d faulted runs exact (%.0f%%) with OPS, REPS and Spritz, want at least %.0f%% (MinClassExact); precision %.1f%%, recall %.1f%%",
+				row.Label, row.Exact, row.Runs, 100*row.ExactFraction(), 100*MinClassExact, 100*row.Precision(), 100*row.Recall())
+		}
+	}
+	// No anomaly on a healthy run, whatever the load balancer and world.
+	for _, h := range s.Healthy[:len(s.Healthy)-1] {
 		if h.WithAnomalies > MaxHealthyWithAnomalies {
 			t.Errorf("false alarms under %s: %d of %d healthy runs report anomalies (%d in all), want at most %d (MaxHealthyWithAnomalies)",
-				lb, h.WithAnomalies, h.Runs, h.Anomalies, MaxHealthyWithAnomalies)
+				h.Label, h.WithAnomalies, h.Runs, h.Anomalies, MaxHealthyWithAnomalies)
 		}
 	}
 }
@@ -146,13 +201,52 @@ func TestCatalogue(t *testing.T) {
 			t.Errorf("%s: the harness rejects the suite: %v\n%s", s.ID, err, s.SuiteYAML())
 		}
 	}
-	faulted := perLB["ecmp"] + perLB["ops"] + perLB["reps"]
-	if faulted < 40 || perLB["ops"] < 20 || perLB["reps"] < 20 || healthy < 12 {
+	faulted := 0
+	for _, n := range perLB {
+		faulted += n
+	}
+	if faulted < 200 || perLB["ops"] < 60 || perLB["reps"] < 40 || perLB["spritz-spray"] < 20 || perLB["spritz-scout"] < 20 || healthy < 100 {
 		t.Errorf("coverage: %d faulted runs %v, %d healthy", faulted, perLB, healthy)
 	}
-	for _, c := range Classes {
-		if perClass[c] == 0 {
+	for _, c := range AllClasses() {
+		if perClass[c] == 0 && c != ClassLabUplink {
 			t.Errorf("no scenario of class %s", c)
+		}
+	}
+	// The lab runs plan on the netns backend.
+	for i, s := range LabCatalogue() {
+		file := filepath.Join(dir, fmt.Sprintf("lab%03d.yaml", i))
+		if err := os.WriteFile(file, []byte(s.SuiteYAML()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := harness.PlanWith(context.Background(), file, s.Backend, ""); err != nil {
+			t.Errorf("%s: the netns backend rejects the suite: %v\n%s", s.ID, err, s.SuiteYAML())
+		}
+	}
+	// The worlds catalogue adds at least 60 runs, in every world, healthy
+	// ones too; the representative subset covers every class and world.
+	worlds, err := WorldsCatalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(worlds) < 60 {
+		t.Errorf("worlds catalogue: %d runs, want at least 60", len(worlds))
+	}
+	repClass, repHealthy := map[string]bool{}, map[string]bool{}
+	for _, s := range Representative(worlds) {
+		repClass[s.Class] = true
+		if s.Class == Healthy {
+			repHealthy[s.World] = true
+		}
+	}
+	for _, c := range WorldClasses {
+		if !repClass[c] && c != ClassLabUplink {
+			t.Errorf("the representative subset has no run of class %s", c)
+		}
+	}
+	for _, w := range Worlds[1:] {
+		if !repHealthy[w] && w != WorldLab {
+			t.Errorf("the representative subset has no healthy run of world %s", w)
 		}
 	}
 }
@@ -258,6 +352,51 @@ func TestEvaluate(t *testing.T) {
 	for _, want := range []string{"| ops | 1 | 1 | 100% | 0 | 0 (0) | 0 | n/a |", "| reps | 1 | 0 | 0 | 0 |", "1 runs did not complete"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// TestFaultLocalisationLab runs the lab part of the benchmark
+// (LabCatalogue) on the netns backend's FRR lab: the same analysis on
+// kernel counters (rates, qdisc backlog, drops; no ECN, no PFC). It needs
+// root and takes a few minutes, so it runs only with
+// FABRICBENCH_FAULTBENCH_LAB=1. Every run must be exact or, healthy,
+// without anomalies, and say that the lab has no PFC.
+func TestFaultLocalisationLab(t *testing.T) {
+	if os.Getenv("FABRICBENCH_FAULTBENCH_LAB") == "" {
+		t.Skip("lab runs of the fault-localisation benchmark take minutes: set FABRICBENCH_FAULTBENCH_LAB=1 (root) to run them")
+	}
+	labtest.Require(t)
+	scenarios := LabCatalogue()
+	keep := os.Getenv("FABRICBENCH_FAULTBENCH_KEEP") != ""
+	root := t.TempDir()
+	if keep {
+		var err error
+		if root, err = os.MkdirTemp("", "faultbench-lab-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("keeping every run under %s", root)
+	}
+	rs := RunAll(context.Background(), scenarios, Options{Root: root, Parallel: 1, Keep: true,
+		AgentBinary: labtest.Fabricbench(t), LabStateRoot: t.TempDir()})
+	t.Log("\n" + Markdown(rs))
+	for i, r := range rs {
+		t.Log(r.String())
+		if r.Err != "" || r.Scenario.Class != Healthy && !r.Exact || r.Scenario.Class == Healthy && r.Anomalies > 0 {
+			t.Errorf("%s: not exact (healthy: with anomalies)", r.Scenario.ID)
+		}
+		res, err := results.Load(filepath.Join(root, fmt.Sprintf("%03d-%s", i, r.Scenario.ID), "out"))
+		if err != nil {
+			t.Errorf("%s: %v", r.Scenario.ID, err)
+			continue
+		}
+		for _, a := range res.Runs[0].Anomalies {
+			t.Logf("%s: anomaly #%d %s (%s): %s; detected at %g µs (%g µs to detect)", r.Scenario.ID, a.Rank, a.Member, a.Cause, a.Evidence, a.DetectedUs, a.TimeToDetectUs)
+		}
+		if notes := res.Runs[0].AnalysisNotes; len(notes) == 0 || !strings.Contains(notes[0], "no PFC") {
+			t.Errorf("%s: analysis notes %q do not say the lab has no PFC", r.Scenario.ID, notes)
 		}
 	}
 }

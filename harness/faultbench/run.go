@@ -16,6 +16,12 @@ import (
 // the simulator with results under dir/out, and evaluates the run. An
 // error that stops the run is reported in Result.Err.
 func Run(ctx context.Context, s Scenario, dir string) Result {
+	return RunWith(ctx, s, dir, Options{})
+}
+
+// RunWith is Run with the lab settings of opts (AgentBinary,
+// LabStateRoot) for a scenario on a lab backend.
+func RunWith(ctx context.Context, s Scenario, dir string, opts Options) Result {
 	fail := func(format string, args ...any) Result {
 		return Result{Scenario: s, Err: fmt.Sprintf(format, args...)}
 	}
@@ -30,7 +36,12 @@ func Run(ctx context.Context, s Scenario, dir string) Result {
 	if err := os.WriteFile(file, []byte(s.SuiteYAML()), 0o644); err != nil {
 		return fail("%v", err)
 	}
-	res, err := harness.Run(ctx, harness.Options{SuiteFile: file, Out: filepath.Join(dir, "out"), Backend: "sim"})
+	backend := s.Backend
+	if backend == "" {
+		backend = "sim"
+	}
+	res, err := harness.Run(ctx, harness.Options{SuiteFile: file, Out: filepath.Join(dir, "out"), Backend: backend,
+		AgentBinary: opts.AgentBinary, LabStateRoot: opts.LabStateRoot})
 	if err != nil {
 		return fail("harness: %v", err)
 	}
@@ -57,6 +68,9 @@ type Options struct {
 	// Done, when set, is called after each run (from several goroutines
 	// at once).
 	Done func(Result)
+	// AgentBinary and LabStateRoot are harness.Options' for scenarios on
+	// a lab backend (Scenario.Backend).
+	AgentBinary, LabStateRoot string
 }
 
 // RunAll runs the scenarios with bounded concurrency, each in its own
@@ -80,7 +94,7 @@ func RunAll(ctx context.Context, scenarios []Scenario, opts Options) []Result {
 			if ctx.Err() != nil {
 				out[i] = Result{Scenario: s, Err: ctx.Err().Error()}
 			} else {
-				out[i] = Run(ctx, s, dir)
+				out[i] = RunWith(ctx, s, dir, opts)
 			}
 			if !opts.Keep {
 				os.RemoveAll(dir)

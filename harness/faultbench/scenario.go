@@ -131,12 +131,23 @@ type Job struct {
 	Hosts []string
 	// Label, when set, describes the host selection in tables ("striped").
 	Label string
+	// Incast: the fan-in (Senders) and the receiver; Start delays the
+	// job ("" at 0).
+	Senders  int
+	Receiver string
+	Start    string
 }
 
 func (j Job) String() string {
 	s := j.Workload + " " + j.Size
+	if j.Workload == "incast" {
+		s = fmt.Sprintf("incast %d:1 %s into %s", j.Senders, j.Size, j.Receiver)
+	}
 	if j.Label != "" {
 		s += " " + j.Label
+	}
+	if j.Start != "" {
+		s += " from " + j.Start
 	}
 	return s
 }
@@ -145,6 +156,15 @@ func (j Job) yaml() string {
 	s := fmt.Sprintf("{name: %s, workload: %s, size: %s", j.Name, j.Workload, j.Size)
 	if len(j.Hosts) > 0 {
 		s += ", hosts: [" + strings.Join(j.Hosts, ", ") + "]"
+	}
+	if j.Senders > 0 {
+		s += ", senders: " + strconv.Itoa(j.Senders)
+	}
+	if j.Receiver != "" {
+		s += ", receiver: " + j.Receiver
+	}
+	if j.Start != "" {
+		s += ", start: " + j.Start
 	}
 	return s + "}"
 }
@@ -164,6 +184,41 @@ type Scenario struct {
 	Faults     []Fault
 	LB         string // ecmp, ops, reps
 	Seed       uint64
+	// Settings beyond the catalogue's defaults (zero: the default).
+	Settings Settings
+	// World groups scenarios for the tables (Worlds: trees, lossless,
+	// dragonfly, ...).
+	World string
+	// Rep: the scenario is in the representative subset the default test
+	// runs (Representative).
+	Rep bool
+	// Backend runs the scenario ("" the simulator; netns the FRR lab).
+	Backend string
+}
+
+// Settings are a scenario's suite settings that differ from the
+// defaults: a lossless fabric, a routing mode, the congestion control,
+// the telemetry interval, the plane load balancing of a multi-plane
+// fabric and the simulated time limit.
+type Settings struct {
+	PFC      bool   // features.pfc.enabled
+	Routing  string // features.ecmp.mode (hash, minimal, ugal-l, source-guided, ...)
+	CC       string // transport.cc (nscc, dctcp)
+	Interval string // telemetry.interval ("" TelemetryInterval)
+	Planes   string // transport.planes (plb, global, entropy)
+	End      string // sim.end ("" SimEnd)
+	Preset   string // preset (spritz on low-diameter fabrics)
+	NoECN    bool   // features.ecn.enabled: false
+	NoTrim   bool   // features.trimming.enabled: false
+	MTU      int    // transport.mtu (0: the default)
+}
+
+// interval is the scenario's telemetry interval.
+func (s Scenario) interval() string {
+	if s.Settings.Interval != "" {
+		return s.Settings.Interval
+	}
+	return TelemetryInterval
 }
 
 // String describes the scenario on one line.
@@ -175,7 +230,30 @@ func (s Scenario) String() string {
 	for _, f := range s.Faults {
 		faults = append(faults, f.String())
 	}
-	desc := fmt.Sprintf("%s [%s, %s, %s, lb=%s, seed=%d]", s.ID, s.Class, s.FabricName, strings.Join(jobs, " + "), s.LB, s.Seed)
+	var set []string
+	st := s.Settings
+	if st.PFC {
+		set = append(set, "pfc")
+	}
+	if st.Routing != "" {
+		set = append(set, "routing="+st.Routing)
+	}
+	if st.CC != "" {
+		set = append(set, "cc="+st.CC)
+	}
+	if st.NoECN {
+		set = append(set, "no ecn")
+	}
+	if st.Interval != "" {
+		set = append(set, "telemetry="+st.Interval)
+	}
+	if st.Planes != "" {
+		set = append(set, "planes="+st.Planes)
+	}
+	if len(set) > 0 {
+		set[0] = ", " + set[0]
+	}
+	desc := fmt.Sprintf("%s [%s, %s, %s, lb=%s%s, seed=%d]", s.ID, s.Class, s.FabricName, strings.Join(jobs, " + "), s.LB, strings.Join(set, ", "), s.Seed)
 	if len(faults) > 0 {
 		desc += " " + strings.Join(faults, "; ")
 	}
@@ -192,10 +270,46 @@ func (s Scenario) SuiteYAML() string {
 	fmt.Fprintf(&b, "# %s\n", s.String())
 	fmt.Fprintf(&b, "name: %s\n", strconv.Quote(s.ID))
 	fmt.Fprintf(&b, "seed: %d\n", s.Seed)
+	st := s.Settings
+	if st.Preset != "" {
+		fmt.Fprintf(&b, "preset: %s\n", st.Preset)
+	}
 	fmt.Fprintf(&b, "fabric: {spec: %s}\n", strconv.Quote(s.Fabric))
-	fmt.Fprintf(&b, "transport: {lb: %s}\n", s.LB)
-	fmt.Fprintf(&b, "telemetry: {interval: %s}\n", TelemetryInterval)
-	fmt.Fprintf(&b, "sim: {reconverge: %s, end: %s}\n", Reconverge, SimEnd)
+	var feat []string
+	if st.PFC {
+		feat = append(feat, "pfc: {enabled: true}")
+	}
+	if st.Routing != "" {
+		feat = append(feat, "ecmp: {mode: "+st.Routing+"}")
+	}
+	if st.NoECN {
+		feat = append(feat, "ecn: {enabled: false}")
+	}
+	if st.NoTrim {
+		feat = append(feat, "trimming: {enabled: false}")
+	}
+	if len(feat) > 0 {
+		fmt.Fprintf(&b, "features: {%s}\n", strings.Join(feat, ", "))
+	}
+	tr := []string{"lb: " + s.LB}
+	if st.CC != "" {
+		tr = append(tr, "cc: "+st.CC)
+	}
+	if st.Planes != "" {
+		tr = append(tr, "planes: "+st.Planes)
+	}
+	if st.MTU > 0 {
+		tr = append(tr, "mtu: "+strconv.Itoa(st.MTU))
+	}
+	fmt.Fprintf(&b, "transport: {%s}\n", strings.Join(tr, ", "))
+	fmt.Fprintf(&b, "telemetry: {interval: %s}\n", s.interval())
+	end := SimEnd
+	if st.End != "" {
+		end = st.End
+	}
+	if s.Backend == "" || s.Backend == "sim" {
+		fmt.Fprintf(&b, "sim: {reconverge: %s, end: %s}\n", Reconverge, end)
+	}
 	b.WriteString("jobs:\n")
 	for _, j := range s.Jobs {
 		b.WriteString("  - " + j.yaml() + "\n")
