@@ -5,7 +5,6 @@ import (
 
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
-	"github.com/fabricbench/fabricbench/sim"
 )
 
 func fabric(t *testing.T) *inventory.Fabric {
@@ -133,7 +132,7 @@ func TestResolveFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Spine ports are the B end of leaf-spine links: transmit side = B->A.
-	if len(got) != 2 || got[0].Direction != sim.DirBA || got[0].Fraction != 0.25 || got[0].At != 10e6 || got[1].At != 20e6 || got[1].Fraction != 1 {
+	if len(got) != 2 || got[0].Direction != inventory.DirBA || got[0].Fraction != 0.25 || got[0].At != 10e6 || got[1].At != 20e6 || got[1].Fraction != 1 {
 		t.Fatalf("%+v", got)
 	}
 	l := f.Links[got[0].Link]

@@ -12,7 +12,6 @@ import (
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/kpis"
-	"github.com/fabricbench/fabricbench/sim"
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
@@ -277,7 +276,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 		return nil, err
 	}
 	if q := ft.Queue; q == "longest-path" {
-		if !sim.LowDiameterFabric(f) {
+		if !f.LowDiameter() {
 			return nil, fmt.Errorf("features.queue: longest-path sizes on the source-guided paths of a dragonfly or slimfly fabric; %s is neither", f.Name)
 		}
 		p.Features.QueueLongestPath = true
@@ -429,10 +428,10 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) 
 	l := f.Links[link]
 	var ports []string
 	portName := func(p int) string { return f.Nodes[f.Ports[p].Node].Name + ":" + f.Ports[p].Name }
-	if dir != sim.DirBA {
+	if dir != inventory.DirBA {
 		ports = append(ports, portName(l.A))
 	}
-	if dir != sim.DirAB {
+	if dir != inventory.DirAB {
 		ports = append(ports, portName(l.B))
 	}
 	var out []Fault
@@ -470,7 +469,7 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) 
 }
 
 // resolveRandomFault takes down Fraction of the switch-to-switch links
-// (sim.RandomLinkFailures with the suite's seed) at At, up again at Until.
+// (inventory.RandomLinkFailures with the suite's seed) at At, up again at Until.
 func resolveRandomFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) ([]Fault, error) {
 	at, err := optDuration(sf.At)
 	if err != nil {
@@ -480,7 +479,7 @@ func resolveRandomFault(f *inventory.Fabric, sf *suite.Fault, id string, seed ui
 	if err != nil {
 		return nil, fmt.Errorf("until: %w", err)
 	}
-	evs, err := sim.RandomLinkFailures(f, sf.Fraction, seed, at)
+	evs, err := f.RandomLinkFailures(sf.Fraction, seed, at)
 	if err != nil {
 		return nil, fmt.Errorf("fraction: %w", err)
 	}
@@ -511,9 +510,9 @@ func faultTarget(f *inventory.Fabric, sf *suite.Fault) (link, dir int, what stri
 		for _, p := range f.Nodes[n].Ports {
 			if f.Ports[p].Name == pname {
 				l := f.Ports[p].Link
-				d := sim.DirAB
+				d := inventory.DirAB
 				if f.Links[l].B == p {
-					d = sim.DirBA
+					d = inventory.DirBA
 				}
 				return l, d, sf.Port + " (transmit)", nil
 			}
@@ -527,7 +526,7 @@ func faultTarget(f *inventory.Fabric, sf *suite.Fault) (link, dir int, what stri
 		p := f.Nodes[n].Ports[0]
 		return f.Ports[p].Link, 0, sf.NIC + " NIC (" + sf.NIC + ":" + f.Ports[p].Name + ")", nil
 	case sf.Link != "":
-		ev, err := sim.ParseFault(f, "down:"+sf.Link+"@0", workloads.ParseDuration)
+		ev, err := f.ParseLinkEvent("down:" + sf.Link + "@0")
 		if err != nil {
 			return 0, 0, "", errors.New("link: " + strings.TrimPrefix(err.Error(), `fault "down:`+sf.Link+`@0": `))
 		}

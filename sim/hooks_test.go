@@ -58,7 +58,7 @@ func TestDirectionalDegradeSlowsOnlyOneDirection(t *testing.T) {
 	}}
 	link := f.Ports[f.Nodes[f.Hosts[0]].Ports[0]].Link
 	r := run(t, Config{Fabric: f, Matrix: m, Transport: htsimParams(transport.REPS), Seed: 1,
-		Links: []LinkEvent{{Link: link, Up: true, RateFactor: 0.5, Direction: DirAB}}})
+		Links: []LinkEvent{{Link: link, Up: true, RateFactor: 0.5, Direction: inventory.DirAB}}})
 	a, b := r.Flows[0].FCT, r.Flows[1].FCT
 	t.Logf("host0->host1 %d ps, host1->host0 %d ps", a, b)
 	if float64(a) < 1.8*float64(b) {

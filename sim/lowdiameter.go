@@ -171,7 +171,7 @@ func (s *Sim) buildLowDiameter() error {
 	ld.nsw = nsw
 	// Targets: Dragonfly groups (pods) on a Dragonfly, else switches (a
 	// Slim Fly's global links join its two halves, not groups).
-	global := dragonflyGroups(f)
+	global := f.DragonflyGroups()
 	ld.tgt = make([]int32, nsw)
 	podT := map[int]int32{}
 	for i, n := range swNode {

@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/fabricbench/fabricbench/agents/transport"
+import (
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/inventory"
+)
 
 // This file is the pipe: a link direction that carries packets from an
 // egress port to the node at its far end after its latency (store and
@@ -100,7 +103,7 @@ func (s *Sim) linkEvent(le *LinkEvent) {
 		s.q.push(s.now+s.cfg.Reconverge, evReroute, 0, 0)
 	}
 	for i, pid := range [2]int{l.A, l.B} {
-		if (le.Direction == DirAB && i == 1) || (le.Direction == DirBA && i == 0) {
+		if (le.Direction == inventory.DirAB && i == 1) || (le.Direction == inventory.DirBA && i == 0) {
 			continue
 		}
 		p := &s.ports[pid]

@@ -54,7 +54,7 @@ func downSet(evs []LinkEvent) map[int]bool {
 func TestFailuresEveryFlowFinishes(t *testing.T) {
 	f := spritzDragonfly(t, 2, 4, 2, 400)
 	for seed := uint64(1); seed <= 3; seed++ {
-		fails, err := RandomLinkFailures(f, 0.05, seed, 0)
+		fails, err := f.RandomLinkFailures(0.05, seed, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func (s *Sim) minimalLive(node int32, d int32, seen map[int32]bool) bool {
 func TestFailuresStalledRunsEnd(t *testing.T) {
 	f := spritzDragonfly(t, 2, 4, 2, 400)
 	for seed := uint64(1); seed <= 3; seed++ {
-		fails, _ := RandomLinkFailures(f, 0.05, seed, 0)
+		fails, _ := f.RandomLinkFailures(0.05, seed, 0)
 		m := workloads.Permutation(f, 1<<20, seed)
 		_, r := runSpritz(t, f, m, spritzScheme{name: "OPS", mode: SourceGuided, lb: transport.OPS}, seed, func(c *Config) { c.Links = fails })
 		t.Logf("seed %d OPS source-guided: %d incomplete, sim end %.0f us, %s", seed, r.Incomplete, float64(r.SimEnd)/1e6, r.EndReason)

@@ -13,26 +13,10 @@ import (
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
-// LinkEvent changes a link at a point in simulated time.
-type LinkEvent struct {
-	At   int64 // picoseconds
-	Link int   // inventory link ID
-	Up   bool  // false: the link goes down and packets on it are lost
-	// RateFactor, when > 0 and Up, sets the link to this fraction of its
-	// nominal rate (a degraded link).
-	RateFactor float64
-	// Direction limits the event to one direction of the link: 0 both,
-	// DirAB the transmit side of port A (the lower-tier end), DirBA that of
-	// port B.
-	Direction int
-}
-
-// Link directions for LinkEvent.Direction.
-const (
-	DirBoth = 0
-	DirAB   = 1
-	DirBA   = 2
-)
+// LinkEvent changes a link at a point in simulated time (an
+// inventory.LinkEvent: inventory.ParseLinkEvent and
+// inventory.RandomLinkFailures make them).
+type LinkEvent = inventory.LinkEvent
 
 // Config is everything a run needs.
 type Config struct {
@@ -367,7 +351,7 @@ func New(cfg Config) (*Sim, error) {
 		if le.Link < 0 || le.Link >= len(cfg.Fabric.Links) {
 			return nil, fmt.Errorf("sim: link event %d: link %d does not exist (fabric has %d links)", i, le.Link, len(cfg.Fabric.Links))
 		}
-		if le.Direction != DirBoth && (!le.Up || le.Direction < 0 || le.Direction > DirBA) {
+		if le.Direction != inventory.DirBoth && (!le.Up || le.Direction < 0 || le.Direction > inventory.DirBA) {
 			return nil, fmt.Errorf("sim: link event %d: a direction applies only to up/degrade events (1 or 2), got %d", i, le.Direction)
 		}
 		if le.RateFactor < 0 || le.RateFactor > 1 {

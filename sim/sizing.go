@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/inventory"
@@ -28,7 +27,7 @@ func LongestPathSizing(f *inventory.Fabric, tp transport.Params) (windowRTT, que
 	if f == nil || f.NumHosts() < 2 || len(f.Links) == 0 {
 		return 0, 0, fmt.Errorf("sim: longest-path sizing needs a fabric with at least 2 hosts")
 	}
-	if !LowDiameterFabric(f) {
+	if !f.LowDiameter() {
 		return 0, 0, fmt.Errorf("sim: longest-path sizing (Spritz) sizes on the source-guided paths of a dragonfly or slimfly fabric; %s is neither", f.Name)
 	}
 	tp.LB = transport.Spray // any source-guided balancer: the paths do not depend on it
@@ -45,27 +44,3 @@ func LongestPathSizing(f *inventory.Fabric, tp transport.Params) (windowRTT, que
 	}
 	return rtt, int64(pkts) * w, nil
 }
-
-// LowDiameterFabric reports whether f is a Dragonfly (it has global links)
-// or a Slim Fly (built from a slimfly: spec, which names the fabric).
-func LowDiameterFabric(f *inventory.Fabric) bool {
-	return hasGlobalLinks(f) || slimFly(f)
-}
-
-// dragonflyGroups reports whether f's pods are Dragonfly groups: it has
-// global links and is not a Slim Fly, whose global links join the two
-// halves of its MMS graph rather than fully connected groups (routing
-// through intermediate groups and the Dragonfly path shapes of
-// source-guided routing apply to Dragonflies only).
-func dragonflyGroups(f *inventory.Fabric) bool { return hasGlobalLinks(f) && !slimFly(f) }
-
-func hasGlobalLinks(f *inventory.Fabric) bool {
-	for _, l := range f.Links {
-		if l.Global {
-			return true
-		}
-	}
-	return false
-}
-
-func slimFly(f *inventory.Fabric) bool { return strings.HasPrefix(strings.ToLower(f.Name), "slimfly:") }

@@ -36,7 +36,7 @@ type sgState struct {
 	fabOff []int32 // switch index -> offset into fab
 	fabCnt []uint8
 	pod    []int32              // switch index -> group (pod)
-	global bool                 // Dragonfly groups (dragonflyGroups): keep to Dragonfly path shapes
+	global bool                 // Dragonfly groups (inventory.Fabric.DragonflyGroups): keep to Dragonfly path shapes
 	paths  [][]transport.PathEV // [srcSw*nsw+dstSw], built on first use
 	// Counters: data packets steered by EV1 and by EV2.
 	nEV1, nEV2 uint64

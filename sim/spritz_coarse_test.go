@@ -20,7 +20,7 @@ func TestCoarseSpritzOnHashECMP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := ParseFault(f, "degrade:leaf0-spine0@0=0.1", workloads.ParseDuration)
+	ev, err := f.ParseLinkEvent("degrade:leaf0-spine0@0=0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

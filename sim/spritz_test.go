@@ -535,7 +535,7 @@ func p99FCTUs(r *Result) (p99 float64, incomplete int) {
 // moves its ACKs to paths of its own.
 func TestSpritzLinkFailures(t *testing.T) {
 	f := spritzDragonfly(t, 3, 6, 3, 400)
-	fails, err := RandomLinkFailures(f, 0.02, 5, 0)
+	fails, err := f.RandomLinkFailures(0.02, 5, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -283,14 +283,14 @@ func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error 
 	}
 	var faults []sim.LinkEvent
 	for _, fs := range o.faults {
-		ev, err := sim.ParseFault(fab, fs, workloads.ParseDuration)
+		ev, err := fab.ParseLinkEvent(fs)
 		if err != nil {
 			return badInput(fmt.Errorf("--fault: %w", err))
 		}
 		faults = append(faults, ev)
 	}
 	if o.failLinks != 0 {
-		evs, err := sim.RandomLinkFailures(fab, o.failLinks, o.seed, 0)
+		evs, err := fab.RandomLinkFailures(o.failLinks, o.seed, 0)
 		if err != nil {
 			return badInput(fmt.Errorf("--fail-links: %w", err))
 		}

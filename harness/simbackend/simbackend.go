@@ -291,9 +291,23 @@ func (b *Backend) srv6(w *harness.Workload) (sim.SRv6, error) {
 			}
 		}
 		pl := pathctl.Disjoint(f, rest, b.feat.SRv6Elephant)
-		out.Paths = append(out.Paths, pathctl.SRv6(f, pl.Placed)...)
+		out.Paths = append(out.Paths, placedPaths(f, pl.Placed)...)
 	}
 	return out, nil
+}
+
+// placedPaths turns the placements of pathctl.Disjoint into the
+// simulator's strict uSID paths.
+func placedPaths(f *inventory.Fabric, placed []pathctl.Placement) []sim.SRv6Path {
+	out := make([]sim.SRv6Path, len(placed))
+	for i, p := range placed {
+		sids := make([]uint16, len(p.Via))
+		for k, n := range p.Via {
+			sids[k] = sim.USID(f, n)
+		}
+		out[i] = sim.SRv6Path{Name: fmt.Sprintf("placed-flow%d", p.Flow), Flows: []int{p.Flow}, SIDs: sids, Strict: true}
+	}
+	return out
 }
 
 func hasL4(hash []string) bool {

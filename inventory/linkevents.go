@@ -1,4 +1,4 @@
-package sim
+package inventory
 
 import (
 	"fmt"
@@ -6,18 +6,40 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/units"
 )
 
-// ParseFault parses a link fault of the form
+// LinkEvent changes a link at a point in time (the simulator's link
+// events, the faults of a run).
+type LinkEvent struct {
+	At   int64 // picoseconds
+	Link int   // link ID
+	Up   bool  // false: the link goes down and packets on it are lost
+	// RateFactor, when > 0 and Up, sets the link to this fraction of its
+	// nominal rate (a degraded link).
+	RateFactor float64
+	// Direction limits the event to one direction of the link: DirBoth,
+	// DirAB the transmit side of port A (the lower-tier end), DirBA that
+	// of port B.
+	Direction int
+}
+
+// Link directions for LinkEvent.Direction.
+const (
+	DirBoth = 0
+	DirAB   = 1
+	DirBA   = 2
+)
+
+// ParseLinkEvent parses a link fault of the form
 //
 //	down:A-B@TIME            the link between nodes A and B goes down
 //	up:A-B@TIME              it comes back at full rate
 //	degrade:A-B@TIME=FRAC    it runs at FRAC (0 < FRAC <= 1) of its rate
 //
 // A-B names the two nodes (e.g. tor0-agg1, host3-tor0); A-B/N picks the Nth
-// (0-based) of several parallel links. parseDur converts TIME to picoseconds.
-func ParseFault(f *inventory.Fabric, s string, parseDur func(string) (int64, error)) (LinkEvent, error) {
+// (0-based) of several parallel links. TIME is a duration (units.ParsePs).
+func (f *Fabric) ParseLinkEvent(s string) (LinkEvent, error) {
 	var ev LinkEvent
 	kind, rest, ok := strings.Cut(s, ":")
 	if !ok {
@@ -45,7 +67,7 @@ func ParseFault(f *inventory.Fabric, s string, parseDur func(string) (int64, err
 	default:
 		return ev, fmt.Errorf("fault %q: unknown kind %q (want down, up or degrade)", s, kind)
 	}
-	at, err := parseDur(when)
+	at, err := units.ParsePs(when)
 	if err != nil {
 		return ev, fmt.Errorf("fault %q: time: %w", s, err)
 	}
@@ -95,14 +117,14 @@ const MaxFailFraction = 0.5
 // links fail" experiments of Spritz Sec. V-D. Host links are never chosen
 // (a host would be cut off). frac is in [0, MaxFailFraction]. The events
 // are in link order.
-func RandomLinkFailures(f *inventory.Fabric, frac float64, seed uint64, at int64) ([]LinkEvent, error) {
+func (f *Fabric) RandomLinkFailures(frac float64, seed uint64, at int64) ([]LinkEvent, error) {
 	if !(frac >= 0 && frac <= MaxFailFraction) {
 		return nil, fmt.Errorf("link failure fraction %g out of range [0, %g]", frac, MaxFailFraction)
 	}
 	var cand []int
 	for _, l := range f.Links {
 		a, b := f.Ports[l.A].Node, f.Ports[l.B].Node
-		if f.Nodes[a].Role != inventory.RoleHost && f.Nodes[b].Role != inventory.RoleHost {
+		if f.Nodes[a].Role != RoleHost && f.Nodes[b].Role != RoleHost {
 			cand = append(cand, l.ID)
 		}
 	}
@@ -128,3 +150,27 @@ func RandomLinkFailures(f *inventory.Fabric, frac float64, seed uint64, at int64
 	}
 	return evs, nil
 }
+
+// LowDiameter reports whether f is a Dragonfly (it has global links) or a
+// Slim Fly (built from a slimfly: spec, which names the fabric).
+func (f *Fabric) LowDiameter() bool { return f.HasGlobalLinks() || f.SlimFly() }
+
+// DragonflyGroups reports whether f's pods are Dragonfly groups: it has
+// global links and is not a Slim Fly, whose global links join the two
+// halves of its MMS graph rather than fully connected groups (routing
+// through intermediate groups and the Dragonfly path shapes of
+// source-guided routing apply to Dragonflies only).
+func (f *Fabric) DragonflyGroups() bool { return f.HasGlobalLinks() && !f.SlimFly() }
+
+// HasGlobalLinks reports whether any link of f is a global link.
+func (f *Fabric) HasGlobalLinks() bool {
+	for _, l := range f.Links {
+		if l.Global {
+			return true
+		}
+	}
+	return false
+}
+
+// SlimFly reports whether f was built from a slimfly: spec.
+func (f *Fabric) SlimFly() bool { return strings.HasPrefix(strings.ToLower(f.Name), "slimfly:") }
