@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -412,367 +410,35 @@ func runLine(r *results.Run, backend string) string {
 	return line
 }
 
-// runPoint runs one matrix point. The returned Run is always usable; err is
-// an infrastructure error (or ctx's).
+// runPoint runs one matrix point: its stages (stages.go) in order, then
+// stopped in reverse. The returned Run is always usable; err is an
+// infrastructure error (or ctx's).
 func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx *telemetry.InfluxConfig, prog *progress) (*results.Run, error) {
-	wall := time.Now()
 	rel := filepath.Join("runs", p.ID)
-	dir := filepath.Join(opts.Out, rel)
-	run := &results.Run{
-		ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Pass,
-		Fabric: p.Fabric.Summary(), Config: pointConfig(p),
-		Files: map[string]string{},
+	r := &pointRun{
+		ctx: ctx, opts: opts, p: p, runTag: runTag, influx: influx, prog: prog,
+		wall: time.Now(), rel: rel, dir: filepath.Join(opts.Out, rel),
+		run: &results.Run{
+			ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Pass,
+			Fabric: p.Fabric.Summary(), Config: pointConfig(p),
+			Files: map[string]string{},
+		},
 	}
-	var down func() error
-	fail := func(err error) (*results.Run, error) {
-		run.Status, run.Error = results.Error, err.Error()
-		// Down now, so that a failure to restore the fabric is reported
-		// with the run (it runs once; the deferred call is then a no-op).
-		if down != nil {
-			if derr := down(); derr != nil {
-				run.Error += "; down: " + derr.Error()
-				err = errors.Join(err, fmt.Errorf("down: %w", derr))
-			}
-		}
-		run.WallS = time.Since(wall).Seconds()
-		if ctx.Err() != nil {
-			run.Status = results.Interrupted
-			return run, err
-		}
-		var ie *InputError
-		if errors.As(err, &ie) {
-			run.ErrorKind = results.ErrorInput
-			return run, err
-		}
-		run.ErrorKind = results.ErrorInfrastructure
-		return run, infra(err)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fail(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail(err)
-	}
-	w, err := BuildWorkload(p.Fabric, p.Jobs, p.Suite.Seed)
-	if err != nil {
-		return fail(&InputError{fmt.Errorf("jobs: %w", err)})
-	}
-
-	b, err := newBackend(opts.Backend)
-	if err != nil {
-		return fail(err)
-	}
-	if pr, ok := b.(Preparer); ok {
-		logf := func(string, ...any) {}
-		if opts.Progress != nil && !opts.Bars {
-			logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, p.ID+": "+f+"\n", a...) }
-		}
-		pr.Prepare(Env{RunID: p.ID, Dir: dir, LabStateRoot: opts.LabStateRoot, AgentBinary: opts.AgentBinary, Logf: logf,
-			Inventory: p.Suite.Fabric.Inventory, Apply: opts.Apply, ServeGNMI: opts.ServeGNMI})
-	}
-	// Down always runs, with its own deadline, also after an interrupt.
-	downed := false
-	down = func() error {
-		if downed {
-			return nil
-		}
-		downed = true
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		return b.Down(dctx)
-	}
-	defer down()
-
-	if err := b.Up(ctx, p.Fabric); err != nil {
-		return fail(fmt.Errorf("up: %w", err))
-	}
-	if err := b.Configure(ctx, p.Features); err != nil {
-		return fail(fmt.Errorf("configure: %w", err))
-	}
-	if err := b.DeployAgents(ctx, p.Transport); err != nil {
-		return fail(fmt.Errorf("deploy agents: %w", err))
-	}
-	var targets []telemetry.TargetSpec
-	if !p.NoTelemetry {
-		if targets, err = b.TelemetryTargets(ctx, p.Interval); err != nil {
-			return fail(fmt.Errorf("telemetry targets: %w", err))
-		}
-	}
-
-	// Sinks: the embedded store always, InfluxDB when configured; none
-	// without telemetry.
-	storePath := filepath.Join(dir, "telemetry.csv.gz")
-	var store *telemetry.Store
-	if !p.NoTelemetry {
-		if store, err = telemetry.CreateStore(storePath); err != nil {
-			return fail(err)
-		}
-		run.Files["telemetry"] = filepath.ToSlash(filepath.Join(rel, "telemetry.csv.gz"))
-	}
-	// The analysis reads what arrived through gNMI from memory: the
-	// samples the store wrote, in the same order, without reading the
-	// file back (on the nightly suite that took as long as a third of
-	// the simulation).
-	mem := &memSink{}
-	var sink telemetry.Sink
-	if store != nil {
-		sink = telemetry.Multi(store, mem)
-	}
-	var ix *telemetry.InfluxSink
-	if influx != nil && !p.NoTelemetry {
-		cfg := *influx
-		cfg.SpillPath = filepath.Join(dir, "influx-unsent.lp")
-		var iopts []telemetry.InfluxOption
-		if opts.Progress != nil {
-			iopts = append(iopts, telemetry.WithInfluxLogger(slog.New(slog.NewTextHandler(opts.Progress, &slog.HandlerOptions{Level: slog.LevelWarn}))))
-		}
-		ix, err = telemetry.NewInfluxSink(cfg, iopts...)
-		if err != nil {
-			store.Close(context.Background())
-			return fail(fmt.Errorf("influxdb: %w", err))
-		}
-		sink = telemetry.Multi(store, mem, ix)
-		run.Telemetry.Influx = redactURL(influx.URL) + " bucket " + influx.Bucket
-	}
-	storeClosed, influxClosed := false, false
-	closeStore := func() error {
-		if store == nil || storeClosed {
-			return nil
-		}
-		storeClosed = true
-		return store.Close(context.Background())
-	}
-	// closeInflux waits for InfluxDB to acknowledge everything: up to
-	// InfluxCloseTimeout, or a few seconds once the run is interrupted.
-	// What is still unwritten then goes to the spill file.
-	closeInflux := func() error {
-		if ix == nil || influxClosed {
-			return nil
-		}
-		influxClosed = true
-		wait := opts.InfluxCloseTimeout
-		if wait <= 0 {
-			wait = 30 * time.Second
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-		defer cancel()
-		stop := context.AfterFunc(ctx, func() {
-			time.AfterFunc(3*time.Second, cancel)
-		})
-		defer stop()
-		err := ix.Close(cctx)
-		st := ix.Stats()
-		run.Telemetry.InfluxStats = &results.InfluxStats{Points: st.Points, Written: st.Written, Retried: st.Retried,
-			Failed: st.Failed, Errors: st.Errors, LastError: st.LastError}
-		if st.Spilled > 0 {
-			run.Telemetry.InfluxStats.SpillFile = filepath.ToSlash(filepath.Join(rel, "influx-unsent.lp"))
-		}
-		return err
-	}
-	defer closeStore()
-	defer closeInflux()
-
-	// The live analysis (live.go): every telemetry window as it arrives.
-	rep := &liveReporter{id: p.ID}
-	if opts.Progress != nil {
-		rep.out = prog.line
-	}
-	jctx, stopJobs := context.WithCancel(ctx)
-	defer stopJobs()
-	if opts.FailFast {
-		rep.stop = stopJobs
-	}
-	live, err := startLive(p, opts.Backend, targets, rep.detect)
-	if err != nil {
-		return fail(fmt.Errorf("live analysis: %w", err))
-	}
-	if live != nil && sink != nil {
-		sink = telemetry.Multi(sink, live)
-	}
-	defer live.finish()
-	cctx, cancelColl := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelColl()
-	var coll *telemetry.Collector
-	if !p.NoTelemetry {
-		coll = telemetry.NewCollector(targets,
-			telemetry.WithPaths(p.Paths...),
-			telemetry.WithSampleInterval(p.Interval),
-			telemetry.WithRun(runTag),
-			telemetry.WithHandler(sink.Write),
-		)
-		if err := coll.Start(cctx); err != nil {
-			return fail(fmt.Errorf("telemetry subscribe: %w", err))
-		}
-	}
-	ctl, ctlColl, err := startController(cctx, b, p, targets, runTag, opts)
-	if err != nil {
-		return fail(err)
-	}
-	ctlDone := false
+	started := 0
 	defer func() {
-		if ctlColl != nil && !ctlDone { // a run that failed on the way
-			cancelColl()
-			ctlColl.Wait()
-			ctl.Close()
+		for i := started - 1; i >= 0; i-- {
+			if stop := pointStages[i].stop; stop != nil {
+				stop(r)
+			}
 		}
 	}()
-	if err := b.InjectFaults(ctx, p.Faults); err != nil {
-		return fail(fmt.Errorf("faults: %w", err))
-	}
-	bar := prog.add(p.ID, len(w.Matrix.Flows))
-	rr, err := b.RunJobs(jctx, w, bar.update)
-	bar.done(rr != nil && !rr.Interrupted)
-	if err != nil {
-		return fail(fmt.Errorf("run jobs: %w", err))
-	}
-	// Down ends the telemetry streams; the collector then drains. A
-	// failed Down (a device not restored, a lab not destroyed) does not
-	// lose what the run measured: the run is analysed and then marked
-	// as an infrastructure error naming the failure.
-	downErr := down()
-	var collErr error
-	if so, ok := b.(StreamsOutlive); ok && so.StreamsOutliveDown() && coll != nil {
-		coll.Stop()
-	}
-	if coll != nil {
-		var stats telemetry.CollectStats
-		stats, collErr = coll.Wait()
-		run.Telemetry.IntervalUs = float64(p.Interval.Microseconds())
-		run.Telemetry.Targets = len(targets)
-		run.Telemetry.Samples = stats.Samples
-		run.Telemetry.Store = run.Files["telemetry"]
-		run.Telemetry.RunTag = runTag
-		run.Telemetry.Unreachable = stats.Unreachable
-		for _, dev := range sortedNames(stats.Unreachable) {
-			if opts.Log != nil {
-				fmt.Fprintf(opts.Log, "telemetry: %s: %s UNREACHABLE: %s\n", p.ID, dev, stats.Unreachable[dev])
-			}
+	for _, st := range pointStages {
+		started++ // a stage that fails is stopped too
+		if err := st.start(r); err != nil {
+			return r.fail(err)
 		}
 	}
-	if ctlColl != nil {
-		_, cerr := ctlColl.Wait()
-		ctl.Close()
-		ctlDone = true
-		run.Controller = controllerResults(p, ctl, rr.EpochNs)
-		if err := ctl.Err(); err != nil && cerr == nil {
-			cerr = err
-		}
-		if cerr != nil {
-			collErr = errors.Join(collErr, fmt.Errorf("controller: %w", cerr))
-		}
-	}
-	storeErr := closeStore()
-	influxErr := closeInflux()
-	run.Telemetry.EpochNs = rr.EpochNs
-	run.SimEndUs = float64(rr.End) / 1e6
-	run.Packets = rr.Packets
-	run.Faults, run.FaultsNotReached = reachedFaults(p.Faults, rr.End)
-	if err := writeFlows(filepath.Join(dir, "flows.csv"), func(h int) string { return p.Fabric.Host(h).Name }, w, rr); err != nil {
-		return fail(err)
-	}
-	run.Files["flows"] = filepath.ToSlash(filepath.Join(rel, "flows.csv"))
-	if err := errors.Join(collErr, storeErr); err != nil {
-		if downErr != nil {
-			err = errors.Join(fmt.Errorf("down: %w", downErr), err)
-		}
-		return fail(fmt.Errorf("telemetry: %w", err))
-	}
-
-	// Analyse what arrived through gNMI, as stored.
-	samples := mem.samples()
-	in := analysis.Input{
-		Fabric: p.Fabric, Samples: samples, EpochNs: rr.EpochNs, Ideal: rr.Ideal, Faults: run.Faults,
-		LB: p.Transport.LB, Routing: routingMode(p), Opts: analysisOptions(&p.Suite.Analysis),
-		Detections: live.finish(), NoPFC: noPFC(opts.Backend),
-	}
-	for ji, j := range w.Jobs {
-		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps}
-		for fi, fl := range w.Matrix.Flows {
-			if w.FlowJob[fi] != ji {
-				continue
-			}
-			o := rr.Flows[fi]
-			jin.Flows = append(jin.Flows, analysis.FlowRecord{ID: fl.ID, Src: fl.Src, Dst: fl.Dst, Size: fl.Size,
-				Start: o.Start, FCT: o.FCT, Rep: w.FlowRep[fi], Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts,
-				Spurious: o.Spurious})
-		}
-		in.Jobs = append(in.Jobs, jin)
-	}
-	out, err := analysis.Analyze(in)
-	if err != nil {
-		return fail(fmt.Errorf("analysis: %w", err))
-	}
-	run.Jobs = out.Jobs
-	run.Anomalies = out.Anomalies
-	if run.Anomalies == nil {
-		run.Anomalies = []results.Anomaly{}
-	}
-	run.Imbalances = out.Imbalances
-	if run.Imbalances == nil {
-		run.Imbalances = []results.Imbalance{}
-	}
-	run.FaultMatches = out.FaultMatches
-	run.CongestionTrees, run.AnalysisNotes = out.CongestionTrees, out.Notes
-	extra := map[string]float64{
-		"retransmitted": float64(rr.Packets.Retransmitted), "trimmed": float64(rr.Packets.Trimmed),
-		"dropped": float64(rr.Packets.Dropped), "ecn_marked_packets": float64(rr.Packets.ECNMarked),
-		"incomplete_flows": float64(countIncomplete(rr)),
-	}
-	maps.Copy(extra, rr.Extra)
-	run.KPIs = judgeUnfinished(kpis.Evaluate(p.KPIs, out, extra), p.KPIs, out.Jobs, rr.Interrupted)
-	if k, ok := unfinishedFlowsKPI(p.KPIs, rr); ok {
-		run.KPIs = append(run.KPIs, k)
-	}
-	if p.NoTelemetry {
-		skipTelemetryKPIs(run.KPIs, p.KPIs)
-	}
-	out.Plots.Run = p.ID
-	out.Plots.Faults = run.Faults
-	plotsRel := filepath.ToSlash(filepath.Join(rel, "plots.json"))
-	if err := results.SavePlots(filepath.Join(opts.Out, plotsRel), &out.Plots); err != nil {
-		return fail(err)
-	}
-	run.Files["plots"] = plotsRel
-	for _, k := range run.KPIs {
-		if k.Verdict == results.Fail && run.Status == results.Pass {
-			run.Status = results.Fail
-		}
-		if k.Verdict == results.Error {
-			run.Status = results.Error
-		}
-	}
-	if influxErr != nil {
-		// The embedded store is complete and was analysed; InfluxDB is not.
-		run.Status, run.Error, run.ErrorKind = results.Error, "influxdb: "+influxErr.Error(), results.ErrorInfrastructure
-	}
-	if len(rr.Failures) > 0 {
-		run.Status, run.Error, run.ErrorKind = results.Error, strings.Join(rr.Failures, "; "), results.ErrorInfrastructure
-	}
-	if downErr != nil {
-		msg := "down: " + downErr.Error()
-		if run.Error != "" {
-			msg = run.Error + "; " + msg
-		}
-		run.Status, run.Error, run.ErrorKind = results.Error, msg, results.ErrorInfrastructure
-	}
-	failFast := rr.Interrupted && ctx.Err() == nil && rep.failFastError() != ""
-	switch {
-	case failFast:
-		run.Status, run.Error, run.ErrorKind = results.Fail, rep.failFastError()+": results cover the time up to "+fmtPs(rr.End), ""
-	case rr.Interrupted:
-		run.Status, run.Error, run.ErrorKind = results.Interrupted, "interrupted: results cover the simulated time up to "+fmtPs(rr.End), ""
-	}
-	run.WallS = time.Since(wall).Seconds()
-	if rr.Interrupted && !failFast {
-		return run, ctx.Err()
-	}
-	if influxErr != nil {
-		return run, &InfraError{fmt.Errorf("run %s: influxdb: %w", p.ID, influxErr)}
-	}
-	if downErr != nil {
-		return run, &InfraError{fmt.Errorf("run %s: down: %w", p.ID, downErr)}
-	}
-	return run, nil
+	return r.verdict()
 }
 
 // validateFabric runs the backend's bring-up validation (Validator) as
