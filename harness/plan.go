@@ -12,7 +12,7 @@ import (
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/kpis"
-	"github.com/fabricbench/fabricbench/workloads"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // InputError is bad input: a suite, fabric or option the user must fix.
@@ -235,17 +235,17 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 	if p.Features.Adaptive {
 		// Validated by the suite checker.
 		if ft.ECMP.Staleness != "" {
-			p.Features.ARStaleness, _ = workloads.ParseDuration(ft.ECMP.Staleness)
+			p.Features.ARStaleness, _ = units.ParsePs(ft.ECMP.Staleness)
 		}
 		if ft.ECMP.Quantum != "" {
-			p.Features.ARQuantum, _ = workloads.ParseSize(ft.ECMP.Quantum)
+			p.Features.ARQuantum, _ = units.ParseBytes(ft.ECMP.Quantum)
 		}
 	}
 	if ft.SRv6 != nil {
 		if ft.SRv6.Placement == suite.SRv6PlacementDisjoint {
 			p.Features.SRv6Placement, p.Features.SRv6Elephant = ft.SRv6.Placement, 1<<20
 			if ft.SRv6.Elephant != "" {
-				p.Features.SRv6Elephant, _ = workloads.ParseSize(ft.SRv6.Elephant) // validated
+				p.Features.SRv6Elephant, _ = units.ParseBytes(ft.SRv6.Elephant) // validated
 			}
 		}
 		for i, sp := range ft.SRv6.Paths {
@@ -281,7 +281,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 		}
 		p.Features.QueueLongestPath = true
 	} else if q != "" && q != "bdp" {
-		if p.Features.QueueBytes, err = workloads.ParseSize(q); err != nil {
+		if p.Features.QueueBytes, err = units.ParseBytes(q); err != nil {
 			return nil, fmt.Errorf("features.queue: %w", err)
 		}
 	}
@@ -305,7 +305,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 	t := s.Transport
 	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, Seed: s.Seed,
 		Launcher: s.Agents.Launcher}
-	iv, err := workloads.ParseDuration(s.Telemetry.Interval)
+	iv, err := units.ParsePs(s.Telemetry.Interval)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry.interval: %w", err)
 	}
@@ -317,16 +317,16 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 		cs := &ControllerSpec{Kind: c.Kind, Interval: iv / 1000, Rate: c.Thresholds.Rate, Trigger: c.Thresholds.Trigger, Clear: c.Thresholds.Clear}
 		// Validated by the suite checker.
 		if c.Interval != "" {
-			v, _ := workloads.ParseDuration(c.Interval)
+			v, _ := units.ParsePs(c.Interval)
 			cs.Interval = v / 1000
 		}
 		cs.HoldDown = 10 * cs.Interval
 		if c.HoldDown != "" {
-			v, _ := workloads.ParseDuration(c.HoldDown)
+			v, _ := units.ParsePs(c.HoldDown)
 			cs.HoldDown = v / 1000
 		}
 		if c.Thresholds.Queue != "" {
-			cs.Queue, _ = workloads.ParseSize(c.Thresholds.Queue)
+			cs.Queue, _ = units.ParseBytes(c.Thresholds.Queue)
 		}
 		p.Controller = cs
 	}
@@ -362,7 +362,7 @@ func optDuration(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	return workloads.ParseDuration(s)
+	return units.ParsePs(s)
 }
 
 func resolveJob(f *inventory.Fabric, sj *suite.Job) (Job, error) {
@@ -371,7 +371,7 @@ func resolveJob(f *inventory.Fabric, sj *suite.Job) (Job, error) {
 	if j.Hosts, err = sj.Participants(f); err != nil {
 		return j, err
 	}
-	if j.Size, err = workloads.ParseSize(sj.Size); err != nil {
+	if j.Size, err = units.ParseBytes(sj.Size); err != nil {
 		return j, fmt.Errorf("size: %w", err)
 	}
 	if j.Start, err = optDuration(sj.Start); err != nil {
@@ -653,7 +653,7 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 			cannot("transport.mtu", fmt.Sprintf("an mtu of %d", s.Transport.MTU), c.MaxMTUReason, fmt.Sprintf("at most %d", c.MaxMTU))
 		}
 		if c.MinInterval > 0 && (s.Telemetry.Enabled == nil || *s.Telemetry.Enabled) {
-			if iv, err := workloads.ParseDuration(s.Telemetry.Interval); err == nil && time.Duration(iv/1000) < c.MinInterval {
+			if iv, err := units.ParsePs(s.Telemetry.Interval); err == nil && time.Duration(iv/1000) < c.MinInterval {
 				cannot("telemetry.interval", "telemetry every "+s.Telemetry.Interval, c.MinIntervalReason,
 					fmt.Sprintf("at least %v (or telemetry.enabled: false)", c.MinInterval))
 			}

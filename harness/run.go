@@ -24,7 +24,7 @@ import (
 	"github.com/fabricbench/fabricbench/report"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
-	"github.com/fabricbench/fabricbench/workloads"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // Options control a suite run.
@@ -612,7 +612,7 @@ func judgeUnfinished(kp []results.KPI, specs []kpis.Spec, jobs []results.Job, in
 // analysisOptions maps a suite's analysis section (defaults filled by
 // suite.Load) onto analysis.Options.
 func analysisOptions(a *suite.Analysis) analysis.Options {
-	backlog, err := workloads.ParseSize(a.Culprit.Backlog)
+	backlog, err := units.ParseBytes(a.Culprit.Backlog)
 	if err != nil {
 		backlog = 0 // the analysis default; suite.Load already rejected bad sizes
 	}

@@ -23,7 +23,7 @@ const (
 	// of simulated time, the limit of the Spritz paper's experiments.
 	DefaultEnd units.Ps = 1_000_000_000_000
 	// MaxEnd is the largest Config.End (and StallAfter): one hour, the
-	// largest duration workloads.ParseDuration accepts.
+	// largest duration units.ParsePs accepts.
 	MaxEnd units.Ps = 3600 * DefaultEnd
 	// DefaultStallAfter is the shortest stretch without progress that
 	// ends a run (Config.StallAfter 0); the default is the larger of this

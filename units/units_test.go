@@ -215,3 +215,70 @@ func roundTrips(v int64, format func(int64) string, parse func(string) (int64, e
 	back, err := parse(format(v))
 	return err == nil && back == v
 }
+
+// The messages the suite, the CLI and workload specs show for bad sizes
+// and durations.
+func TestParseBytesMessages(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"0", 0}, {"2000000", 2000000}, {"17B", 17}, {" 2 MiB ", 2 << 20},
+		{"2MB", 2e6}, {"3KB", 3000}, {"3kB", 3000}, {"1GB", 1e9}, {"2TB", 2e12},
+		{"1KiB", 1024}, {"1.5KiB", 1536}, {"2GiB", 2 << 30}, {"1TiB", 1 << 40},
+		{"0.5MB", 500000}, {"1.000", 1}, {"007", 7},
+	} {
+		got, err := ParseBytes(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"", `invalid size "": empty`},
+		{"-1", `invalid size "-1": expected a non-negative decimal number followed by a unit`},
+		{"MB", `invalid size "MB": expected a non-negative decimal number followed by a unit`},
+		{"2XB", `invalid size "2XB": unknown unit "XB" (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)`},
+		{"2mb", `invalid size "2mb": unknown unit "mb" (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)`},
+		{"1.5B", `invalid size "1.5B": not a whole number of bytes`},
+		{"1.", `invalid size "1.": malformed number "1."`},
+		{".5KB", `invalid size ".5KB": malformed number ".5"`},
+		{"1.2.3", `invalid size "1.2.3": malformed number "1.2.3"`},
+		{"9223372036854775808", `invalid size "9223372036854775808": too large (at most 1024TiB)`},
+		{"9000000TiB", `invalid size "9000000TiB": too large (at most 1024TiB)`},
+		{"1025TiB", `invalid size "1025TiB": too large (at most 1024TiB)`},
+	} {
+		if _, err := ParseBytes(tc.in); err == nil || err.Error() != tc.want {
+			t.Errorf("ParseBytes(%q) = %v, want %s", tc.in, err, tc.want)
+		}
+	}
+	if v, err := ParseBytes("1024TiB"); err != nil || v != 1<<50 {
+		t.Errorf("max (1 PiB): %d, %v", v, err)
+	}
+}
+
+func TestParsePsMessages(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"0", 0}, {"0.0", 0}, {"7ps", 7}, {"10ns", 10e3}, {"10us", 10e6}, {"10µs", 10e6},
+		{"10\u03bcs", 10e6}, {"2.5ms", 2.5e9}, {"1 s", 1e12}, {"0.001ns", 1},
+	} {
+		got, err := ParsePs(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParsePs(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"10", `invalid duration "10": missing unit (use ps, ns, us, µs, ms or s)`},
+		{"10m", `invalid duration "10m": unknown unit "m" (use ps, ns, us, µs, ms or s)`},
+		{"1.5ps", `invalid duration "1.5ps": not a whole number of picoseconds`},
+		{"-1us", `invalid duration "-1us": expected a non-negative decimal number followed by a unit`},
+		{"200000000s", `invalid duration "200000000s": too large (at most 3600s)`},
+		{"3601s", `invalid duration "3601s": too large (at most 3600s)`},
+	} {
+		if _, err := ParsePs(tc.in); err == nil || err.Error() != tc.want {
+			t.Errorf("ParsePs(%q) = %v, want %s", tc.in, err, tc.want)
+		}
+	}
+}

@@ -75,10 +75,10 @@
 // (bytes), KB, MB, GB, TB (powers of 1000; "kB" is accepted for KB) or KiB,
 // MiB, GiB, TiB (powers of 1024), e.g. 2MiB, 2MB, 1.5KiB, 2000000. The
 // result must be a whole number of bytes, at most 1 PiB (1024TiB), and flow
-// sizes must be positive. See [ParseSize].
+// sizes must be positive. See units.ParseBytes.
 //
 // DURATION is a non-negative decimal number with a unit: ps, ns, us (or µs),
-// ms or s, e.g. 10us, 2.5ms, at most 1 hour (3600s). See [ParseDuration]. start=DURATION delays
+// ms or s, e.g. 10us, 2.5ms, at most 1 hour (3600s). See units.ParsePs. start=DURATION delays
 // every flow that does not wait for another flow (After == -1); dependent
 // flows keep starting when their predecessor completes.
 //

@@ -113,21 +113,3 @@ func FuzzParseSpec(f *testing.F) {
 		})
 	})
 }
-
-// FuzzParseQuantity checks ParseSize and ParseDuration never panic and
-// never return negative values.
-func FuzzParseQuantity(f *testing.F) {
-	for _, s := range []string{"2MiB", "1.5 KB", "10us", "2.5µs", "0", "9223372036854775807ps", "1.0000000000000000000000001s"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		fuzzbound.Default(t, func() {
-			if v, err := ParseSize(s); err == nil && v < 0 {
-				t.Fatalf("ParseSize(%q) = %d", s, v)
-			}
-			if v, err := ParseDuration(s); err == nil && v < 0 {
-				t.Fatalf("ParseDuration(%q) = %d", s, v)
-			}
-		})
-	})
-}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // maxSpecFlows bounds the matrices ParseSpec generates (an all-to-all on
@@ -129,7 +130,7 @@ func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
 		return nil, fail("the fabric has %d %s; %s needs at least 2", hosts, noun, kind.name)
 	}
 
-	size, err := ParseSize(params["size"])
+	size, err := units.ParseBytes(params["size"])
 	if err != nil {
 		return nil, fail("key \"size\": %v", err)
 	}
@@ -138,7 +139,7 @@ func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
 	}
 	var start int64
 	if v, ok := params["start"]; ok {
-		if start, err = ParseDuration(v); err != nil {
+		if start, err = units.ParsePs(v); err != nil {
 			return nil, fail("key \"start\": %v", err)
 		}
 	}
@@ -191,7 +192,7 @@ func ParseSpec(spec string, f *inventory.Fabric, seed uint64) (*Matrix, error) {
 	case "monitored":
 		mb := Monitored{Src: 0, Dst: hosts - 1, Size: 4 << 20, BackgroundSize: size}
 		if v, ok := params["flow"]; ok {
-			if mb.Size, err = ParseSize(v); err != nil || mb.Size <= 0 {
+			if mb.Size, err = units.ParseBytes(v); err != nil || mb.Size <= 0 {
 				return nil, fail("key \"flow\" expects a positive size, got %q", v)
 			}
 		}

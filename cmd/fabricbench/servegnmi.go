@@ -19,7 +19,7 @@ import (
 	"github.com/fabricbench/fabricbench/harness/simbackend"
 	"github.com/fabricbench/fabricbench/sim"
 	"github.com/fabricbench/fabricbench/telemetry"
-	"github.com/fabricbench/fabricbench/workloads"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // serveOpts are the --serve-gnmi flags of sim and run.
@@ -134,7 +134,7 @@ func startSimServer(ctx context.Context, stderr io.Writer, o *serveOpts, cfg *si
 	if err != nil {
 		return nil, cleanup, err
 	}
-	iv, err := workloads.ParseDuration(o.interval)
+	iv, err := units.ParsePs(o.interval)
 	if err != nil || iv < 1e6 || iv > 1e12 || iv%1000 != 0 {
 		cleanup()
 		return nil, func() {}, badInput(fmt.Errorf("--gnmi-interval %q: want a whole number of nanoseconds from 1us to 1s", o.interval))

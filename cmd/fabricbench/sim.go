@@ -21,6 +21,7 @@ import (
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/preset"
 	"github.com/fabricbench/fabricbench/sim"
+	"github.com/fabricbench/fabricbench/units"
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
@@ -253,19 +254,19 @@ func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error 
 	if err != nil {
 		return badInput(fmt.Errorf("--lb: %w", err))
 	}
-	end, err := workloads.ParseDuration(o.end)
+	end, err := units.ParsePs(o.end)
 	if err != nil {
 		return badInput(fmt.Errorf("--end: %w", err))
 	}
 	var stallAfter int64 = -1
 	if o.stallAfter != "off" {
-		if stallAfter, err = workloads.ParseDuration(o.stallAfter); err != nil {
+		if stallAfter, err = units.ParsePs(o.stallAfter); err != nil {
 			return badInput(fmt.Errorf("--stall-after: %w (or off)", err))
 		}
 	}
 	var queue int64
 	if o.queue != "bdp" && o.queue != preset.LongestPath {
-		if queue, err = workloads.ParseSize(o.queue); err != nil {
+		if queue, err = units.ParseBytes(o.queue); err != nil {
 			return badInput(fmt.Errorf("--queue: %w", err))
 		}
 	}
@@ -277,7 +278,7 @@ func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error 
 	if err != nil {
 		return badInput(fmt.Errorf("--tm: %w", err))
 	}
-	reconverge, err := workloads.ParseDuration(o.reconverge)
+	reconverge, err := units.ParsePs(o.reconverge)
 	if err != nil {
 		return badInput(fmt.Errorf("--reconverge: %w", err))
 	}
@@ -305,11 +306,11 @@ func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error 
 	tp.MTU, tp.HeaderBytes, tp.AckBytes = o.mtu, o.header, o.header
 	tp.QuickAdapt, tp.FastIncrease = o.quickAdapt, o.fastIncrease
 	tp.TargetRTT, tp.MaxWindow = o.targetRTT, o.maxWindow
-	ackBytes, err := workloads.ParseSize(o.ackEveryBytes)
+	ackBytes, err := units.ParseBytes(o.ackEveryBytes)
 	if err != nil {
 		return badInput(fmt.Errorf("--ack-every-bytes: %w", err))
 	}
-	ackDelay, err := workloads.ParseDuration(o.ackDelay)
+	ackDelay, err := units.ParsePs(o.ackDelay)
 	if err != nil {
 		return badInput(fmt.Errorf("--ack-delay: %w", err))
 	}
@@ -354,11 +355,11 @@ func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error 
 	if lb.PathAware() && (routing == sim.RoutingAdaptive || (isLD && lowDiam != sim.SourceGuided && lowDiam != sim.Minimal)) {
 		return badInput(fmt.Errorf("--lb %s learns which entropies reach good paths: it needs --routing hash (ECMP hashing, coarse-grained), minimal or source-guided, not %s", lb, o.routing))
 	}
-	arStale, err := workloads.ParseDuration(o.arStaleness)
+	arStale, err := units.ParsePs(o.arStaleness)
 	if err != nil {
 		return badInput(fmt.Errorf("--ar-staleness: %w", err))
 	}
-	arQuantum, err := workloads.ParseSize(o.arQuantum)
+	arQuantum, err := units.ParseBytes(o.arQuantum)
 	if err != nil {
 		return badInput(fmt.Errorf("--ar-quantum: %w", err))
 	}

@@ -15,12 +15,12 @@ import (
 
 	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/kpis"
+	"github.com/fabricbench/fabricbench/units"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/preset"
-	"github.com/fabricbench/fabricbench/workloads"
 )
 
 // Defaults (see the field comments in types.go).
@@ -176,7 +176,7 @@ func (c *checker) controller() {
 	if t := c.s.Telemetry.Enabled; t != nil && !*t && ct.Kind != ControllerNone {
 		c.errf("controller", "the controller decides from telemetry; telemetry.enabled is false")
 	}
-	tel, telOK := workloads.ParseDuration(c.s.Telemetry.Interval)
+	tel, telOK := units.ParsePs(c.s.Telemetry.Interval)
 	if ct.Interval != "" {
 		if iv, ok := c.duration("controller.interval", ct.Interval); ok {
 			switch {
@@ -197,7 +197,7 @@ func (c *checker) controller() {
 		c.errf("controller.thresholds.rate", "%g is out of range (want 0 < rate <= 1)", th.Rate)
 	}
 	if th.Queue != "" {
-		if n, err := workloads.ParseSize(th.Queue); err != nil {
+		if n, err := units.ParseBytes(th.Queue); err != nil {
 			c.errf("controller.thresholds.queue", "%s", badQuantity(th.Queue, "not a size", wantSize, err))
 		} else if n <= 0 || n > 1<<30 {
 			c.errf("controller.thresholds.queue", "%s is out of range (want 1 byte to 1GiB)", th.Queue)
@@ -626,7 +626,7 @@ func (c *checker) features() {
 			c.errf("features.ecmp.staleness", "%s is out of range (want 0..1ms)", f.ECMP.Staleness)
 		}
 		if f.ECMP.Quantum != "" {
-			if n, err := workloads.ParseSize(f.ECMP.Quantum); err != nil {
+			if n, err := units.ParseBytes(f.ECMP.Quantum); err != nil {
 				c.errf("features.ecmp.quantum", "%s", badQuantity(f.ECMP.Quantum, "not a size", wantSize, err))
 			} else if n < 1 || n > MaxARQuantum {
 				c.errf("features.ecmp.quantum", "%s is out of range (want 1B..16MiB)", f.ECMP.Quantum)
@@ -682,7 +682,7 @@ func (c *checker) features() {
 			c.errf("features.srv6.placement", "%q is not a placement (want none or disjoint)", sr.Placement)
 		}
 		if sr.Elephant != "" {
-			if n, err := workloads.ParseSize(sr.Elephant); err != nil || n <= 0 {
+			if n, err := units.ParseBytes(sr.Elephant); err != nil || n <= 0 {
 				c.errf("features.srv6.elephant", "%q is not a positive size (e.g. 1MiB)", sr.Elephant)
 			}
 		}
@@ -762,7 +762,7 @@ func (c *checker) features() {
 		}
 	}
 	if q := f.Queue; q != "bdp" && q != "longest-path" {
-		n, err := workloads.ParseSize(q)
+		n, err := units.ParseBytes(q)
 		if err != nil {
 			c.errf("features.queue", "%s", badQuantity(q, "neither bdp, longest-path nor a size", wantSize, err))
 		} else if n <= 0 {
@@ -877,7 +877,7 @@ func (c *checker) telemetry() {
 
 // duration parses a duration, reporting a malformed one.
 func (c *checker) duration(path, v string) (int64, bool) {
-	ps, err := workloads.ParseDuration(v)
+	ps, err := units.ParsePs(v)
 	if err != nil {
 		c.errf(path, "%s", badQuantity(v, "not a duration", wantDur, err))
 		return 0, false
@@ -960,7 +960,7 @@ func (c *checker) job(i int, names map[string]int) int {
 	}
 	if j.Size == "" {
 		c.errf(p+".size", "required (%s)", wantSize)
-	} else if n, err := workloads.ParseSize(j.Size); err != nil {
+	} else if n, err := units.ParseBytes(j.Size); err != nil {
 		c.errf(p+".size", "%s", badQuantity(j.Size, "not a size", wantSize, err))
 	} else if n <= 0 {
 		c.errf(p+".size", "must be positive")
@@ -1451,7 +1451,7 @@ func (c *checker) analysis() {
 		c.errf("analysis.symmetry.imbalance_cv", "%v is out of range (want 0 < imbalance_cv <= 100)", a.Symmetry.ImbalanceCV)
 	}
 	cu := &a.Culprit
-	if n, err := workloads.ParseSize(cu.Backlog); err != nil {
+	if n, err := units.ParseBytes(cu.Backlog); err != nil {
 		c.errf("analysis.culprit.backlog", "%s", badQuantity(cu.Backlog, "not a size", wantSize, err))
 	} else if n <= 0 || n > MaxCulpritBacklog {
 		c.errf("analysis.culprit.backlog", "%s is out of range (want 1B..1GiB)", cu.Backlog)
