@@ -340,29 +340,6 @@ func (c Capabilities) Cannot(backend, field string, f Feature) error {
 	return fmt.Errorf("the %s backend cannot do %s: %s", backend, field, c.Unsupported[f])
 }
 
-// Refuse is Configure's check, for callers that did not plan, of the
-// queue and device features: the first of ECN, trimming, PFC, VRFs and a
-// queue size that feat asks for and c lists as unsupported, as Cannot's
-// error; nil when there is none.
-func (c Capabilities) Refuse(backend string, feat Features) error {
-	for _, x := range []struct {
-		on    bool
-		field string
-		f     Feature
-	}{
-		{feat.ECN, "features.ecn", FeatECN},
-		{feat.Trimming, "features.trimming", FeatTrimming},
-		{feat.PFC, "features.pfc", FeatPFC},
-		{len(feat.VRFs) > 0, "features.vrfs", FeatVRF},
-		{feat.QueueBytes > 0 || feat.QueueLongestPath, "features.queue", FeatQueue},
-	} {
-		if _, no := c.Unsupported[x.f]; x.on && no {
-			return c.Cannot(backend, x.field, x.f)
-		}
-	}
-	return nil
-}
-
 // Capable is implemented by backends that declare their capabilities.
 // The suite of a backend that does not is not checked before it runs.
 type Capable interface {

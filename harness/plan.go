@@ -169,17 +169,6 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 	return pl, nil
 }
 
-// defaultOn are the features on by default, where the backend can do
-// them: their suite switch and the feature.
-var defaultOn = []struct {
-	field string
-	f     Feature
-	get   func(*suite.Features) *bool
-}{
-	{"features.ecn", FeatECN, func(ft *suite.Features) *bool { return ft.ECN.Enabled }},
-	{"features.trimming", FeatTrimming, func(ft *suite.Features) *bool { return ft.Trimming.Enabled }},
-}
-
 // featureOn is whether a default-on feature is on: as the suite says, or,
 // left at its default, whether the backend can do it.
 func featureOn(enabled *bool, f Feature, caps Capabilities) bool {
@@ -194,12 +183,12 @@ func featureOn(enabled *bool, f Feature, caps Capabilities) bool {
 // and the backend cannot do (so they are off), one line each.
 func defaultNotes(s *suite.Suite, backend string, caps Capabilities) []string {
 	var out []string
-	for _, d := range defaultOn {
-		if d.get(&s.Features) != nil {
+	for _, k := range FeatureKinds() {
+		if k.Enabled == nil || k.Enabled(&s.Features) != nil {
 			continue
 		}
-		if reason, cannot := caps.Unsupported[d.f]; cannot {
-			out = append(out, fmt.Sprintf("%s: off (on by default, but the %s backend cannot do %s: %s)", d.field, backend, featureNames[d.f], reason))
+		if reason, cannot := caps.Unsupported[k.Feature]; cannot {
+			out = append(out, fmt.Sprintf("%s: off (on by default, but the %s backend cannot do %s: %s)", k.EnabledField, backend, k.Doc, reason))
 		}
 	}
 	return out
@@ -568,13 +557,6 @@ func allChecks(checks ...suite.CheckFunc) suite.CheckFunc {
 	}
 }
 
-// featureNames describe the features in errors.
-var featureNames = map[Feature]string{
-	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
-	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
-	FeatAdaptive: "adaptive routing", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatController: "a path controller", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
-}
-
 // check returns the suite check of the named backend's capabilities: one
 // error per field that asks for what the backend cannot do.
 func (c Capabilities) check(backend string) suite.CheckFunc {
@@ -586,63 +568,24 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 			}
 			errf(path, "%s", msg)
 		}
-		feature := func(f Feature, path, fix string) {
-			if reason, ok := c.Unsupported[f]; ok {
-				cannot(path, featureNames[f], reason, fix)
-			}
-		}
 		if l := s.Agents.Launcher; l != "" && l != suite.LauncherSSH && c.Launchers != nil && !slices.Contains(c.Launchers, l) {
 			cannot("agents.launcher", "agents.launcher "+l, "it starts the agents with "+strings.Join(c.Launchers, " or "), "srun starts agents on the hardware backend (--inventory)")
 		}
 		if c.NeedsInventory && s.Fabric.Inventory == "" {
 			errf("fabric", "the %s backend runs on the devices of a hardware inventory: give --inventory FILE or set fabric.inventory (docs/inventory.md)", backend)
 		}
+		// One loop over the feature registry (features.go), asking only
+		// about the features the backend cannot do.
+		for _, k := range FeatureKinds() {
+			reason, no := c.Unsupported[k.Feature]
+			if !no {
+				continue
+			}
+			for _, a := range k.Asks(s) {
+				cannot(a.Path, k.Doc, reason, a.Fix)
+			}
+		}
 		ft := &s.Features
-		// Left at their defaults, ECN and trimming follow the backend
-		// (off where it cannot do them, with a note: PlanSuite).
-		if ft.ECN.Enabled != nil && *ft.ECN.Enabled {
-			feature(FeatECN, "features.ecn.enabled", "set features.ecn: {enabled: false}, or leave it out (off by default on this backend)")
-		}
-		if ft.Trimming.Enabled != nil && *ft.Trimming.Enabled {
-			feature(FeatTrimming, "features.trimming.enabled", "set features.trimming: {enabled: false}, or leave it out (off by default on this backend)")
-		}
-		if ft.PFC != nil && ft.PFC.Enabled {
-			feature(FeatPFC, "features.pfc.enabled", "")
-		}
-		if ft.SRv6 != nil {
-			feature(FeatSRv6, "features.srv6", "")
-			if ft.SRv6.Placement != "" && ft.SRv6.Placement != suite.SRv6PlacementNone {
-				feature(FeatSRv6Control, "features.srv6.placement", "")
-			}
-			for i, sp := range ft.SRv6.Paths {
-				if sp.Job != "" || sp.Strict {
-					feature(FeatSRv6Control, fmt.Sprintf("features.srv6.paths[%d]", i), "")
-				}
-			}
-		}
-		if len(ft.VRFs) > 0 {
-			feature(FeatVRF, "features.vrfs", "")
-		}
-		if s.Controller != nil && s.Controller.Kind != suite.ControllerNone {
-			feature(FeatController, "controller.kind", "")
-		}
-		if ft.ECMP.Mode == suite.ECMPModeAdaptive {
-			feature(FeatAdaptive, "features.ecmp.mode", "use mode: hash")
-		} else if ft.ECMP.Mode != suite.ECMPModeHash {
-			feature(FeatLowDiameter, "features.ecmp.mode", "use mode: hash")
-		}
-		if ft.Queue != "" && ft.Queue != "bdp" {
-			feature(FeatQueue, "features.queue", "leave it out or set bdp")
-		}
-		if _, ok := c.Unsupported[FeatPlanes]; ok {
-			if f, err := s.LoadFabric(); err == nil && f.NumPlanes() > 1 {
-				path := "fabric.spec"
-				if s.Fabric.Spec == "" {
-					path = "fabric.file"
-				}
-				feature(FeatPlanes, path, fmt.Sprintf("use a single-plane fabric (this one has %d planes)", f.NumPlanes()))
-			}
-		}
 		for _, need := range c.ECMPHashNeeds {
 			if !slices.Contains(ft.ECMP.Hash, need) {
 				cannot("features.ecmp.hash", "a hash without "+need, c.ECMPHashReason, "")

@@ -267,14 +267,6 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	if err := capabilities.Refuse(Name, feat); err != nil {
 		return err
 	}
-	switch {
-	case feat.SRv6 || len(feat.SRv6Paths) > 0:
-		return unsupported("features.srv6", harness.FeatSRv6)
-	case feat.Adaptive:
-		return unsupported("features.ecmp.mode", harness.FeatAdaptive)
-	case feat.LowDiameter != "":
-		return unsupported("features.ecmp.mode", harness.FeatLowDiameter)
-	}
 	want := &drivers.DeviceFeatures{ECMPHash: slices.Clone(feat.ECMPHash)}
 	sw := b.switches()
 	diffs := make([]drivers.Diff, len(sw))
@@ -640,9 +632,6 @@ func (b *Backend) Down(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
-
-// unsupported is Configure's error for a feature the backend cannot do.
-func unsupported(field string, f harness.Feature) error { return capabilities.Cannot(Name, field, f) }
 
 // Describe implements harness.Describer: what a run of p does to the
 // inventory's devices (describing it connects to nothing).

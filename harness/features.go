@@ -1,0 +1,204 @@
+package harness
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/fabricbench/fabricbench/harness/suite"
+)
+
+// The feature registry. Every switch feature a suite may ask for is one
+// registered FeatureKind: its capability name, the words errors use for
+// it, the suite fields that ask for it and whether a resolved run asks for
+// it. A backend declares which kinds it cannot do (Capabilities.Unsupported,
+// with the reason); the planner's capability check (Capabilities.check)
+// and Configure's check for callers that did not plan (Capabilities.Refuse)
+// are each one loop over the registry. Adding a feature: its Feature
+// constant, one RegisterFeature call below, and the backends that do it
+// (their mapping of Features) or cannot (their Unsupported entry).
+
+// FeatureKind is one registered switch feature.
+type FeatureKind struct {
+	Feature Feature
+	// Doc names the feature in errors: "the lab backend cannot do <Doc>:
+	// <reason>".
+	Doc string
+	// Enabled, for a feature on by default (where the backend can do it),
+	// returns the suite's switch (nil: left at the default; the planner
+	// then turns it off on a backend that cannot do it, with a note).
+	Enabled func(*suite.Features) *bool
+	// EnabledField is the suite field of that switch (for the note).
+	EnabledField string
+	// Asks returns the suite fields that ask for the feature, in order,
+	// each with how to do without (may be ""). It is called only for a
+	// backend that cannot do the feature.
+	Asks func(*suite.Suite) []FeatureAsk
+	// Runs, when set, reports whether a resolved run's features ask for
+	// the feature, and the suite field that does (Refuse).
+	Runs func(Features) (field string, on bool)
+}
+
+// FeatureAsk is a suite field that asks for a feature and how to do
+// without it.
+type FeatureAsk struct{ Path, Fix string }
+
+var (
+	featMu    sync.Mutex
+	featKinds []FeatureKind
+)
+
+// RegisterFeature adds a feature kind. It panics on an empty name, a kind
+// without Asks or one registered before.
+func RegisterFeature(k FeatureKind) {
+	featMu.Lock()
+	defer featMu.Unlock()
+	if k.Feature == "" || k.Asks == nil {
+		panic("harness: RegisterFeature needs a feature name and Asks")
+	}
+	for _, o := range featKinds {
+		if o.Feature == k.Feature {
+			panic(fmt.Sprintf("harness: feature %q registered twice", k.Feature))
+		}
+	}
+	featKinds = append(featKinds, k)
+}
+
+// FeatureKinds returns the registered feature kinds in registration order.
+func FeatureKinds() []FeatureKind {
+	featMu.Lock()
+	defer featMu.Unlock()
+	return append([]FeatureKind(nil), featKinds...)
+}
+
+// FeatureKindOf returns the registered kind of f.
+func FeatureKindOf(f Feature) (FeatureKind, bool) {
+	for _, k := range FeatureKinds() {
+		if k.Feature == f {
+			return k, true
+		}
+	}
+	return FeatureKind{}, false
+}
+
+// Refuse is Configure's check, for callers that did not plan: the first
+// registered feature feat asks for (FeatureKind.Runs) and c lists as
+// unsupported, as Cannot's error; nil when there is none.
+func (c Capabilities) Refuse(backend string, feat Features) error {
+	for _, k := range FeatureKinds() {
+		if k.Runs == nil {
+			continue
+		}
+		if field, on := k.Runs(feat); on {
+			if _, no := c.Unsupported[k.Feature]; no {
+				return c.Cannot(backend, field, k.Feature)
+			}
+		}
+	}
+	return nil
+}
+
+func asks(on bool, path, fix string) []FeatureAsk {
+	if !on {
+		return nil
+	}
+	return []FeatureAsk{{path, fix}}
+}
+
+// defaultOn is a feature on by default where the backend can do it,
+// switched by field.enabled; on returns whether a run has it on.
+func defaultOn(f Feature, doc, field string, get func(*suite.Features) *bool, on func(Features) bool) FeatureKind {
+	return FeatureKind{
+		Feature: f, Doc: doc, Enabled: get, EnabledField: field,
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			b := get(&s.Features)
+			return asks(b != nil && *b, field+".enabled", "set "+field+": {enabled: false}, or leave it out (off by default on this backend)")
+		},
+		Runs: func(ft Features) (string, bool) { return field, on(ft) },
+	}
+}
+
+// The features, in the order the planner reports them.
+func init() {
+	// Left at their defaults, ECN and trimming follow the backend (off
+	// where it cannot do them, with a note: PlanSuite).
+	RegisterFeature(defaultOn(FeatECN, "ECN marking (RED/WRED)", "features.ecn",
+		func(ft *suite.Features) *bool { return ft.ECN.Enabled }, func(f Features) bool { return f.ECN }))
+	RegisterFeature(defaultOn(FeatTrimming, "packet trimming", "features.trimming",
+		func(ft *suite.Features) *bool { return ft.Trimming.Enabled }, func(f Features) bool { return f.Trimming }))
+	RegisterFeature(FeatureKind{
+		Feature: FeatPFC, Doc: "PFC",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			return asks(s.Features.PFC != nil && s.Features.PFC.Enabled, "features.pfc.enabled", "")
+		},
+		Runs: func(f Features) (string, bool) { return "features.pfc", f.PFC },
+	})
+	RegisterFeature(FeatureKind{
+		Feature: FeatSRv6, Doc: "SRv6 path placement",
+		Asks: func(s *suite.Suite) []FeatureAsk { return asks(s.Features.SRv6 != nil, "features.srv6", "") },
+		Runs: func(f Features) (string, bool) { return "features.srv6", f.SRv6 || len(f.SRv6Paths) > 0 },
+	})
+	RegisterFeature(FeatureKind{
+		Feature: FeatSRv6Control, Doc: "SRv6 path control (placement, per-job or strict paths)",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			sr := s.Features.SRv6
+			if sr == nil {
+				return nil
+			}
+			out := asks(sr.Placement != "" && sr.Placement != suite.SRv6PlacementNone, "features.srv6.placement", "")
+			for i, sp := range sr.Paths {
+				if sp.Job != "" || sp.Strict {
+					out = append(out, FeatureAsk{Path: fmt.Sprintf("features.srv6.paths[%d]", i)})
+				}
+			}
+			return out
+		},
+	})
+	RegisterFeature(FeatureKind{
+		Feature: FeatVRF, Doc: "VRFs",
+		Asks: func(s *suite.Suite) []FeatureAsk { return asks(len(s.Features.VRFs) > 0, "features.vrfs", "") },
+		Runs: func(f Features) (string, bool) { return "features.vrfs", len(f.VRFs) > 0 },
+	})
+	RegisterFeature(FeatureKind{
+		Feature: FeatController, Doc: "a path controller",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			return asks(s.Controller != nil && s.Controller.Kind != suite.ControllerNone, "controller.kind", "")
+		},
+	})
+	RegisterFeature(FeatureKind{
+		Feature: FeatAdaptive, Doc: "adaptive routing",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			return asks(s.Features.ECMP.Mode == suite.ECMPModeAdaptive, "features.ecmp.mode", "use mode: hash")
+		},
+		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.Adaptive },
+	})
+	RegisterFeature(FeatureKind{
+		Feature: FeatLowDiameter, Doc: "low-diameter routing (minimal, valiant, ugal, source-guided)",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			m := s.Features.ECMP.Mode
+			return asks(m != suite.ECMPModeAdaptive && m != suite.ECMPModeHash, "features.ecmp.mode", "use mode: hash")
+		},
+		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.LowDiameter != "" },
+	})
+	RegisterFeature(FeatureKind{
+		Feature: FeatQueue, Doc: "per-run queue sizes",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			q := s.Features.Queue
+			return asks(q != "" && q != "bdp", "features.queue", "leave it out or set bdp")
+		},
+		Runs: func(f Features) (string, bool) { return "features.queue", f.QueueBytes > 0 || f.QueueLongestPath },
+	})
+	RegisterFeature(FeatureKind{
+		Feature: FeatPlanes, Doc: "multi-plane hosts",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			f, err := s.LoadFabric()
+			if err != nil || f.NumPlanes() <= 1 {
+				return nil
+			}
+			path := "fabric.spec"
+			if s.Fabric.Spec == "" {
+				path = "fabric.file"
+			}
+			return []FeatureAsk{{path, fmt.Sprintf("use a single-plane fabric (this one has %d planes)", f.NumPlanes())}}
+		},
+	})
+}
