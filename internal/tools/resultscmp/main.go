@@ -26,9 +26,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -214,19 +216,9 @@ func walk(path []string, a, b any, skip func([]string) bool, out *[]string) {
 			*out = append(*out, fmt.Sprintf("%s: %s vs %s", name, short(a), short(b)))
 			return
 		}
-		keys := map[string]bool{}
-		for k := range x {
-			keys[k] = true
-		}
-		for k := range y {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
+		keys := maps.Clone(x)
+		maps.Copy(keys, y)
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			p := append(append([]string(nil), path...), k)
 			if skip(p) {
 				continue
