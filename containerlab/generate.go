@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // The addressing plan of generated labs (see docs/containerlab.md). All
@@ -411,7 +412,7 @@ func Generate(f *inventory.Fabric, opt GenOptions) (*Generated, error) {
 			rate = l.RateBps
 		}
 		if rate > 0 {
-			lc.Vars = map[string]any{"rate": FormatRate(rate)}
+			lc.Vars = map[string]any{"rate": units.FormatTCRate(rate)}
 		}
 		if opt.MTU > 0 {
 			lc.MTU = opt.MTU

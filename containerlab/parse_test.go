@@ -394,31 +394,6 @@ topology:
 	}
 }
 
-func TestParseRate(t *testing.T) {
-	good := map[string]int64{
-		"100mbit": 100_000_000, "1gbit": 1_000_000_000, "10Gbps": 10_000_000_000,
-		"2.5gbit": 2_500_000_000, "500kbit": 500_000, "1000": 1000, "64bit": 64,
-		" 1 GBIT ": 1_000_000_000, "1tbit": 1_000_000_000_000, "100tbit": 100_000_000_000_000,
-	}
-	for s, want := range good {
-		got, err := ParseRate(s)
-		if err != nil || got != want {
-			t.Errorf("ParseRate(%q) = %d, %v; want %d", s, got, err, want)
-		}
-		if back, err := ParseRate(FormatRate(want)); err != nil || back != want {
-			t.Errorf("ParseRate(FormatRate(%d)) = %d, %v", want, back, err)
-		}
-	}
-	for _, s := range []string{"", "fast", "1.2.3gbit", "0", "0mbit", "1.5bit", "-1gbit", "1gib", "101tbit", "1e9", "mbit", "."} {
-		if v, err := ParseRate(s); err == nil {
-			t.Errorf("ParseRate(%q) = %d, want an error", s, v)
-		}
-	}
-	if FormatRate(1_000_000_000) != "1gbit" || FormatRate(2_500_000_000) != "2500mbit" || FormatRate(1234) != "1234bit" {
-		t.Errorf("FormatRate: %s %s %s", FormatRate(1_000_000_000), FormatRate(2_500_000_000), FormatRate(1234))
-	}
-}
-
 func TestSanitizeName(t *testing.T) {
 	cases := map[string]string{
 		"leafspine":  "leafspine",

@@ -1250,7 +1250,7 @@ func checkHostIfName(s string) error {
 func rateValue(v any) (int64, error) {
 	switch x := v.(type) {
 	case string:
-		return ParseRate(x)
+		return units.ParseTCRate(x)
 	case int64:
 		if x > 0 && x <= maxRate {
 			return x, nil
@@ -1267,38 +1267,3 @@ func rateValue(v any) (int64, error) {
 
 // maxRate is the largest link rate accepted: units.MaxBitRate, 100 Tbit/s.
 const maxRate = units.MaxBitRate
-
-// ParseRate parses a link rate into bits per second with
-// [units.ParseBitRate]: a decimal number with an optional unit bit, kbit,
-// mbit, gbit, tbit or bps, kbps, mbps, gbps, tbps (case-insensitive; all
-// decimal multiples of bits per second — unlike tc, "bps" means bits, not
-// bytes; also k, M, G, T alone and b/s, e.g. 25Gb/s), e.g. "100mbit",
-// "1gbit", "2.5Gbps". The result must be a whole number of bits per second
-// between 1 and 100 Tbit/s.
-func ParseRate(s string) (int64, error) {
-	r, err := units.ParseBitRate(s)
-	switch units.KindOf(err) {
-	case 0:
-		return r, nil
-	case units.NotWhole:
-		return 0, fmt.Errorf("%q is not a whole number of bits per second", s)
-	case units.TooLarge, units.NotPositive:
-		return 0, fmt.Errorf("%q is out of range (want 1bit to 100tbit)", s)
-	}
-	return 0, fmt.Errorf("%q is not a rate (want e.g. 100mbit, 1gbit or 10Gbps)", s)
-}
-
-// FormatRate writes a rate in bits per second in the largest tc unit that
-// represents it exactly, e.g. 1000000000 -> "1gbit", 2500000000 ->
-// "2500mbit". ParseRate(FormatRate(r)) == r.
-func FormatRate(bps int64) string {
-	for _, u := range []struct {
-		name string
-		mult int64
-	}{{"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}} {
-		if bps >= u.mult && bps%u.mult == 0 {
-			return strconv.FormatInt(bps/u.mult, 10) + u.name
-		}
-	}
-	return strconv.FormatInt(bps, 10) + "bit"
-}

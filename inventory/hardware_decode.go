@@ -303,33 +303,9 @@ var (
 	hwNameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 	hwPortRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_./:-]*$`)
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	speedRE   = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([MGT])(?:bps)?$`)
 )
 
 const maxNameLen = 64
-
-// ParseSpeed parses a link speed such as 400G, 100G, 25G, 1.6T, 800Gbps or
-// 100M (decimal units: M = 10^6, G = 10^9, T = 10^12 bits per second) and
-// returns it in bits per second.
-func ParseSpeed(s string) (int64, error) {
-	// The hardware file's spelling is stricter than units.ParseBitRate's:
-	// a unit M, G or T is required, upper case, with an optional "bps".
-	if !speedRE.MatchString(strings.TrimSpace(s)) {
-		return 0, fmt.Errorf("%q is not a speed (want e.g. 400G, 100G, 25G, 1.6T or 800Gbps)", s)
-	}
-	bps, err := units.ParseBitRate(s)
-	switch units.KindOf(err) {
-	case 0:
-		return bps, nil
-	case units.NotWhole:
-		return 0, fmt.Errorf("%q is not a whole number of bits per second", s)
-	case units.NotPositive:
-		return 0, fmt.Errorf("%q: a speed must be positive", s)
-	case units.TooLarge:
-		return 0, fmt.Errorf("%q is too fast (at most 100T)", s)
-	}
-	return 0, fmt.Errorf("%q is not a speed (want e.g. 400G, 100G, 25G, 1.6T or 800Gbps): %v", s, err)
-}
 
 // parseMgmt splits a management address: host, host:port, an IPv6
 // address, [IPv6] or [IPv6]:port. host is an IP address or a DNS name.
@@ -493,7 +469,7 @@ func (p *hwParser) document(root *ynode) {
 		hw.KnownHosts = path
 	}
 	if s, ok := p.str(o, "default_speed", false, ""); ok {
-		if r, err := ParseSpeed(s); err != nil {
+		if r, err := units.ParseSpeed(s); err != nil {
 			p.errKey(o, "default_speed", "%v", err)
 			p.badDefaultSpeed = true
 		} else {
@@ -810,7 +786,7 @@ func (p *hwParser) speed(o *obj) (string, int64) {
 	if !ok {
 		return "", 0
 	}
-	r, err := ParseSpeed(s)
+	r, err := units.ParseSpeed(s)
 	if err != nil {
 		p.errKey(o, "speed", "%v", err)
 		return "", 0

@@ -593,20 +593,6 @@ func TestHardwareFabricErrors(t *testing.T) {
 	}
 }
 
-func TestParseSpeed(t *testing.T) {
-	good := map[string]int64{"400G": 400e9, "100G": 100e9, "25G": 25e9, "1.6T": 1.6e12, "800Gbps": 800e9, "100M": 100e6, "2.5G": 2.5e9, "100T": 100e12}
-	for s, want := range good {
-		if got, err := ParseSpeed(s); err != nil || got != want {
-			t.Errorf("ParseSpeed(%q) = %d, %v; want %d", s, got, err, want)
-		}
-	}
-	for _, s := range []string{"", "400", "G", "fast", "400 G", "400g", "-1G", "0G", "0.0000001M", "101T", "1e3G", "400GB", "99999999999999999999G"} {
-		if got, err := ParseSpeed(s); err == nil {
-			t.Errorf("ParseSpeed(%q) = %d, want an error", s, got)
-		}
-	}
-}
-
 func TestParseMgmt(t *testing.T) {
 	good := []struct {
 		in   string

@@ -11,7 +11,7 @@ func TestSpeedLimitIsUnitsMax(t *testing.T) {
 	if MaxSpeedBps != units.MaxBitRate {
 		t.Fatalf("MaxSpeedBps %d, units.MaxBitRate %d", int64(MaxSpeedBps), units.MaxBitRate)
 	}
-	if _, err := ParseSpeed("100.000000000001T"); err == nil || err.Error() != `"100.000000000001T" is too fast (at most 100T)` {
+	if _, err := units.ParseSpeed("100.000000000001T"); err == nil || err.Error() != `"100.000000000001T" is too fast (at most 100T)` {
 		t.Fatalf("ParseSpeed above the limit: %v", err)
 	}
 }

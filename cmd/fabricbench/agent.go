@@ -17,8 +17,8 @@ import (
 
 	"github.com/fabricbench/fabricbench/agents/agent"
 	"github.com/fabricbench/fabricbench/agents/transport"
-	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/telemetry/kernelexp"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // signalContext is cancelled by SIGINT or SIGTERM.
@@ -84,7 +84,7 @@ The flags below set the same fields by hand, over the file's values.`,
 			if set("rate") {
 				cfg.RateBps = 0
 				if rate != "0" {
-					if cfg.RateBps, err = containerlab.ParseRate(rate); err != nil {
+					if cfg.RateBps, err = units.ParseTCRate(rate); err != nil {
 						return badInput(fmt.Errorf("--rate: %w", err))
 					}
 				}
@@ -210,7 +210,7 @@ this device. See docs/telemetry.md.`,
 				ifc := kernelexp.Interface{Name: name, Dev: dev}
 				if hasRate {
 					var err error
-					if ifc.Speed, err = containerlab.ParseRate(rate); err != nil {
+					if ifc.Speed, err = units.ParseTCRate(rate); err != nil {
 						return badInput(fmt.Errorf("--interface %q: rate: %w", m, err))
 					}
 				}

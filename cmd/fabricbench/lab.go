@@ -26,6 +26,7 @@ import (
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/report"
 	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/units"
 
 	// Device drivers used by lab validation.
 	_ "github.com/fabricbench/fabricbench/drivers/frr"
@@ -717,7 +718,7 @@ func describeLab(lab *containerlab.Lab, why string) string {
 			extra += fmt.Sprintf(" mtu %d", l.MTU)
 		}
 		if l.RateBps > 0 {
-			extra += " shaped to " + containerlab.FormatRate(l.RateBps)
+			extra += " shaped to " + units.FormatTCRate(l.RateBps)
 		}
 		fmt.Fprintf(&b, "link %s:%s -- %s:%s%s\n", l.A.Node, l.A.Interface, l.B.Node, l.B.Interface, extra)
 	}
@@ -746,7 +747,7 @@ func labGenerate(stdout io.Writer, spec string, o labOpts) error {
 	}
 	opt := containerlab.GenOptions{Name: o.name, SwitchKind: o.kind, SRv6: o.srv6, FRRImage: o.image, HostImage: o.hostImage, MTU: o.mtu}
 	if o.rate != "" {
-		if opt.RateBps, err = containerlab.ParseRate(o.rate); err != nil {
+		if opt.RateBps, err = units.ParseTCRate(o.rate); err != nil {
 			return badInput(fmt.Errorf("--rate: %w", err))
 		}
 	}

@@ -26,11 +26,11 @@ import (
 	"github.com/fabricbench/fabricbench/agents/deploy"
 	"github.com/fabricbench/fabricbench/agents/fleet"
 	"github.com/fabricbench/fabricbench/agents/transport"
-	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/telemetry"
+	"github.com/fabricbench/fabricbench/units"
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
@@ -254,7 +254,7 @@ func (d *Deployment) StartExporter(ctx context.Context, e Exporter) (telemetry.T
 	for i, m := range e.Interfaces {
 		arg := m[0] + "=" + m[1]
 		if i < len(e.Speeds) && e.Speeds[i] > 0 {
-			arg += "@" + containerlab.FormatRate(e.Speeds[i])
+			arg += "@" + units.FormatTCRate(e.Speeds[i])
 		}
 		args = append(args, "--interface", arg)
 	}

@@ -198,7 +198,7 @@ func (c *checker) controller() {
 	}
 	if th.Queue != "" {
 		if n, err := units.ParseBytes(th.Queue); err != nil {
-			c.errf("controller.thresholds.queue", "%s", badQuantity(th.Queue, "not a size", wantSize, err))
+			c.errf("controller.thresholds.queue", "%s", units.Describe(th.Queue, "not a size", wantSize, err))
 		} else if n <= 0 || n > 1<<30 {
 			c.errf("controller.thresholds.queue", "%s is out of range (want 1 byte to 1GiB)", th.Queue)
 		}
@@ -627,7 +627,7 @@ func (c *checker) features() {
 		}
 		if f.ECMP.Quantum != "" {
 			if n, err := units.ParseBytes(f.ECMP.Quantum); err != nil {
-				c.errf("features.ecmp.quantum", "%s", badQuantity(f.ECMP.Quantum, "not a size", wantSize, err))
+				c.errf("features.ecmp.quantum", "%s", units.Describe(f.ECMP.Quantum, "not a size", wantSize, err))
 			} else if n < 1 || n > MaxARQuantum {
 				c.errf("features.ecmp.quantum", "%s is out of range (want 1B..16MiB)", f.ECMP.Quantum)
 			}
@@ -764,7 +764,7 @@ func (c *checker) features() {
 	if q := f.Queue; q != "bdp" && q != "longest-path" {
 		n, err := units.ParseBytes(q)
 		if err != nil {
-			c.errf("features.queue", "%s", badQuantity(q, "neither bdp, longest-path nor a size", wantSize, err))
+			c.errf("features.queue", "%s", units.Describe(q, "neither bdp, longest-path nor a size", wantSize, err))
 		} else if n <= 0 {
 			c.errf("features.queue", "must be positive")
 		}
@@ -879,7 +879,7 @@ func (c *checker) telemetry() {
 func (c *checker) duration(path, v string) (int64, bool) {
 	ps, err := units.ParsePs(v)
 	if err != nil {
-		c.errf(path, "%s", badQuantity(v, "not a duration", wantDur, err))
+		c.errf(path, "%s", units.Describe(v, "not a duration", wantDur, err))
 		return 0, false
 	}
 	return ps, true
@@ -961,7 +961,7 @@ func (c *checker) job(i int, names map[string]int) int {
 	if j.Size == "" {
 		c.errf(p+".size", "required (%s)", wantSize)
 	} else if n, err := units.ParseBytes(j.Size); err != nil {
-		c.errf(p+".size", "%s", badQuantity(j.Size, "not a size", wantSize, err))
+		c.errf(p+".size", "%s", units.Describe(j.Size, "not a size", wantSize, err))
 	} else if n <= 0 {
 		c.errf(p+".size", "must be positive")
 	} else if mtu := c.s.Transport.MTU; mtu >= minMTU && mtu <= maxMTU && transport.CheckFlowSize(n, mtu) != nil {
@@ -1452,7 +1452,7 @@ func (c *checker) analysis() {
 	}
 	cu := &a.Culprit
 	if n, err := units.ParseBytes(cu.Backlog); err != nil {
-		c.errf("analysis.culprit.backlog", "%s", badQuantity(cu.Backlog, "not a size", wantSize, err))
+		c.errf("analysis.culprit.backlog", "%s", units.Describe(cu.Backlog, "not a size", wantSize, err))
 	} else if n <= 0 || n > MaxCulpritBacklog {
 		c.errf("analysis.culprit.backlog", "%s is out of range (want 1B..1GiB)", cu.Backlog)
 	}
