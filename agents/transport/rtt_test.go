@@ -261,3 +261,56 @@ func TestSeededEstimator(t *testing.T) {
 		t.Fatalf("seeded sender rto %d", s.RTO())
 	}
 }
+
+// TestHostDelayIsNotQueuing drives two senders over the same ACK stream
+// whose round trips are ten base RTTs, nine of them spent in the hosts
+// (Ack.HostDelay, as the UDP agent measures it from kernel timestamps).
+// The sender told the hosts' share keeps its window (the fabric RTT is the
+// base RTT); the one that is not sees heavy queuing and cuts it. Both
+// retransmission timeouts follow the whole round trip.
+func TestHostDelayIsNotQueuing(t *testing.T) {
+	for _, cc := range []CCKind{NSCC, DCTCP} {
+		p := DefaultParams()
+		p.CC, p.Trimming, p.MeasureRTO = cc, false, true
+		path := Path{BaseRTT: 20 * Microsecond, RateBps: 100e9}
+		told := NewSender(&p, Flow{ID: 1, Size: 1 << 30, Path: path})
+		blind := NewSender(&p, Flow{ID: 1, Size: 1 << 30, Path: path})
+		start := told.Cwnd()
+		rtt := 10 * path.BaseRTT
+		// Paced below the path rate, so ACKs come back evenly spread.
+		told.SetPacing(10e9)
+		blind.SetPacing(10e9)
+		type pending struct {
+			at Time
+			a  Ack
+		}
+		var q [2][]pending
+		var d Data
+		for now := Time(0); now < 200*rtt; now += 100 * Nanosecond {
+			for i, s := range []*Sender{told, blind} {
+				for len(q[i]) > 0 && q[i][0].at <= now {
+					s.OnAck(now, &q[i][0].a)
+					q[i] = q[i][1:]
+				}
+				if s.NextPacket(now, &d) == 0 {
+					continue
+				}
+				a := Ack{Flow: 1, PSN: d.PSN, CumAck: d.PSN + 1, Entropy: d.Entropy, EchoTS: d.SentAt}
+				if s == told {
+					a.HostDelay = rtt - path.BaseRTT
+				}
+				q[i] = append(q[i], pending{now + rtt, a})
+			}
+		}
+		t.Logf("%s: window %.0f B at start; told of host delay %.0f B, blind %.0f B; RTO %d / %d ps", cc, start, told.Cwnd(), blind.Cwnd(), told.RTO(), blind.RTO())
+		if told.Cwnd() < start {
+			t.Errorf("%s: the sender told of the hosts' delay cut its window from %.0f to %.0f", cc, start, told.Cwnd())
+		}
+		if blind.Cwnd() >= start/2 {
+			t.Errorf("%s: the blind sender kept %.0f of %.0f: the test does not show queuing", cc, blind.Cwnd(), start)
+		}
+		if told.RTT().SRTT() < rtt*9/10 || blind.RTT().SRTT() < rtt*9/10 {
+			t.Errorf("%s: SRTT %d / %d, want the whole round trip %d", cc, told.RTT().SRTT(), blind.RTT().SRTT(), rtt)
+		}
+	}
+}

@@ -602,7 +602,7 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 		// Only an ACK for the latest transmission gives a valid RTT sample.
 		rtt := Time(-1)
 		if fresh && a.EchoTS == sentAt {
-			rtt = now - a.EchoTS
+			rtt = fabricRTT(now, a)
 		}
 		if s.pl != nil && s.pl.mode == PlanePLB {
 			// Per-plane CC: the ACK's plane's controller sees it.
