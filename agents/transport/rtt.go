@@ -37,6 +37,13 @@ const (
 	// DefaultMinRTTWindow is how long a minimum RTT sample stays the base
 	// RTT when no smaller one arrives.
 	DefaultMinRTTWindow = 10 * Second
+	// InitialMeasuredRTO is the least RTO of a measuring sender before its
+	// first sample (and without a seed): a host's first packets can take
+	// milliseconds (a thread to wake, buffers to fault in, a cold
+	// receiver), and a timeout then resends the whole first window for
+	// nothing. RFC 6298 starts from 1 s; the fabric model's RTO is the
+	// initial value when it is longer.
+	InitialMeasuredRTO = 10 * Millisecond
 )
 
 // RTTConfig configures an RTTEstimator. Zero fields take the defaults above;
@@ -167,10 +174,11 @@ func (e *RTTEstimator) MaxRTT() Time { return e.maxRTT }
 func (e *RTTEstimator) Samples() uint64 { return e.samples }
 
 // rttConfig is the estimator configuration of a sender whose model RTO is
-// rto: the model RTO is the initial RTO and the floor, so the measurement
-// only ever lengthens the timeout beyond what the fabric model derives.
+// rto: the model RTO is the floor, so the measurement only ever lengthens
+// the timeout beyond what the fabric model derives, and the initial RTO
+// unless InitialMeasuredRTO is longer.
 func (p *Params) rttConfig(rto Time) RTTConfig {
-	return RTTConfig{Initial: rto, MinRTO: rto, MaxRTO: max(p.MaxRTO, 0), Granularity: p.RTOGranularity}
+	return RTTConfig{Initial: max(rto, InitialMeasuredRTO), MinRTO: rto, MaxRTO: max(p.MaxRTO, 0), Granularity: p.RTOGranularity}
 }
 
 // onFreshAck is called with the first ACK of a packet whose latest

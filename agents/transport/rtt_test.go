@@ -314,3 +314,30 @@ func TestHostDelayIsNotQueuing(t *testing.T) {
 		}
 	}
 }
+
+// TestInitialMeasuredRTO: before its first sample a measuring sender
+// waits InitialMeasuredRTO, or the model's RTO when that is longer; the
+// model's RTO stays the floor once samples arrive.
+func TestInitialMeasuredRTO(t *testing.T) {
+	p := DefaultParams()
+	p.MeasureRTO = true
+	short := Path{BaseRTT: 10 * Microsecond, RateBps: 100e9}
+	s := NewSender(&p, Flow{ID: 1, Size: 1 << 20, Path: short})
+	if s.RTO() != InitialMeasuredRTO {
+		t.Fatalf("initial RTO %d, want %d", s.RTO(), InitialMeasuredRTO)
+	}
+	var d Data
+	s.NextPacket(0, &d)
+	s.OnAck(20*Microsecond, &Ack{Flow: 1, PSN: d.PSN, CumAck: 1, EchoTS: d.SentAt})
+	if want := 20*Microsecond + DefaultRTOGranularity; s.RTO() != want {
+		t.Fatalf("RTO after a 20 us sample %d, want %d", s.RTO(), want)
+	}
+	long := Path{BaseRTT: 5 * Millisecond, RateBps: 100e9}
+	if s := NewSender(&p, Flow{ID: 2, Size: 1 << 20, Path: long}); s.RTO() != RTOFor(long) {
+		t.Fatalf("initial RTO %d, want the model's %d", s.RTO(), RTOFor(long))
+	}
+	p.MeasureRTO = false
+	if s := NewSender(&p, Flow{ID: 3, Size: 1 << 20, Path: short}); s.RTO() != RTOFor(short) {
+		t.Fatalf("fixed RTO %d, want the model's %d", s.RTO(), RTOFor(short))
+	}
+}

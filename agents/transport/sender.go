@@ -379,6 +379,7 @@ func NewSender(p *Params, f Flow) *Sender {
 	s.rto = min(s.rto, maxRTO)
 	if p.MeasureRTO {
 		s.est = NewRTTEstimator(p.rttConfig(s.rto))
+		s.rto = s.est.RTO()
 	}
 	return s
 }
