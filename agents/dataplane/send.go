@@ -1,0 +1,463 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
+	"golang.org/x/sys/unix"
+)
+
+// The sending goroutine: commands, received ACKs, timers, the send passes
+// and the NIC pacing. It runs locked to its thread so that the thread's
+// timer slack (set from the pacing rate) applies to its nanosleeps.
+
+func (e *Engine) loop(ctx context.Context) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// The timer slack of this thread: how late the kernel may wake it
+	// from a pacing sleep (50 us by default, far more than a batch at
+	// 10 Gb/s). Failure only makes pacing burstier.
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(e.slackNs), 0, 0, 0)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.closing:
+			return nil
+		default:
+		}
+		e.takeCommands()
+		e.takeAcks()
+		e.deliverCompletions()
+		now := e.now()
+		retry := e.runTimers(now)
+		wakeAt, more := e.sendPass(now)
+		e.flushTx()
+		if more {
+			continue
+		}
+		next := wakeAt // pacing
+		if retry > 0 && (next == 0 || retry < next) {
+			next = retry
+		}
+		if t := e.timers.next(); t > 0 && retry == 0 && (next == 0 || t < next) {
+			next = t
+		}
+		var wait Time = -1 // block without a deadline
+		if next > 0 {
+			wait = max(next-e.now(), 0)
+		}
+		if wait >= 0 && wait < dueSlack {
+			continue // due within a few microseconds: go round again
+		}
+		if wait > 0 && wait <= sleepMax && (wakeAt > 0 || retry > 0) {
+			// Pacing (or ACKs still on their way to a due timeout):
+			// nothing that arrives meanwhile can let a packet go sooner,
+			// and a Go timer would wake about a millisecond late.
+			ts := unix.NsecToTimespec(int64(wait / transport.Nanosecond))
+			_ = unix.Nanosleep(&ts, nil)
+			continue
+		}
+		armed := wait > 0
+		if armed {
+			timer.Reset(time.Duration(wait / 1000))
+		}
+		var outc chan Completion
+		var first Completion
+		if len(e.doneQ) > 0 {
+			outc, first = e.out, e.doneQ[0]
+		}
+		select {
+		case <-e.ackReady:
+		case <-e.wake:
+		case <-timer.C:
+			armed = false
+		case outc <- first:
+			e.popCompletion()
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.closing:
+			return nil
+		}
+		if armed {
+			timer.Stop()
+		}
+	}
+}
+
+// sendPass sends what the windows and the NIC pacing allow: from each flow
+// in turn up to e.run packets (one GSO message), round robin over the
+// flows that may send. It returns when pacing next allows a packet (0:
+// nothing waits for the NIC) and whether it stopped with the batch full.
+// The packets go out at flushTx.
+func (e *Engine) sendPass(now Time) (wakeAt Time, more bool) {
+	open := 0
+	for _, ps := range e.planes {
+		ps.open = true
+		if e.rate > 0 {
+			// Token bucket: idle credit is capped at a small burst; after a
+			// late wake-up with packets waiting, the missed time is caught up.
+			floor := now - e.burst
+			if ps.backlogged {
+				floor = now - e.catchUp
+			}
+			ps.nicNext = max(ps.nicNext, floor)
+			ps.open = ps.nicNext <= now
+			// A batch starts when the NIC is free and takes what leaves in
+			// the next e.ahead (one GSO message at most, per flow).
+			ps.limit = now + e.ahead
+		}
+		ps.backlogged = false
+		if ps.open {
+			open++
+		}
+	}
+	if open == 0 && len(e.active) > 0 {
+		return e.pacedWake(), false
+	}
+	d := &e.txData // a field: the DropData hook would make a local escape
+	gso := e.gsoProbe.Load() && !e.gsoOff.Load()
+	idle := 0 // flows in a row that sent nothing but stay active
+	for len(e.active) > 0 {
+		if e.tx.used+e.run > len(e.tx.ts) {
+			return 0, true // the batch is full: send it, then go on
+		}
+		if e.rr >= len(e.active) {
+			e.rr = 0
+		}
+		f := e.active[e.rr]
+		sent, blocked := 0, false
+		for k := 0; k < e.run && !f.done; k++ {
+			p := 0
+			if f.multi {
+				p = e.pickPlane(f, now, &blocked)
+				if p < 0 {
+					break
+				}
+			} else if !e.paceOK(e.planes[0]) {
+				blocked = true
+				break
+			}
+			var size int64
+			if f.multi {
+				size = f.snd.NextPacketOn(now, p, d)
+			} else {
+				size = f.snd.NextPacket(now, d)
+			}
+			if size == 0 {
+				break
+			}
+			e.queueData(f, p, d, gso)
+			if e.rate > 0 {
+				e.planes[p].nicNext += size * 8 * transport.Second / e.rate
+			}
+			sent++
+			if f.timerAt == 0 {
+				e.armTimer(f)
+			}
+			if cw := f.snd.Cwnd(); cw > f.maxCwnd {
+				f.maxCwnd = cw
+			}
+		}
+		switch {
+		case sent > 0:
+			e.rr++
+			idle = 0
+		case blocked:
+			// Paced out on its planes: it stays active.
+			e.rr++
+			idle++
+			if idle >= len(e.active) {
+				return e.pacedWake(), false
+			}
+		default:
+			// The window (or the end of the flow) stops it until an ACK.
+			f.active = false
+			last := len(e.active) - 1
+			copy(e.active[e.rr:], e.active[e.rr+1:])
+			e.active[last] = nil
+			e.active = e.active[:last]
+			idle = 0
+		}
+	}
+	return 0, false
+}
+
+// paceOK reports whether plane ps's pacing lets one more packet go in this
+// pass; when not, the plane is backlogged.
+func (e *Engine) paceOK(ps *portSet) bool {
+	if e.rate == 0 {
+		return true
+	}
+	if !ps.open || ps.nicNext > ps.limit {
+		ps.backlogged = true
+		return false
+	}
+	return true
+}
+
+// pacedWake is the earliest time a backlogged plane's pacing lets a packet
+// go (0: none is backlogged).
+func (e *Engine) pacedWake() Time {
+	var at Time
+	for _, ps := range e.planes {
+		if ps.backlogged || !ps.open {
+			ps.backlogged = true
+			if at == 0 || ps.nicNext < at {
+				at = ps.nicNext
+			}
+		}
+	}
+	return at
+}
+
+// pickPlane chooses the plane of a multi-plane flow's next packet: the
+// first, from the one after its last, whose pacing allows a packet and on
+// which the plane load balancer lets the flow send (-1: none; blocked set
+// when a plane was paced out).
+func (e *Engine) pickPlane(f *sendFlow, now Time, blocked *bool) int {
+	n := len(e.planes)
+	for k := 0; k < n; k++ {
+		p := (f.pnext + k) % n
+		if !f.snd.CanSendOn(now, p) {
+			continue
+		}
+		if !e.paceOK(e.planes[p]) {
+			*blocked = true
+			continue
+		}
+		f.pnext = p + 1
+		return p
+	}
+	return -1
+}
+
+// queueData puts data packet d of f, on plane p, into the batch.
+func (e *Engine) queueData(f *sendFlow, p int, d *transport.Data, gso bool) {
+	if e.cfg.DropData != nil && e.cfg.DropData(d) {
+		e.c.dataDropped.Add(1)
+		return
+	}
+	ps := e.planes[p]
+	s := f.sock
+	if s == nil {
+		s = ps.data[int(d.Entropy)%len(ps.data)]
+	}
+	h := DataHeader{RunID: e.cfg.RunID, Flow: d.Flow, PSN: d.PSN, NPkts: f.npkts, Payload: d.Payload,
+		Entropy: d.Entropy, ReplyPort: e.port, Mark: f.spec.Mark, SentAt: d.SentAt, Retx: d.Retx,
+		AckRoute: d.AckRoute, AckRouteValid: d.AckRouteValid, Sender: e.id}
+	b, m := e.tx.add(s, f.dst[p], DataHeaderLen+int(d.Payload), false, gso)
+	if err := PutDataHeader(b, &h); err != nil {
+		// Cannot happen: the sender respects the MTU the slots were sized for.
+		e.tx.drop(m)
+		e.c.sendErrors.Add(1)
+		return
+	}
+	m.pkts++
+	if d.Retx {
+		m.retx++
+	}
+}
+
+// flushTx sends the batch.
+func (e *Engine) flushTx() {
+	if e.tx.empty() {
+		return
+	}
+	r := e.tx.flush(0)
+	e.account(&r)
+}
+
+// account adds a flush's outcome to the counters.
+func (e *Engine) account(r *txResult) {
+	c := &e.c
+	c.sendCalls.Add(uint64(r.calls))
+	c.sendMsgs.Add(uint64(r.msgs))
+	c.gsoSegs.Add(uint64(r.gsoSegs))
+	if r.pkts > 0 {
+		c.dataSent.Add(uint64(r.pkts))
+		c.dataRetx.Add(uint64(r.retx))
+		c.dataBytesSent.Add(uint64(r.bytes))
+	}
+	if r.acks > 0 {
+		c.acksSent.Add(uint64(r.acks))
+	}
+	if r.nacks > 0 {
+		c.nacksSent.Add(uint64(r.nacks))
+	}
+	if r.ecn > 0 {
+		c.ecnAcksSent.Add(uint64(r.ecn))
+	}
+	if r.errPkts > 0 {
+		c.sendErrors.Add(uint64(r.errPkts))
+		e.sendError(r.err)
+	}
+	if r.gsoFailed && !e.gsoOff.Swap(true) {
+		e.gsoWarn.Do(func() {
+			e.logf("dataplane: the kernel refused a UDP GSO message (%v); sending datagram by datagram from now on", r.err)
+		})
+	}
+}
+
+func (e *Engine) armTimer(f *sendFlow) {
+	if t := f.snd.NextTimeout(); t > 0 {
+		f.timerAt = t
+		e.timers.push(timerEnt{at: t, f: f})
+	}
+}
+
+// runTimers fires the timers due at now. A retransmission timeout waits
+// (it returns when to look again) while an ACK that arrived before it was
+// due may not have reached the sender yet: a receiving goroutine is
+// between reading datagrams and handing their ACKs over, or the kernel
+// holds unread datagrams that arrived before the socket was last found
+// empty after the deadline. A timeout the host's own scheduling delayed
+// is not a loss; waiting for those ACKs keeps it from firing spuriously
+// on a busy host. The wait is at most postponeMax.
+func (e *Engine) runTimers(now Time) (retry Time) {
+	for len(e.timers) > 0 && e.timers[0].at <= now {
+		t := e.timers[0]
+		f := t.f
+		live := !f.done && (t.deadline || f.timerAt == t.at)
+		if live && !t.deadline && e.acksInFlight(t.at) {
+			if e.postpone == 0 {
+				e.postpone = now
+			}
+			if now-e.postpone < postponeMax {
+				e.c.timeoutsHeld.Add(1)
+				return now + 50*transport.Microsecond
+			}
+		}
+		e.postpone = 0
+		e.timers.pop()
+		if !live {
+			continue
+		}
+		if t.deadline {
+			st := f.snd.Stats
+			e.complete(f, now, fmt.Errorf("dataplane: flow %d to %v abandoned after %v (FlowTimeout): %d packets, %d sent, %d retransmitted, %d timeouts",
+				f.spec.ID, f.spec.Dst, e.cfg.FlowTimeout, f.npkts, st.Sent, st.Retx, st.Timeouts))
+			continue
+		}
+		f.timerAt = 0
+		if n := f.snd.OnTimeout(now); n > 0 {
+			e.c.timeouts.Add(uint64(n))
+			e.activate(f)
+		}
+		if f.timerAt == 0 {
+			e.armTimer(f)
+		}
+	}
+	return 0
+}
+
+// acksInFlight reports whether ACKs that arrived before due may still be
+// on their way from the kernel to the senders.
+func (e *Engine) acksInFlight(due Time) bool {
+	e.ackMu.Lock()
+	queued := len(e.ackCur) > 0
+	e.ackMu.Unlock()
+	if queued {
+		return true
+	}
+	for _, ps := range e.planes {
+		if ps.rxBusy.Load() {
+			return true
+		}
+		if Time(ps.rxDrained.Load()) >= due {
+			continue // read to the end after the deadline
+		}
+		if unread(ps.main) {
+			return true
+		}
+	}
+	return false
+}
+
+// unread reports whether s has a datagram waiting (SIOCINQ).
+func unread(s *sock) bool {
+	var n int
+	var err error
+	if cerr := s.rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); cerr != nil || err != nil {
+		return false
+	}
+	return n > 0
+}
+
+// takeAcks processes the ACKs the receiving goroutines handed over.
+func (e *Engine) takeAcks() {
+	e.ackMu.Lock()
+	q := e.ackCur
+	if len(q) == 0 {
+		e.ackMu.Unlock()
+		return
+	}
+	full := len(q) >= maxAckQueue
+	e.ackCur, e.ackSpare = e.ackSpare, nil
+	e.ackMu.Unlock()
+	if full {
+		select {
+		case e.ackSpace <- struct{}{}:
+		default:
+		}
+	}
+	e.c.rxBatches.Add(1)
+	now := e.now()
+	for i := range q {
+		e.onAck(&q[i], now)
+	}
+	clear(q)
+	e.ackMu.Lock()
+	e.ackSpare = q[:0]
+	e.ackMu.Unlock()
+}
+
+func (e *Engine) onAck(rec *ackRec, now Time) {
+	h := &rec.h
+	f := e.flows[h.Flow]
+	if f == nil {
+		e.c.staleAcks.Add(1)
+		return
+	}
+	if h.Nack {
+		e.c.nacksRecv.Add(1)
+	} else {
+		e.c.acksRecv.Add(1)
+		if h.ECN {
+			e.c.ecnAcks.Add(1)
+		}
+	}
+	a := h.Transport()
+	a.Plane = rec.plane
+	// The hosts' share of the round trip: the receiver's hold and the time
+	// the ACK waited here since the kernel received it.
+	hold := Time(h.HoldNs) * transport.Nanosecond
+	a.HostDelay = hold
+	if now > rec.rxAt {
+		a.HostDelay += now - rec.rxAt
+	}
+	// Every ACK times the transmission it echoes through the fabric.
+	if rtt := rec.rxAt - Time(h.EchoTS) - hold; rtt > 0 && (f.minRTT == 0 || rtt < f.minRTT) {
+		f.minRTT = rtt
+	}
+	spurious := f.snd.Stats.Spurious
+	f.snd.OnAck(now, &a)
+	if n := f.snd.Stats.Spurious - spurious; n > 0 {
+		e.c.spurious.Add(n)
+	}
+	if cw := f.snd.Cwnd(); cw > f.maxCwnd {
+		f.maxCwnd = cw
+	}
+	if f.snd.Done() {
+		e.complete(f, now, nil)
+		return
+	}
+	if !f.active && f.snd.CanSend(now) {
+		e.activate(f)
+	}
+}
