@@ -50,6 +50,13 @@ type Params struct {
 	MaxRTO Time `json:"max_rto_ps"`
 	// Entropies is the size of the entropy space (at most 65536).
 	Entropies uint32 `json:"entropies"`
+	// EntropyRun makes the load balancer's choice hold for this many
+	// consecutive packets of a flow (a flowcell, as Flicr's, for every
+	// balancer); 0 or 1: a choice per packet. A real host's kernel sends
+	// a run on one path as one UDP GSO message (agents/dataplane), so
+	// spraying costs it a packet per run instead of per packet. At most
+	// 1024.
+	EntropyRun int `json:"entropy_run"`
 	// OPSCycle makes OPS walk every entropy once per cycle, in an order
 	// shuffled anew each cycle (htsim_uec's "oblivious" load balancer),
 	// instead of drawing each packet's entropy independently at random (the
@@ -171,6 +178,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("owd delta2 %g MTU times out of range [0, 1e6]", p.OWDDelta2)
 	case p.OWDDelta3 < 0 || p.OWDDelta3 > 1<<20:
 		return fmt.Errorf("owd delta3 %d packets out of range [0, %d]", p.OWDDelta3, 1<<20)
+	case p.EntropyRun < 0 || p.EntropyRun > 1024:
+		return fmt.Errorf("entropy run %d packets out of range [0, 1024]", p.EntropyRun)
 	case p.FlicrCell < 0 || p.FlicrCell > 1<<20:
 		return fmt.Errorf("flicr cell %d packets out of range [0, %d]", p.FlicrCell, 1<<20)
 	}
