@@ -320,6 +320,10 @@ type Engine struct {
 	// any: a new flow's measured RTO starts from them (rttHintAge).
 	rttHints map[netip.Addr]rttHint
 	lastHint rttHint
+	// The largest delay the hosts added to an ACK's round trip (the
+	// receiver's hold and this host's wait) in the last rttHintAge, and
+	// when it was seen.
+	hostMax, hostAt Time
 }
 
 // rttHint is a finished flow's RTT estimate and its fabric's minimum RTT.
@@ -906,6 +910,9 @@ func (e *Engine) startFlow(spec FlowSpec, now Time) {
 	f.dst[0] = spec.Dst
 	for i, a := range spec.PlaneDsts {
 		f.dst[i+1] = netip.AddrPortFrom(a, spec.Dst.Port())
+	}
+	if e.hostMax > 0 && now-e.hostAt <= rttHintAge {
+		f.snd.SeedHostDelay(now, e.hostMax)
 	}
 	if h.srtt > 0 && now-h.at <= rttHintAge {
 		f.snd.SeedRTT(h.srtt, h.rttvar)

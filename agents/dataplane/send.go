@@ -445,6 +445,11 @@ func (e *Engine) onAck(rec *ackRec, now Time) {
 	if rtt := rec.rxAt - Time(h.EchoTS) - hold; rtt > 0 && (f.minRTT == 0 || rtt < f.minRTT) {
 		f.minRTT = rtt
 	}
+	// The largest host delay of the last rttHintAge: new flows' RTOs start
+	// from it (this host stalls alike for every flow).
+	if a.HostDelay > e.hostMax || now-e.hostAt > rttHintAge {
+		e.hostMax, e.hostAt = a.HostDelay, now
+	}
 	spurious := f.snd.Stats.Spurious
 	f.snd.OnAck(now, &a)
 	if n := f.snd.Stats.Spurious - spurious; n > 0 {

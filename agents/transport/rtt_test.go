@@ -341,3 +341,49 @@ func TestInitialMeasuredRTO(t *testing.T) {
 		t.Fatalf("fixed RTO %d, want the model's %d", s.RTO(), RTOFor(short))
 	}
 }
+
+// TestHostDelayFloorsRTO: the largest host delay of the window floors the
+// RTO's variance term, so a stall seen once lengthens the timeout until it
+// leaves the window; without host delays (the simulator) RFC 6298 holds.
+func TestHostDelayFloorsRTO(t *testing.T) {
+	p := DefaultParams()
+	p.MeasureRTO = true
+	path := Path{BaseRTT: 20 * Microsecond, RateBps: 100e9}
+	s := NewSender(&p, Flow{ID: 1, Size: 1 << 30, Path: path})
+	var d Data
+	ack := func(at, host Time) {
+		s.NextPacket(at-100*Microsecond, &d)
+		s.OnAck(at, &Ack{Flow: 1, PSN: d.PSN, CumAck: d.PSN + 1, EchoTS: d.SentAt, HostDelay: host})
+	}
+	now := Time(0)
+	for range 50 {
+		now += 100 * Microsecond
+		ack(now, 10*Microsecond)
+	}
+	calm := s.RTO()
+	if calm > 100*Microsecond+DefaultRTOGranularity+10*Microsecond {
+		t.Fatalf("calm RTO %d", calm)
+	}
+	now += 100 * Microsecond
+	ack(now, 3*Millisecond) // one ACK waited 3 ms in a stalled host
+	for range 200 {
+		now += 100 * Microsecond
+		ack(now, 10*Microsecond)
+	}
+	if got := s.RTO(); got < 3*Millisecond || got > 4*Millisecond {
+		t.Fatalf("RTO %d after a 3 ms stall and 200 calm round trips, want SRTT + 3 ms", got)
+	}
+	s2 := NewSender(&p, Flow{ID: 2, Size: 1 << 30, Path: path})
+	s2.SeedRTT(s.RTT().SRTT(), s.RTT().RTTVar())
+	s2.SeedHostDelay(now, s.RTT().MaxHostDelay())
+	if s2.RTO() < 3*Millisecond {
+		t.Fatalf("seeded RTO %d, want the stall's floor", s2.RTO())
+	}
+	// The stall leaves the window.
+	now += DefaultMinRTTWindow + Millisecond
+	ack(now, 10*Microsecond)
+	ack(now+100*Microsecond, 10*Microsecond)
+	if got := s.RTO(); got > Millisecond+200*Microsecond {
+		t.Fatalf("RTO %d a window after the stall", got)
+	}
+}
