@@ -234,6 +234,8 @@ type portSet struct {
 	// (timeoutsBlocked).
 	rxBusy    atomic.Bool
 	rxDrained atomic.Int64
+	// Data packets queued to send and received on this plane.
+	sentPkts, recvPkts atomic.Uint64
 }
 
 // Engine drives transport senders and receivers over UDP.
@@ -632,6 +634,16 @@ func (e *Engine) PlaneAddrs() []netip.Addr {
 		out[i] = ps.addr
 	}
 	return out
+}
+
+// PlaneCounts returns the data packets sent (queued for the NIC,
+// retransmissions included) and received on each plane, plane 0 first.
+func (e *Engine) PlaneCounts() (sent, recv []uint64) {
+	for _, ps := range e.planes {
+		sent = append(sent, ps.sentPkts.Load())
+		recv = append(recv, ps.recvPkts.Load())
+	}
+	return sent, recv
 }
 
 // ID returns the engine's sender ID, carried in its data packets.

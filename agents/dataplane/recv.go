@@ -182,14 +182,15 @@ func (r *rxState) process(n int, stop <-chan struct{}) bool {
 			r.handle(buf[off:min(off+seg, l)], src, &meta, rxAt, gso)
 			if r.acks.full() {
 				e.rcvMu.Unlock()
+				r.count()
 				r.flushAcks()
 				e.rcvMu.Lock()
 			}
 		}
 	}
 	e.rcvMu.Unlock()
+	r.count()
 	r.flushAcks()
-	r.cnt.add(&e.c)
 	ok := r.handOver(stop)
 	r.ps.rxBusy.Store(false)
 	return ok
@@ -286,6 +287,15 @@ func (r *rxState) handle(b []byte, src netip.AddrPort, meta *rxMeta, rxAt Time, 
 	if ack.ECN {
 		m.ecn++
 	}
+}
+
+// count adds the batch's counters to the engine's: before its ACKs go,
+// so a sender that sees an ACK finds the packet counted here.
+func (r *rxState) count() {
+	if r.cnt.dataRecv > 0 {
+		r.ps.recvPkts.Add(r.cnt.dataRecv)
+	}
+	r.cnt.add(&r.e.c)
 }
 
 // flushAcks sends the queued ACKs with their hold times.

@@ -259,6 +259,7 @@ func (e *Engine) queueData(f *sendFlow, p int, d *transport.Data, gso bool) {
 		return
 	}
 	m.pkts++
+	ps.sentPkts.Add(1)
 	if d.Retx {
 		m.retx++
 	}

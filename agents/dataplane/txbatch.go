@@ -29,6 +29,11 @@ type txBatch struct {
 	ts      []int64 // per slot: the kernel receive time of the packet an ACK answers
 	call    *mmsgCall
 	v6      bool
+	// The message headers grouped by socket for sendmmsg (a socket's
+	// messages in one call) and the message each stands for.
+	ghdrs []unix.Mmsghdr
+	gmsg  []int
+	done  []bool
 }
 
 // txMsg is one message: segs datagrams from slot first on.
@@ -48,7 +53,8 @@ func newTxBatch(slot, slots, maxSegs int, v6 bool) *txBatch {
 	b := &txBatch{slot: slot, arena: make([]byte, slot*slots), maxSegs: max(1, maxSegs),
 		msgs: make([]txMsg, 0, slots), hdrs: make([]unix.Mmsghdr, slots), iovs: make([]unix.Iovec, slots),
 		names: make([]unix.RawSockaddrInet6, slots), ctrl: make([]byte, txCtrlLen*slots), ts: make([]int64, slots), v6: v6}
-	b.call = newMmsgCall(b.hdrs)
+	b.ghdrs, b.gmsg, b.done = make([]unix.Mmsghdr, slots), make([]int, slots), make([]bool, slots)
+	b.call = newMmsgCall(b.ghdrs)
 	return b
 }
 
@@ -113,12 +119,29 @@ func (b *txBatch) flush(holdAt int64) txResult {
 			binary.BigEndian.PutUint32(b.arena[i*b.slot+40:], hold)
 		}
 	}
-	for i := range b.msgs {
+	n := len(b.msgs)
+	for i := range n {
 		b.prepare(i, -1)
+		b.done[i] = false
 	}
-	for i := 0; i < len(b.msgs); {
+	// Group the messages by socket, in the order each socket first
+	// appears: one sendmmsg per socket.
+	g := 0
+	for i := range n {
+		if b.done[i] {
+			continue
+		}
+		for k := i; k < n; k++ {
+			if !b.done[k] && b.msgs[k].s == b.msgs[i].s {
+				b.done[k] = true
+				b.ghdrs[g], b.gmsg[g] = b.hdrs[k], k
+				g++
+			}
+		}
+	}
+	for i := 0; i < n; {
 		j := i + 1
-		for j < len(b.msgs) && b.msgs[j].s == b.msgs[i].s {
+		for j < n && b.msgs[b.gmsg[j]].s == b.msgs[b.gmsg[i]].s {
 			j++
 		}
 		b.sendRun(i, j, &r)
@@ -168,16 +191,16 @@ func (b *txBatch) prepare(i, seg int) {
 	h.Len = 0
 }
 
-// sendRun sends messages [i, j), all from one socket, with as few sendmmsg
-// calls as errors allow.
+// sendRun sends the grouped messages [i, j), all from one socket, with as
+// few sendmmsg calls as errors allow.
 func (b *txBatch) sendRun(i, j int, r *txResult) {
-	s := b.msgs[i].s
+	s := b.msgs[b.gmsg[i]].s
 	for i < j {
-		b.call.hdrs = b.hdrs[i:j]
+		b.call.hdrs = b.ghdrs[i:j]
 		n, err := b.call.sendmmsg(s.rc, j-i)
 		r.calls++
 		for k := i; k < i+n; k++ {
-			b.sent(&b.msgs[k], r)
+			b.sent(&b.msgs[b.gmsg[k]], r)
 		}
 		i += n
 		if i >= j {
@@ -189,12 +212,14 @@ func (b *txBatch) sendRun(i, j int, r *txResult) {
 		// Message i failed. A GSO message the kernel refuses (no checksum
 		// offload on the route's device, a path MTU below the segment)
 		// goes again datagram by datagram, and GSO stays off.
-		m := &b.msgs[i]
+		mi := b.gmsg[i]
+		m := &b.msgs[mi]
 		if m.segs > 1 && isGSOError(err) {
 			r.gsoFailed = true
 			for seg := 0; seg < m.segs; seg++ {
-				b.prepare(i, seg)
-				b.call.hdrs = b.hdrs[i : i+1]
+				b.prepare(mi, seg)
+				b.ghdrs[i] = b.hdrs[mi]
+				b.call.hdrs = b.ghdrs[i : i+1]
 				k, err := b.call.sendmmsg(s.rc, 1)
 				r.calls++
 				if k == 1 {
