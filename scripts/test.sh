@@ -6,7 +6,8 @@
 # toolchain, see install-influxd.sh), Chromium (Debian package, for the
 # HTML report test) and, for the lab tests (real FRR fabrics in network
 # namespaces, which run as root), FRR, the OpenSSH server, iproute2 and
-# ping, and Slurm (slurm-wlm, munge) for the Slurm tests, which start a
+# ping, iperf3 (the agent bench's comparison), and Slurm (slurm-wlm,
+# munge) for the Slurm tests, which start a
 # one-node cluster on loopback. Set FABRICBENCH_SKIP_INSTALL=1 to install nothing; the
 # tests that need a missing component then skip with a printed reason.
 set -euo pipefail
@@ -26,6 +27,8 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 	command -v ip >/dev/null 2>&1 || apt_missing+=(iproute2)
 	command -v ping >/dev/null 2>&1 || apt_missing+=(iputils-ping)
 	command -v nsenter >/dev/null 2>&1 || apt_missing+=(util-linux)
+	# The agent bench compares the agents with iperf3 (agents/agentbench).
+	command -v iperf3 >/dev/null 2>&1 || apt_missing+=(iperf3)
 	# The Slurm tests (internal/slurmtest: a one-node cluster on loopback).
 	[[ -x /usr/sbin/slurmctld && -x /usr/sbin/slurmd ]] || apt_missing+=(slurm-wlm)
 	[[ -x /usr/sbin/munged ]] || apt_missing+=(munge)
