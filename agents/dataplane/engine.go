@@ -159,7 +159,7 @@ type Completion struct {
 
 // ReceiverInfo describes one receiving flow.
 type ReceiverInfo struct {
-	Src         netip.AddrPort // sender address (of its first packet) and its main (reply) port
+	Src         netip.AddrPort // sender address (on the lowest plane its packets came on) and its main (reply) port
 	Flow        uint32
 	Mark        uint32
 	Packets     uint32 // packets in the flow
@@ -361,6 +361,7 @@ type rxKey struct {
 type recvFlow struct {
 	r           *transport.Receiver
 	src         netip.AddrPort
+	srcPlane    int // the plane src is on: the lowest a packet arrived on
 	npkts       uint32
 	mark        uint32
 	sock        *sock

@@ -224,7 +224,7 @@ func (r *rxState) handle(b []byte, src netip.AddrPort, meta *rxMeta, rxAt Time, 
 	rf := e.rcv[key]
 	if rf == nil || rf.npkts != h.NPkts {
 		rf = &recvFlow{r: transport.NewReceiverFor(&e.rparams, h.Flow, h.NPkts), npkts: h.NPkts, mark: h.Mark, first: rxAt,
-			src: netip.AddrPortFrom(src.Addr(), h.ReplyPort)}
+			src: netip.AddrPortFrom(src.Addr(), h.ReplyPort), srcPlane: r.ps.plane}
 		if h.Mark != 0 {
 			if s, err := e.markSocket(h.Mark); err == nil {
 				rf.sock = s
@@ -236,6 +236,9 @@ func (r *rxState) handle(b []byte, src netip.AddrPort, meta *rxMeta, rxAt Time, 
 		}
 		e.rcv[key] = rf
 		r.cnt.recvFlows++
+	}
+	if r.ps.plane < rf.srcPlane {
+		rf.src, rf.srcPlane = netip.AddrPortFrom(src.Addr(), h.ReplyPort), r.ps.plane
 	}
 	rf.pkts++
 	rf.last = rxAt
