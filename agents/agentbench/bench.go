@@ -140,7 +140,8 @@ type Summary struct {
 	// AgentOverTCP over iperf3 TCP's per-flow goodput. 0 without iperf3.
 	AgentOverUDP float64 `json:"agent_over_udp"`
 	AgentOverTCP float64 `json:"agent_over_tcp"`
-	// TimeoutsPer10k is the agent's (the largest over repeats).
+	// TimeoutsPer10k is the agent's, over all repeats (timeouts over
+	// packets sent).
 	TimeoutsPer10k float64 `json:"timeouts_per_10k"`
 }
 
@@ -416,6 +417,7 @@ func summarize(rs []Result, flows []int) []Summary {
 	var out []Summary
 	for _, n := range flows {
 		var ag, udp, sent, tcp []float64
+		var timeouts, pkts uint64
 		s := Summary{Flows: n}
 		for _, r := range rs {
 			if r.Flows != n {
@@ -424,7 +426,8 @@ func summarize(rs []Result, flows []int) []Summary {
 			switch r.Tool {
 			case ToolAgent:
 				ag = append(ag, r.PerFlowGbps)
-				s.TimeoutsPer10k = max(s.TimeoutsPer10k, r.TimeoutsPer10k)
+				timeouts += r.Timeouts
+				pkts += r.Packets
 			case ToolIperfUDP:
 				udp = append(udp, r.PerFlowGbps)
 				sent = append(sent, r.SentGbps/float64(n))
@@ -433,6 +436,9 @@ func summarize(rs []Result, flows []int) []Summary {
 			}
 		}
 		s.Agent, s.UDP, s.UDPSent, s.TCP = median(ag), median(udp), median(sent), median(tcp)
+		if pkts > 0 {
+			s.TimeoutsPer10k = 1e4 * float64(timeouts) / float64(pkts)
+		}
 		if s.UDPSent > 0 {
 			s.AgentOverUDP = s.Agent / s.UDPSent
 		}

@@ -221,7 +221,7 @@ iperf3 TCP's per-flow goodput, with at most --max-timeouts timeouts per
 	f.StringVar(&flows, "flows", "1,2,4", "numbers of concurrent flows to measure, comma-separated")
 	f.StringVar(&bytes, "bytes", "4GiB", "what the agent sends per measurement, split over its flows")
 	f.DurationVar(&duration, "duration", 4*time.Second, "each iperf3 test's duration")
-	f.IntVar(&repeat, "repeat", 1, "measure each this many times (interleaved); the verdict takes medians")
+	f.IntVar(&repeat, "repeat", 1, "measure each this many times (interleaved); the verdict takes the goodputs' medians and the timeouts of all")
 	f.IntVar(&linkMTU, "link-mtu", 9000, "MTU of the lab path's links (also of an existing path: it sizes the datagrams)")
 	f.StringVar(&linkRate, "link-rate", "0", "shape every link with tbf, e.g. 10G (0: unshaped)")
 	f.IntVar(&planes, "planes", 1, "parallel leaf-spine-leaf paths, one NIC per plane on each host")
