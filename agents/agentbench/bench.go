@@ -215,8 +215,11 @@ func Run(ctx context.Context, p Path, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if iperf == "" {
-		logf("iperf3 not found: measuring the agent alone")
+	switch {
+	case o.Iperf3 == "none":
+		logf("iperf3 skipped: measuring the agent alone")
+	case iperf == "":
+		logf("iperf3 not found on PATH: measuring the agent alone")
 	}
 	cfg := dataplane.Config{Addr: p.Src[0], Planes: p.Src[1:], Netns: NetnsPath(p.SrcNS), EntropyPorts: o.EntropyPorts,
 		RateBps: o.PaceBps, Params: params, RunID: 0xbe7c, DisableGSO: o.DisableGSO, DisableGRO: o.DisableGRO, Logf: logf,

@@ -164,6 +164,9 @@ func (e *Engine) sendPass(now Time) (wakeAt Time, more bool) {
 				f.maxCwnd = cw
 			}
 		}
+		if f.multi {
+			f.pnext++ // the next run starts on the next plane
+		}
 		switch {
 		case sent > 0:
 			e.rr++
@@ -217,9 +220,10 @@ func (e *Engine) pacedWake() Time {
 }
 
 // pickPlane chooses the plane of a multi-plane flow's next packet: the
-// first, from the one after its last, whose pacing allows a packet and on
+// first, from the one its run is on, whose pacing allows a packet and on
 // which the plane load balancer lets the flow send (-1: none; blocked set
-// when a plane was paced out).
+// when a plane was paced out). A run stays on one plane while it may (one
+// GSO message); the next run starts on the next plane.
 func (e *Engine) pickPlane(f *sendFlow, now Time, blocked *bool) int {
 	n := len(e.planes)
 	for k := 0; k < n; k++ {
@@ -231,7 +235,7 @@ func (e *Engine) pickPlane(f *sendFlow, now Time, blocked *bool) int {
 			*blocked = true
 			continue
 		}
-		f.pnext = p + 1
+		f.pnext = p
 		return p
 	}
 	return -1
