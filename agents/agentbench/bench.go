@@ -59,8 +59,10 @@ type Options struct {
 	PathRateBps int64
 	// PaceBps paces each agent's NIC (Config.RateBps); 0: unpaced.
 	PaceBps int64
-	// BaseRTT is the flows' base RTT; 0 measures it: the smallest fabric
-	// RTT (kernel timestamps, no host delay) of a warm-up flow.
+	// BaseRTT is the flows' base RTT; 0 measures it: the smallest whole
+	// round trip of a warm-up flow (the hosts' delays included, as the
+	// harness's path model includes the endpoints' time), which the
+	// window (1.5 x rate x base RTT) must cover.
 	BaseRTT time.Duration
 	// DisableGSO and DisableGRO turn the agents' offloads off.
 	DisableGSO, DisableGRO bool
@@ -117,6 +119,7 @@ type Result struct {
 	// The agent's: smallest fabric RTT (kernel timestamps), largest window
 	// and the path's BDP at the goodput and that RTT.
 	MinRTTus   float64   `json:"min_rtt_us,omitempty"`
+	LoopRTTus  float64   `json:"loop_rtt_us,omitempty"`
 	MaxCwnd    int64     `json:"max_cwnd_bytes,omitempty"`
 	PathBDP    int64     `json:"path_bdp_bytes,omitempty"`
 	GSO        bool      `json:"gso,omitempty"`
@@ -254,8 +257,8 @@ func Run(ctx context.Context, p Path, o Options) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agentbench: warm-up flow: %w", err)
 		}
-		base = transport.Time(res.MinRTTus * 1e6)
-		logf("warm-up: %.2f Gb/s, fabric RTT %.1f us (kernel timestamps)", res.GoodputGbps, res.MinRTTus)
+		base = transport.Time(max(res.MinRTTus, res.LoopRTTus) * 1e6)
+		logf("warm-up: %.2f Gb/s, fabric RTT %.1f us (kernel timestamps), whole round trip %.1f us", res.GoodputGbps, res.MinRTTus, res.LoopRTTus)
 		if base <= 0 {
 			return nil, errors.New("agentbench: the warm-up flow measured no RTT")
 		}
@@ -336,7 +339,7 @@ func (a *agentRunner) measure(ctx context.Context, n int, bytes int64, base tran
 	r := &Result{Tool: ToolAgent, Flows: n, Run: run, Datagram: dataplane.DataHeaderLen + a.params.MTU, Seconds: wall.Seconds(),
 		CPUSeconds: cpu.Seconds(), MinFlowGbps: math.Inf(1)}
 	r.GSO, r.GRO = a.src.Offloads()
-	var minRTT time.Duration
+	var minRTT, loopRTT time.Duration
 	for _, c := range comps {
 		if c.Err != nil {
 			return nil, fmt.Errorf("agentbench: agent flow %d: %w", c.ID, c.Err)
@@ -349,6 +352,9 @@ func (a *agentRunner) measure(ctx context.Context, n int, bytes int64, base tran
 		r.MaxCwnd = max(r.MaxCwnd, c.MaxCwnd)
 		if c.MinRTT > 0 && (minRTT == 0 || c.MinRTT < minRTT) {
 			minRTT = c.MinRTT
+		}
+		if c.LoopRTT > 0 && (loopRTT == 0 || c.LoopRTT < loopRTT) {
+			loopRTT = c.LoopRTT
 		}
 	}
 	// Every byte arrived, once.
@@ -367,6 +373,7 @@ func (a *agentRunner) measure(ctx context.Context, n int, bytes int64, base tran
 	}
 	r.CPUPerGB = r.CPUSeconds / (float64(r.Bytes) / 1e9)
 	r.MinRTTus = float64(minRTT.Nanoseconds()) / 1e3
+	r.LoopRTTus = float64(loopRTT.Nanoseconds()) / 1e3
 	r.PathBDP = int64(r.GoodputGbps * 1e9 / 8 * minRTT.Seconds())
 	if len(sent1) > 1 {
 		var tot uint64
@@ -394,8 +401,8 @@ func (r *Result) line() string {
 	fmt.Fprintf(&b, "%-10s flows %d run %d: %.2f Gb/s per flow (slowest %.2f), %.2f Gb/s in all", r.Tool, r.Flows, r.Run, r.PerFlowGbps, r.MinFlowGbps, r.GoodputGbps)
 	switch r.Tool {
 	case ToolAgent:
-		fmt.Fprintf(&b, "; %d packets, %d retransmitted (%d spurious), %d timeouts (%.2f per 10k); fabric RTT %.1f us, window up to %d B (path BDP %d B); %.3f CPU-s/GB",
-			r.Packets, r.Retransmits, r.Spurious, r.Timeouts, r.TimeoutsPer10k, r.MinRTTus, r.MaxCwnd, r.PathBDP, r.CPUPerGB)
+		fmt.Fprintf(&b, "; %d packets, %d retransmitted (%d spurious), %d timeouts (%.2f per 10k); fabric RTT %.1f us (whole %.1f), window up to %d B (path BDP %d B); %.3f CPU-s/GB",
+			r.Packets, r.Retransmits, r.Spurious, r.Timeouts, r.TimeoutsPer10k, r.MinRTTus, r.LoopRTTus, r.MaxCwnd, r.PathBDP, r.CPUPerGB)
 	case ToolIperfUDP:
 		fmt.Fprintf(&b, "; sent %.2f Gb/s, %.1f%% of %d datagrams lost; %.3f CPU-s/GB", r.SentGbps, r.LossPct, r.Packets, r.CPUPerGB)
 	case ToolIperfTCP:

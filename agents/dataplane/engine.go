@@ -149,8 +149,10 @@ type Completion struct {
 	Stats transport.SenderStats
 	// MinRTT is the flow's smallest round trip through the fabric,
 	// measured from kernel timestamps without the hosts' delays (0
-	// without an ACK).
-	MinRTT time.Duration
+	// without an ACK). LoopRTT is its smallest whole round trip, the
+	// hosts' delays included (what its window must cover), and SRTT the
+	// smoothed one at the end (both 0 with Config.ModelRTO).
+	MinRTT, LoopRTT, SRTT time.Duration
 	// MaxCwnd is the largest congestion window the sender reached (bytes,
 	// all planes).
 	MaxCwnd int64
@@ -965,7 +967,9 @@ func (e *Engine) complete(f *sendFlow, now Time, err error) {
 		delete(e.flows, f.spec.ID)
 	}
 	st := f.snd.Stats
+	var loop, srtt Time
 	if est := f.snd.RTT(); est != nil && est.Samples() > 0 {
+		loop, srtt = est.MinRTT(), est.SRTT()
 		h := rttHint{srtt: est.SRTT(), rttvar: est.RTTVar(), min: f.minRTT, at: now}
 		if old, ok := e.rttHints[f.spec.Dst.Addr()]; ok && now-old.at <= rttHintAge && old.min > 0 && (h.min == 0 || old.min < h.min) {
 			h.min = old.min
@@ -982,7 +986,7 @@ func (e *Engine) complete(f *sendFlow, now Time, err error) {
 	}
 	e.doneQ = append(e.doneQ, Completion{ID: f.spec.ID, Start: e.wall(f.start), End: e.wall(end),
 		FCT: time.Duration((end - f.start) / 1000), Stats: st, Err: err,
-		MinRTT: time.Duration(f.minRTT / 1000), MaxCwnd: int64(f.maxCwnd)})
+		MinRTT: time.Duration(f.minRTT / 1000), LoopRTT: time.Duration(loop / 1000), SRTT: time.Duration(srtt / 1000), MaxCwnd: int64(f.maxCwnd)})
 	// The flow may linger in the timer heap (until its FlowTimeout) and in
 	// the active list; its per-packet state is not needed any more.
 	f.snd = nil
