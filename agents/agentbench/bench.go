@@ -60,9 +60,9 @@ type Options struct {
 	// PaceBps paces each agent's NIC (Config.RateBps); 0: unpaced.
 	PaceBps int64
 	// BaseRTT is the flows' base RTT; 0 measures it: the smallest whole
-	// round trip of a warm-up flow (the hosts' delays included, as the
-	// harness's path model includes the endpoints' time), which the
-	// window (1.5 x rate x base RTT) must cover.
+	// round trip of single packets sent one after another (the hosts'
+	// delays included, as the harness's path model includes the endpoints'
+	// time), which the window (1.5 x rate x base RTT) must cover.
 	BaseRTT time.Duration
 	// DisableGSO and DisableGRO turn the agents' offloads off.
 	DisableGSO, DisableGRO bool
@@ -250,17 +250,29 @@ func Run(ctx context.Context, p Path, o Options) (*Report, error) {
 		<-errc
 	}()
 	a := &agentRunner{src: src, dst: dst, path: p, o: o, params: src.Params()}
-	// Warm-up: the fabric's base RTT, and RTT estimates for the flows' RTOs.
+	// Warm-up: RTT estimates for the flows' RTOs and the fabric's RTT;
+	// then the unloaded whole round trip, from single-packet flows one
+	// after another (a full flow's own queue would inflate it).
 	base := transport.Time(o.BaseRTT.Nanoseconds()) * transport.Nanosecond
 	if base == 0 {
 		res, err := a.measure(ctx, 1, min(o.Bytes/8, 256<<20), 100*transport.Microsecond, -1)
 		if err != nil {
 			return nil, fmt.Errorf("agentbench: warm-up flow: %w", err)
 		}
-		base = transport.Time(max(res.MinRTTus, res.LoopRTTus) * 1e6)
-		logf("warm-up: %.2f Gb/s, fabric RTT %.1f us (kernel timestamps), whole round trip %.1f us", res.GoodputGbps, res.MinRTTus, res.LoopRTTus)
+		var loop float64
+		for range 20 {
+			r, err := a.measure(ctx, 1, int64(a.params.MTU), 100*transport.Microsecond, -1)
+			if err != nil {
+				return nil, fmt.Errorf("agentbench: warm-up packet: %w", err)
+			}
+			if r.LoopRTTus > 0 && (loop == 0 || r.LoopRTTus < loop) {
+				loop = r.LoopRTTus
+			}
+		}
+		base = transport.Time(max(res.MinRTTus, loop) * 1e6)
+		logf("warm-up: %.2f Gb/s, fabric RTT %.1f us (kernel timestamps); unloaded whole round trip %.1f us (single packets)", res.GoodputGbps, res.MinRTTus, loop)
 		if base <= 0 {
-			return nil, errors.New("agentbench: the warm-up flow measured no RTT")
+			return nil, errors.New("agentbench: the warm-up measured no RTT")
 		}
 	}
 	rep := &Report{Path: p, Params: a.params, BaseRTTus: float64(base) / 1e6, PathRate: o.PathRateBps, Iperf3: iperf}

@@ -731,7 +731,12 @@ func (s *Sender) cleanOrder() {
 	}
 }
 
-// OnTimeout retransmits every packet outstanding for longer than the RTO.
+// OnTimeout retransmits every packet outstanding for longer than the RTO,
+// or with a measured RTO (Params.MeasureRTO) the earliest of them only, as
+// RFC 6298 (5.4) does: the RTO backs off, and the others time out in turn
+// unless an ACK arrives first. On a host, a timeout is most often the
+// host (or the receiver's) stalling for longer than the RTO, not a lost
+// window: then one packet, not every one in flight, is resent for nothing.
 // It returns the number of packets that timed out.
 func (s *Sender) OnTimeout(now Time) int {
 	n := 0
@@ -755,6 +760,9 @@ func (s *Sender) OnTimeout(now Time) int {
 			s.planeTimedOut(now, pl)
 		}
 		n++
+		if s.est != nil {
+			break // RFC 6298 5.4: the earliest outstanding packet
+		}
 	}
 	if n > 0 && s.p.GoBackN {
 		s.resendFrom(s.base)
