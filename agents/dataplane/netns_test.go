@@ -180,7 +180,7 @@ func TestNetns(t *testing.T) {
 	}
 
 	// Batched pacing: at 3 Gb/s a packet takes 24 us, so the engine sends
-	// batches of two (one GSO message) per 50 us and sleeps in between; the
+	// batches of seven (one GSO message) per 170 us and sleeps in between; the
 	// rate must not exceed the pacing rate, and must not fall far below it
 	// (a batch that slept a Go timer's millisecond would give a third of
 	// it). On a loaded runner the sleeping thread waits for a CPU and loses
