@@ -233,10 +233,13 @@ type portSet struct {
 	open       bool // the pacing allows a batch this pass
 	backlogged bool
 	// The receiving goroutine: busy from a read that returned datagrams
-	// until their ACKs are handed over; drained is when a read last found
-	// the socket empty. A due timeout waits while ACKs may be on their way
-	// (timeoutsBlocked).
+	// until their ACKs are handed over; readAt is when that read was,
+	// handed the read time of the last batch handed over, drained when a
+	// read last found the socket empty. A due timeout waits while ACKs that
+	// arrived before it may be on their way (acksInFlight).
 	rxBusy    atomic.Bool
+	rxReadAt  atomic.Int64
+	rxHanded  atomic.Int64
 	rxDrained atomic.Int64
 	// Data packets queued to send and received on this plane.
 	sentPkts, recvPkts atomic.Uint64

@@ -82,6 +82,7 @@ func newRxState(e *Engine, ps *portSet) *rxState {
 	r.call.recv = func(fd uintptr) bool {
 		if r.call.doRecv(fd) {
 			if r.call.errno == nil && r.call.done > 0 {
+				ps.rxReadAt.Store(int64(e.now()))
 				ps.rxBusy.Store(true)
 			}
 			return true
@@ -192,6 +193,7 @@ func (r *rxState) process(n int, stop <-chan struct{}) bool {
 	r.count()
 	r.flushAcks()
 	ok := r.handOver(stop)
+	r.ps.rxHanded.Store(r.ps.rxReadAt.Load())
 	r.ps.rxBusy.Store(false)
 	return ok
 }

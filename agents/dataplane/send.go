@@ -32,11 +32,12 @@ func (e *Engine) loop(ctx context.Context) error {
 		default:
 		}
 		e.takeCommands()
-		e.takeAcks()
-		e.deliverCompletions()
 		now := e.now()
+		open := e.paceSetup(now)
+		e.takeAcks(now)
+		e.deliverCompletions()
 		retry := e.runTimers(now)
-		wakeAt, more := e.sendPass(now)
+		wakeAt, more := e.sendPass(now, open)
 		e.flushTx()
 		if more {
 			continue
@@ -90,26 +91,22 @@ func (e *Engine) loop(ctx context.Context) error {
 	}
 }
 
-// sendPass sends what the windows and the NIC pacing allow: from each flow
-// in turn up to e.run packets (one GSO message), round robin over the
-// flows that may send. It returns when pacing next allows a packet (0:
-// nothing waits for the NIC) and whether it stopped with the batch full.
-// The packets go out at flushTx.
-func (e *Engine) sendPass(now Time) (wakeAt Time, more bool) {
+// paceSetup starts a round of sending at now: each plane's token bucket
+// (idle credit capped at a small burst; after a late wake-up with packets
+// waiting, the missed time is caught up) and the batch it may send, the
+// packets due in the next e.ahead (one GSO message at most). It returns
+// how many planes may send.
+func (e *Engine) paceSetup(now Time) int {
 	open := 0
 	for _, ps := range e.planes {
 		ps.open = true
 		if e.rate > 0 {
-			// Token bucket: idle credit is capped at a small burst; after a
-			// late wake-up with packets waiting, the missed time is caught up.
 			floor := now - e.burst
 			if ps.backlogged {
 				floor = now - e.catchUp
 			}
 			ps.nicNext = max(ps.nicNext, floor)
 			ps.open = ps.nicNext <= now
-			// A batch starts when the NIC is free and takes what leaves in
-			// the next e.ahead (one GSO message at most, per flow).
 			ps.limit = now + e.ahead
 		}
 		ps.backlogged = false
@@ -117,56 +114,32 @@ func (e *Engine) sendPass(now Time) (wakeAt Time, more bool) {
 			open++
 		}
 	}
+	return open
+}
+
+// sendPass sends what the windows and the NIC pacing allow: from each flow
+// in turn up to e.run packets (one GSO message), round robin over the
+// flows that may send. It returns when pacing next allows a packet (0:
+// nothing waits for the NIC) and whether it stopped after a full batch
+// with more to send. The packets go out at flushTx (or when the batch
+// fills).
+func (e *Engine) sendPass(now Time, open int) (wakeAt Time, more bool) {
 	if open == 0 && len(e.active) > 0 {
 		return e.pacedWake(), false
 	}
-	d := &e.txData // a field: the DropData hook would make a local escape
 	gso := e.gsoProbe.Load() && !e.gsoOff.Load()
-	idle := 0 // flows in a row that sent nothing but stay active
+	idle := 0   // flows in a row that sent nothing but stay active
+	budget := 0 // packets this pass
 	for len(e.active) > 0 {
-		if e.tx.used+e.run > len(e.tx.ts) {
-			return 0, true // the batch is full: send it, then go on
+		if budget >= len(e.tx.ts) {
+			return 0, true // a batch's worth: look at ACKs and commands again
 		}
 		if e.rr >= len(e.active) {
 			e.rr = 0
 		}
 		f := e.active[e.rr]
-		sent, blocked := 0, false
-		for k := 0; k < e.run && !f.done; k++ {
-			p := 0
-			if f.multi {
-				p = e.pickPlane(f, now, &blocked)
-				if p < 0 {
-					break
-				}
-			} else if !e.paceOK(e.planes[0]) {
-				blocked = true
-				break
-			}
-			var size int64
-			if f.multi {
-				size = f.snd.NextPacketOn(now, p, d)
-			} else {
-				size = f.snd.NextPacket(now, d)
-			}
-			if size == 0 {
-				break
-			}
-			e.queueData(f, p, d, gso)
-			if e.rate > 0 {
-				e.planes[p].nicNext += size * 8 * transport.Second / e.rate
-			}
-			sent++
-			if f.timerAt == 0 {
-				e.armTimer(f)
-			}
-			if cw := f.snd.Cwnd(); cw > f.maxCwnd {
-				f.maxCwnd = cw
-			}
-		}
-		if f.multi {
-			f.pnext++ // the next run starts on the next plane
-		}
+		sent, blocked := e.sendFrom(f, now, e.run, gso)
+		budget += sent
 		switch {
 		case sent > 0:
 			e.rr++
@@ -189,6 +162,52 @@ func (e *Engine) sendPass(now Time) (wakeAt Time, more bool) {
 		}
 	}
 	return 0, false
+}
+
+// sendFrom queues up to n packets of f at now, as its window and the NIC
+// pacing allow (the batch is sent when it fills). It returns how many and
+// whether the pacing stopped it.
+func (e *Engine) sendFrom(f *sendFlow, now Time, n int, gso bool) (sent int, blocked bool) {
+	d := &e.txData // a field: the DropData hook would make a local escape
+	for sent < n && !f.done {
+		if e.tx.full() {
+			e.flushTx()
+		}
+		p := 0
+		if f.multi {
+			p = e.pickPlane(f, now, &blocked)
+			if p < 0 {
+				break
+			}
+		} else if !e.paceOK(e.planes[0]) {
+			blocked = true
+			break
+		}
+		var size int64
+		if f.multi {
+			size = f.snd.NextPacketOn(now, p, d)
+		} else {
+			size = f.snd.NextPacket(now, d)
+		}
+		if size == 0 {
+			break
+		}
+		e.queueData(f, p, d, gso)
+		if e.rate > 0 {
+			e.planes[p].nicNext += size * 8 * transport.Second / e.rate
+		}
+		sent++
+		if f.timerAt == 0 {
+			e.armTimer(f)
+		}
+		if cw := f.snd.Cwnd(); cw > f.maxCwnd {
+			f.maxCwnd = cw
+		}
+	}
+	if f.multi && sent > 0 {
+		f.pnext++ // the next run starts on the next plane
+	}
+	return sent, blocked
 }
 
 // paceOK reports whether plane ps's pacing lets one more packet go in this
@@ -318,24 +337,24 @@ func (e *Engine) armTimer(f *sendFlow) {
 
 // runTimers fires the timers due at now. A retransmission timeout waits
 // (it returns when to look again) while an ACK that arrived before it was
-// due may not have reached the sender yet: a receiving goroutine is
-// between reading datagrams and handing their ACKs over, or the kernel
-// holds unread datagrams that arrived before the socket was last found
-// empty after the deadline. A timeout the host's own scheduling delayed
-// is not a loss; waiting for those ACKs keeps it from firing spuriously
-// on a busy host. The wait is at most postponeMax.
+// due may not have reached the sender yet (acksInFlight): a timeout the
+// host's own scheduling delayed is not a loss, and waiting for those ACKs
+// keeps it from firing spuriously on a busy host. The wait is at most
+// postponeMax.
 func (e *Engine) runTimers(now Time) (retry Time) {
 	for len(e.timers) > 0 && e.timers[0].at <= now {
 		t := e.timers[0]
 		f := t.f
 		live := !f.done && (t.deadline || f.timerAt == t.at)
-		if live && !t.deadline && e.acksInFlight(t.at) {
-			if e.postpone == 0 {
-				e.postpone = now
-			}
-			if now-e.postpone < postponeMax {
-				e.c.timeoutsHeld.Add(1)
-				return now + 50*transport.Microsecond
+		if live && !t.deadline {
+			if wait := e.acksInFlight(t.at); wait >= 0 {
+				if e.postpone == 0 {
+					e.postpone = now
+				}
+				if now-e.postpone < postponeMax {
+					e.c.timeoutsHeld.Add(1)
+					return now + wait
+				}
 			}
 		}
 		e.postpone = 0
@@ -361,27 +380,30 @@ func (e *Engine) runTimers(now Time) (retry Time) {
 	return 0
 }
 
-// acksInFlight reports whether ACKs that arrived before due may still be
-// on their way from the kernel to the senders.
-func (e *Engine) acksInFlight(due Time) bool {
+// acksInFlight says whether ACKs that arrived before due may still be on
+// their way from the kernel to the senders, and how long to wait before
+// looking again (-1: none can be). They can while ACKs are queued for the
+// sending goroutine (processed at once), and, on a plane whose receiving
+// goroutine has neither handed over a batch it read after due nor found
+// its socket empty after due, while that goroutine holds a batch or the
+// kernel holds datagrams. A batch takes microseconds: the wait ends with
+// the next one handed over.
+func (e *Engine) acksInFlight(due Time) Time {
 	e.ackMu.Lock()
 	queued := len(e.ackCur) > 0
 	e.ackMu.Unlock()
 	if queued {
-		return true
+		return 0
 	}
 	for _, ps := range e.planes {
-		if ps.rxBusy.Load() {
-			return true
+		if Time(ps.rxDrained.Load()) >= due || Time(ps.rxHanded.Load()) >= due {
+			continue // read after the deadline and handed over, or empty
 		}
-		if Time(ps.rxDrained.Load()) >= due {
-			continue // read to the end after the deadline
-		}
-		if unread(ps.main) {
-			return true
+		if ps.rxBusy.Load() || unread(ps.main) {
+			return 20 * transport.Microsecond
 		}
 	}
-	return false
+	return -1
 }
 
 // unread reports whether s has a datagram waiting (SIOCINQ).
@@ -394,8 +416,12 @@ func unread(s *sock) bool {
 	return n > 0
 }
 
-// takeAcks processes the ACKs the receiving goroutines handed over.
-func (e *Engine) takeAcks() {
+// takeAcks processes the ACKs the receiving goroutines handed over. Each
+// ACK's flow sends what the ACK let it at once (ACK clocking): a load
+// balancer that recycles the entropies of ACKs (REPS, Spritz) sees them
+// one ACK at a time as in the simulator, not a batch's worth after
+// another's, and the packets still join GSO messages in the batch.
+func (e *Engine) takeAcks(now Time) {
 	e.ackMu.Lock()
 	q := e.ackCur
 	if len(q) == 0 {
@@ -412,9 +438,11 @@ func (e *Engine) takeAcks() {
 		}
 	}
 	e.c.rxBatches.Add(1)
-	now := e.now()
+	gso := e.gsoProbe.Load() && !e.gsoOff.Load()
 	for i := range q {
-		e.onAck(&q[i], now)
+		if f := e.onAck(&q[i], now); f != nil && f.active {
+			e.sendFrom(f, now, e.run, gso)
+		}
 	}
 	clear(q)
 	e.ackMu.Lock()
@@ -422,12 +450,14 @@ func (e *Engine) takeAcks() {
 	e.ackMu.Unlock()
 }
 
-func (e *Engine) onAck(rec *ackRec, now Time) {
+// onAck processes one ACK and returns its flow (nil: none, or it
+// completed).
+func (e *Engine) onAck(rec *ackRec, now Time) *sendFlow {
 	h := &rec.h
 	f := e.flows[h.Flow]
 	if f == nil {
 		e.c.staleAcks.Add(1)
-		return
+		return nil
 	}
 	if h.Nack {
 		e.c.nacksRecv.Add(1)
@@ -465,9 +495,10 @@ func (e *Engine) onAck(rec *ackRec, now Time) {
 	}
 	if f.snd.Done() {
 		e.complete(f, now, nil)
-		return
+		return nil
 	}
 	if !f.active && f.snd.CanSend(now) {
 		e.activate(f)
 	}
+	return f
 }
