@@ -404,3 +404,36 @@ func TestHostDelayFloorsRTO(t *testing.T) {
 		t.Fatalf("RTO %d a window after the stall", got)
 	}
 }
+
+// TestTimeoutProbeWhenSilent: a measuring sender whose flow heard nothing
+// since its earliest overdue packet left resends that one only (a stalled
+// host is likelier than a lost window); one that still hears ACKs lost
+// what timed out and resends all of it. The fixed RTO resends all.
+func TestTimeoutProbeWhenSilent(t *testing.T) {
+	for _, measure := range []bool{false, true} {
+		for _, silent := range []bool{true, false} {
+			p := DefaultParams()
+			p.MeasureRTO = measure
+			s := NewSender(&p, Flow{ID: 1, Size: 8 * int64(p.MTU), Path: refPath})
+			var d [4]Data
+			for i := range d {
+				s.NextPacket(Time(i), &d[i])
+			}
+			if !silent {
+				// The last one got through: 0-2 were lost.
+				s.OnAck(100*Microsecond, &Ack{Flow: 1, PSN: d[3].PSN, CumAck: 0, EchoTS: d[3].SentAt})
+			}
+			n := s.OnTimeout(s.NextTimeout() + 10)
+			want := 3
+			if silent {
+				want = 4
+				if measure {
+					want = 1
+				}
+			}
+			if n != want {
+				t.Errorf("measure %v silent %v: %d packets timed out, want %d", measure, silent, n, want)
+			}
+		}
+	}
+}

@@ -310,6 +310,8 @@ type Sender struct {
 	// Bytes still in flight on earlier paths after a path change: they
 	// do not count against the new path's window.
 	oldIn int64
+	// lastAck is when the latest ACK or NACK arrived (0: none yet).
+	lastAck Time
 
 	Stats SenderStats
 }
@@ -564,6 +566,7 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 		return // never sent
 	}
 	s.ackRoute, s.hasAckRoute = a.Route, true
+	s.lastAck = now
 	if a.Nack {
 		s.onNack(now, a)
 		return
@@ -731,15 +734,19 @@ func (s *Sender) cleanOrder() {
 	}
 }
 
-// OnTimeout retransmits every packet outstanding for longer than the RTO,
-// or with a measured RTO (Params.MeasureRTO) the earliest of them only, as
-// RFC 6298 (5.4) does: the RTO backs off, and the others time out in turn
-// unless an ACK arrives first. On a host, a timeout is most often the
-// host (or the receiver's) stalling for longer than the RTO, not a lost
-// window: then one packet, not every one in flight, is resent for nothing.
+// OnTimeout retransmits every packet outstanding for longer than the RTO.
+// With a measured RTO (Params.MeasureRTO), when nothing at all was
+// acknowledged since the earliest of them left, only that one times out
+// (a probe, as RFC 6298 5.4 resends the earliest) and the RTO backs off:
+// on a host, a silent flow is most often a host (the sender's or the
+// receiver's) that did not run for longer than the RTO, not a lost window,
+// and then one packet is resent for nothing instead of every one in
+// flight; the others time out in turn unless an ACK comes first. A flow
+// that still hears ACKs lost what timed out, and resends all of it.
 // It returns the number of packets that timed out.
 func (s *Sender) OnTimeout(now Time) int {
 	n := 0
+	probe := false
 	for {
 		s.cleanOrder()
 		if s.orderHead == len(s.order) {
@@ -748,6 +755,9 @@ func (s *Sender) OnTimeout(now Time) int {
 		e := s.order[s.orderHead]
 		if e.at+s.rto > now {
 			break
+		}
+		if n == 0 {
+			probe = s.est != nil && s.lastAck <= e.at
 		}
 		s.orderHead++
 		s.queueRetx(e.psn)
@@ -760,8 +770,8 @@ func (s *Sender) OnTimeout(now Time) int {
 			s.planeTimedOut(now, pl)
 		}
 		n++
-		if s.est != nil {
-			break // RFC 6298 5.4: the earliest outstanding packet
+		if probe {
+			break // a silent flow: the earliest outstanding packet only
 		}
 	}
 	if n > 0 && s.p.GoBackN {
