@@ -489,6 +489,11 @@ func (e *Engine) onAck(rec *ackRec, now Time) *sendFlow {
 	f.snd.OnAck(now, &a)
 	if n := f.snd.Stats.Spurious - spurious; n > 0 {
 		e.c.spurious.Add(n)
+		// The late original's delay floors the RTO of every flow of this
+		// engine for a while (the sender took it in: RTTEstimator).
+		if est := f.snd.RTT(); est != nil && est.MaxHostDelay() > e.hostMax {
+			e.hostMax, e.hostAt = est.MaxHostDelay(), now
+		}
 	}
 	if cw := f.snd.Cwnd(); cw > f.maxCwnd {
 		f.maxCwnd = cw

@@ -33,7 +33,9 @@ package transport
 //     host that stalled its threads for some milliseconds once will do it
 //     again, and RTTVAR forgets a stall within a few round trips; a
 //     timeout that fires while the ACK waits in a stalled host resends
-//     a whole window for nothing.
+//     a whole window for nothing. A spurious retransmission's original,
+//     late by more than SRTT, counts likewise (the Eifel response of RFC
+//     4015: the RTO grows past the delay that fooled it).
 
 // Defaults of the measured RTO.
 const (
@@ -228,6 +230,13 @@ func (s *Sender) onFreshAck(now Time, a *Ack, sentAt Time) {
 	}
 	if a.HostDelay > 0 {
 		s.est.HostDelay(now, a.HostDelay)
+	}
+	if a.EchoTS < sentAt && s.est.srtt > 0 {
+		// Eifel response (RFC 4015): the original was late, not lost. Its
+		// lateness beyond SRTT, a delay this path or host showed once and
+		// will show again, floors the RTO's variance term for the window
+		// as a host delay does (a stalled forwarding CPU, not only a host).
+		s.est.HostDelay(now, now-a.EchoTS-s.est.srtt)
 	}
 	s.est.Sample(now, now-a.EchoTS)
 	s.rto = s.est.RTO()

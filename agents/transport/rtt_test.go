@@ -437,3 +437,47 @@ func TestTimeoutProbeWhenSilent(t *testing.T) {
 		}
 	}
 }
+
+// TestSpuriousRaisesRTOFloor: an original acknowledged after its
+// retransmission (late, not lost) floors the measured RTO's variance term
+// by its lateness for the window, so the same delay does not fool the
+// timer again once RTTVAR has settled.
+func TestSpuriousRaisesRTOFloor(t *testing.T) {
+	p := DefaultParams()
+	p.MeasureRTO = true
+	path := Path{BaseRTT: 20 * Microsecond, RateBps: 100e9}
+	s := NewSender(&p, Flow{ID: 1, Size: 1 << 30, Path: path})
+	var d Data
+	now := Time(0)
+	ack := func(rtt Time) {
+		now += 100 * Microsecond
+		s.NextPacket(now, &d)
+		s.OnAck(now+rtt, &Ack{Flow: 1, PSN: d.PSN, CumAck: d.PSN + 1, EchoTS: d.SentAt})
+		now += rtt
+	}
+	for range 50 {
+		ack(50 * Microsecond)
+	}
+	// A packet is late by 5 ms: its timer fires, it is resent, then the
+	// original's ACK arrives.
+	now += 100 * Microsecond
+	s.NextPacket(now, &d)
+	late := d
+	at := s.NextTimeout() + 1
+	if s.OnTimeout(at) != 1 {
+		t.Fatal("no timeout")
+	}
+	var rx Data
+	s.NextPacket(at, &rx)
+	now = late.SentAt + 5*Millisecond
+	s.OnAck(now, &Ack{Flow: 1, PSN: late.PSN, CumAck: late.PSN + 1, EchoTS: late.SentAt})
+	if s.Stats.Spurious != 1 {
+		t.Fatalf("spurious %d", s.Stats.Spurious)
+	}
+	for range 300 {
+		ack(50 * Microsecond)
+	}
+	if got := s.RTO(); got < 4*Millisecond {
+		t.Fatalf("RTO %d after a 5 ms late original and 300 calm round trips, want it above the lateness", got)
+	}
+}
