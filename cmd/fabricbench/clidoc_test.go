@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,6 +38,30 @@ func genCLIReference(t *testing.T, dir string) map[string][]byte {
 		func(string) string { return cliRefHeader },
 		func(name string) string { return name })
 	if err != nil {
+		t.Fatal(err)
+	}
+	// README.md: every command on one page, so that each is two clicks
+	// from the project's README.
+	var b strings.Builder
+	b.WriteString(cliRefHeader)
+	b.WriteString("# fabricbench command reference\n\n")
+	b.WriteString("Every command with its flags, generated from the command tree. How the\n")
+	b.WriteString("commands fit together: [../cli.md](../cli.md) and the [README](../../README.md).\n\n")
+	var walk func(c *cobra.Command, depth int)
+	walk = func(c *cobra.Command, depth int) {
+		if !c.IsAvailableCommand() && c != root {
+			return
+		}
+		name := strings.ReplaceAll(c.CommandPath(), " ", "_") + ".md"
+		fmt.Fprintf(&b, "%s- [%s](%s): %s\n", strings.Repeat("  ", depth), c.CommandPath(), name, c.Short)
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() && !sub.IsAdditionalHelpTopicCommand() {
+				walk(sub, depth+1)
+			}
+		}
+	}
+	walk(root, 0)
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return readPages(t, dir)

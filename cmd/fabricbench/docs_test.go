@@ -817,3 +817,76 @@ func TestDocsRunnable(t *testing.T) {
 		})
 	}
 }
+
+// pageLinks are the relative link targets of a page (outside code).
+func pageLinks(t *testing.T, page string) []string {
+	t.Helper()
+	var out []string
+	for _, l := range readMD(t, page) {
+		if l.inFence {
+			continue
+		}
+		for _, m := range linkRE.FindAllStringSubmatch(codeSpanRE.ReplaceAllString(l.text, "``"), -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// TestDocsReachable: every page of docs/ is linked from the README, and
+// every section of it (## and ###) from the page's contents list, so any
+// section is two clicks from the README; every generated command page is
+// linked from docs/cli/README.md, itself linked from the README.
+func TestDocsReachable(t *testing.T) {
+	fromReadme := map[string]bool{}
+	for _, l := range pageLinks(t, "README.md") {
+		path, _, _ := strings.Cut(l, "#")
+		fromReadme[path] = true
+	}
+	fromCLIIndex := map[string]bool{}
+	for _, l := range pageLinks(t, "docs/cli/README.md") {
+		fromCLIIndex["docs/cli/"+l] = true
+	}
+	for _, page := range docPages(t) {
+		switch {
+		case page == "README.md" || page == "DEVELOPERS.md":
+			continue
+		case strings.HasPrefix(page, "docs/cli/"):
+			if page != "docs/cli/README.md" && !fromCLIIndex[page] {
+				t.Errorf("%s is not linked from docs/cli/README.md", page)
+			}
+			continue
+		}
+		if !fromReadme[page] {
+			t.Errorf("%s is not linked from the README", page)
+		}
+		lines := readMD(t, page)
+		inPage := map[string]bool{}
+		for _, l := range pageLinks(t, page) {
+			if strings.HasPrefix(l, "#") {
+				inPage[l[1:]] = true
+			}
+		}
+		seen := map[string]int{}
+		for _, l := range lines {
+			if l.inFence {
+				continue
+			}
+			m := headingRE.FindStringSubmatch(l.text)
+			if m == nil {
+				continue
+			}
+			s := slug(m[2])
+			if n := seen[s]; n > 0 {
+				s = fmt.Sprintf("%s-%d", s, n)
+			}
+			seen[slug(m[2])]++
+			if (len(m[1]) == 2 || len(m[1]) == 3) && !inPage[s] {
+				t.Errorf("%s:%d: section %q is not in the page's contents list", page, l.n, m[2])
+			}
+		}
+	}
+	if !fromReadme["docs/cli/README.md"] {
+		t.Error("the README does not link the CLI reference docs/cli/README.md")
+	}
+}
