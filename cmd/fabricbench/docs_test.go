@@ -890,3 +890,36 @@ func TestDocsReachable(t *testing.T) {
 		t.Error("the README does not link the CLI reference docs/cli/README.md")
 	}
 }
+
+// TestREADMEShape: the README stays a front page of at most 300 lines,
+// its set-up section gives exactly two commands, the main job on the
+// simulator and the test command, and .ci/run runs that same test
+// command.
+func TestREADMEShape(t *testing.T) {
+	lines := readMD(t, "README.md")
+	if len(lines) > 301 { // the last element is after the final newline
+		t.Errorf("README.md has %d lines; at most 300 (move long sections into docs/)", len(lines)-1)
+	}
+	var setup []string
+	in := false
+	for _, l := range lines {
+		if !l.inFence && strings.HasPrefix(l.text, "## ") {
+			in = l.text == "## Set-up"
+			continue
+		}
+		if in && l.inFence && !strings.HasPrefix(strings.TrimSpace(l.text), "```") {
+			setup = append(setup, strings.TrimSpace(l.text))
+		}
+	}
+	want := []string{"go run ./cmd/fabricbench run examples/suites/smoke.yaml --out out/smoke", "./scripts/test.sh"}
+	if strings.Join(setup, "\n") != strings.Join(want, "\n") {
+		t.Errorf("README set-up commands: %q, want %q", setup, want)
+	}
+	ci, err := os.ReadFile(filepath.Join(repoRoot, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^exec \./scripts/test\.sh\s*$`).Match(ci) {
+		t.Errorf(".ci/run does not run the README's test command ./scripts/test.sh:\n%s", ci)
+	}
+}
