@@ -409,6 +409,7 @@ func TestBadSuites(t *testing.T) {
 		{"wrong type int", base + "seed: lots\n", `7:7: seed: want an integer, got "lots"`},
 		{"wrong type list", base + "transport:\n  mtu: [1500]\n", `8:8: transport.mtu: want an integer, got a list`},
 		{"wrong type float", base + "transport:\n  mtu: 1500.5\n", `8:8: transport.mtu: want an integer, got "1500.5"`},
+		{"entropy run out of range", base + "transport:\n  entropy_run: 2000\n", `8:16: transport.entropy_run: 2000 is out of range (want 0..1024 packets)`},
 		{"wrong type bool", base + "features:\n  trimming: {enabled: yes}\n", `8:23: features.trimming.enabled: want true or false, got "yes"`},
 		{"jobs not a list", "fabric: {spec: 'leafspine:leaves=2,spines=2,hosts_per_leaf=4'}\njobs:\n  name: perm\n", `3:3: jobs: want a list, got a mapping`},
 		{"bad size", base + "  - name: big\n    workload: incast\n    size: 2Mib\n",
@@ -498,7 +499,7 @@ func TestBadSuites(t *testing.T) {
 		{"sim stall_after", base + "sim:\n  stall_after: never\n", `8:16: sim.stall_after: "never" is not a duration`},
 		{"sim stall_after zero", base + "sim:\n  stall_after: 0s\n", `8:16: sim.stall_after: must be positive (or off)`},
 		{"matrix key that does not exist", base + "matrix:\n  transport.speed: [1, 2]\n",
-			`8:3: matrix["transport.speed"]: transport has no field "speed" (want cc, lb, mtu, quick_adapt, fast_increase or planes)`},
+			`8:3: matrix["transport.speed"]: transport has no field "speed" (want cc, lb, mtu, quick_adapt, fast_increase, planes or entropy_run)`},
 		{"matrix key with a bad selector", base + "matrix:\n  jobs[name=big].size: [1MiB]\n", `8:3: matrix["jobs[name=big].size"]: no entry of jobs is named "big"`},
 		{"matrix key out of range", base + "matrix:\n  jobs[2].size: [1MiB]\n", `8:3: matrix["jobs[2].size"]: jobs[2] does not exist (jobs has 1 entry)`},
 		{"matrix key on the matrix", base + "matrix:\n  matrix: [1]\n", `8:3: matrix["matrix"]: the matrix cannot sweep itself`},
@@ -563,7 +564,7 @@ func TestKPIBoundWithUnit(t *testing.T) {
 		{"  - {max: 1%, metric: drops}\n",
 			`t.yaml:5:11: kpis[0].max: want a number, got "1%": a KPI bound is a plain number in the metric's unit, without the unit (drops is in packets)`},
 		{"  - {max: 1%, metric: drop}\n",
-			`t.yaml:5:11: kpis[0].max: want a number, got "1%": a KPI bound is a plain number in the metric's unit, without the unit (see the metric table in the README)`},
+			`t.yaml:5:11: kpis[0].max: want a number, got "1%": a KPI bound is a plain number in the metric's unit, without the unit (see the metric table in docs/suites.md)`},
 	} {
 		_, err := Parse("t.yaml", []byte(base+c.kpi))
 		if err == nil || strings.Split(err.Error(), "\n")[0] != c.want || strings.Contains(err.Error(), "max and min") {
