@@ -26,17 +26,26 @@ func ParseSpeed(s string) (BitRate, error) {
 		return 0, fmt.Errorf("%q is not a speed (want e.g. 400G, 100G, 25G, 1.6T or 800Gbps)", s)
 	}
 	bps, err := ParseBitRate(s)
-	switch KindOf(err) {
-	case 0:
-		return bps, nil
-	case NotWhole:
-		return 0, fmt.Errorf("%q is not a whole number of bits per second", s)
-	case NotPositive:
-		return 0, fmt.Errorf("%q: a speed must be positive", s)
-	case TooLarge:
-		return 0, fmt.Errorf("%q is too fast (at most 100T)", s)
+	if err != nil {
+		bps = 0
 	}
-	return 0, fmt.Errorf("%q is not a speed (want e.g. 400G, 100G, 25G, 1.6T or 800Gbps): %v", s, err)
+	return bps, reword(s, err, map[Kind]string{
+		NotWhole:    "%q is not a whole number of bits per second",
+		NotPositive: "%q: a speed must be positive",
+		TooLarge:    "%q is too fast (at most 100T)",
+	}, fmt.Sprintf("%q is not a speed (want e.g. 400G, 100G, 25G, 1.6T or 800Gbps): %v", s, err))
+}
+
+// reword words err, from parsing s, as its file does: by its kind (a
+// format with one %q for s) or else as other.
+func reword(s string, err error, byKind map[Kind]string, other string) error {
+	if err == nil {
+		return nil
+	}
+	if f, ok := byKind[KindOf(err)]; ok {
+		return fmt.Errorf(f, s)
+	}
+	return errors.New(other)
 }
 
 // ParseTCRate parses a link rate as tc and containerlab write it, with
@@ -48,15 +57,14 @@ func ParseSpeed(s string) (BitRate, error) {
 // 1 and 100 Tbit/s.
 func ParseTCRate(s string) (BitRate, error) {
 	r, err := ParseBitRate(s)
-	switch KindOf(err) {
-	case 0:
-		return r, nil
-	case NotWhole:
-		return 0, fmt.Errorf("%q is not a whole number of bits per second", s)
-	case TooLarge, NotPositive:
-		return 0, fmt.Errorf("%q is out of range (want 1bit to 100tbit)", s)
+	if err != nil {
+		r = 0
 	}
-	return 0, fmt.Errorf("%q is not a rate (want e.g. 100mbit, 1gbit or 10Gbps)", s)
+	const outOfRange = "%q is out of range (want 1bit to 100tbit)"
+	return r, reword(s, err, map[Kind]string{
+		NotWhole: "%q is not a whole number of bits per second",
+		TooLarge: outOfRange, NotPositive: outOfRange,
+	}, fmt.Sprintf("%q is not a rate (want e.g. 100mbit, 1gbit or 10Gbps)", s))
 }
 
 // FormatTCRate writes a rate in bits per second in the largest tc unit
