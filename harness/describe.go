@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // Describer is implemented by backends that can say what a planned point
@@ -109,10 +110,10 @@ func (p *Point) Describe() []string {
 			s += fmt.Sprintf(" into %s", f.Host(j.Receiver).Name)
 		}
 		if j.Reps > 1 {
-			s += fmt.Sprintf(", %d repetitions %s apart", j.Reps, fmtPs(j.Gap))
+			s += fmt.Sprintf(", %d repetitions %s apart", j.Reps, units.FormatPsBrief(j.Gap))
 		}
 		if j.Start > 0 {
-			s += ", from " + fmtPs(j.Start)
+			s += ", from " + units.FormatPsBrief(j.Start)
 		}
 		if n, ok := flowCount[i]; ok {
 			s += fmt.Sprintf("; %s", Plural(n, "flow", "flows"))
@@ -137,7 +138,7 @@ func (p *Point) Describe() []string {
 		add("kpi        %s %s", name, strings.Join(bounds, ", "))
 	}
 	if c := p.Controller; c != nil {
-		add("controller %s every %s", c.Kind, fmtPs(c.Interval*1000))
+		add("controller %s every %s", c.Kind, units.FormatPsBrief(c.Interval*1000))
 	}
 	return out
 }

@@ -425,7 +425,7 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) 
 	}
 	var out []Fault
 	add := func(t int64, up bool, frac float64, d int, kind, desc string) {
-		out = append(out, Fault{At: t, Link: link, Up: up, Fraction: frac, Direction: d, Description: desc + " at " + fmtPs(t),
+		out = append(out, Fault{At: t, Link: link, Up: up, Fraction: frac, Direction: d, Description: desc + " at " + units.FormatPsBrief(t),
 			ID: id, Kind: kind, Ports: ports, Host: sf.NIC})
 	}
 	switch sf.Kind {
@@ -478,9 +478,9 @@ func resolveRandomFault(f *inventory.Fabric, sf *suite.Fault, id string, seed ui
 		l := f.Links[ev.Link]
 		what := "link " + f.Nodes[f.Ports[l.A].Node].Name + "-" + f.Nodes[f.Ports[l.B].Node].Name
 		ports := []string{portName(l.A), portName(l.B)}
-		out = append(out, Fault{At: at, Link: ev.Link, Description: "random down " + what + " at " + fmtPs(at), ID: id, Kind: "down", Ports: ports})
+		out = append(out, Fault{At: at, Link: ev.Link, Description: "random down " + what + " at " + units.FormatPsBrief(at), ID: id, Kind: "down", Ports: ports})
 		if until > 0 {
-			out = append(out, Fault{At: until, Link: ev.Link, Up: true, Description: "up " + what + " at " + fmtPs(until), ID: id, Kind: "up", Ports: ports})
+			out = append(out, Fault{At: until, Link: ev.Link, Up: true, Description: "up " + what + " at " + units.FormatPsBrief(until), ID: id, Kind: "up", Ports: ports})
 		}
 	}
 	return out, nil
@@ -522,18 +522,6 @@ func faultTarget(f *inventory.Fabric, sf *suite.Fault) (link, dir int, what stri
 		return ev.Link, 0, "link " + sf.Link, nil
 	}
 	return 0, 0, "", fmt.Errorf("names no link, port or nic")
-}
-
-func fmtPs(ps int64) string {
-	switch {
-	case ps == 0:
-		return "0"
-	case ps%1e9 == 0:
-		return fmt.Sprintf("%dms", ps/1e9)
-	case ps%1e6 == 0:
-		return fmt.Sprintf("%dus", ps/1e6)
-	}
-	return fmt.Sprintf("%.3fus", float64(ps)/1e6)
 }
 
 // ControllerSpec is a run's path controller (suite controller), times in

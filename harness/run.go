@@ -661,7 +661,7 @@ func unfinishedFlowsKPI(specs []kpis.Spec, rr *RunResult) (results.KPI, bool) {
 			return results.KPI{}, false
 		}
 	}
-	msg := fmt.Sprintf("%d of %d flows did not finish by the end of the run at %s", n, len(rr.Flows), fmtPs(rr.End))
+	msg := fmt.Sprintf("%d of %d flows did not finish by the end of the run at %s", n, len(rr.Flows), units.FormatPsBrief(rr.End))
 	if rr.EndReason != "" {
 		msg += ": " + rr.EndReason
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/fabricbench/fabricbench/pathctl"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // A run of one matrix point is a list of stages (pointStages). runPoint
@@ -490,9 +491,9 @@ func (r *pointRun) saveResults() error {
 	}
 	switch {
 	case r.failFast():
-		run.Status, run.Error, run.ErrorKind = results.Fail, r.rep.failFastError()+": results cover the time up to "+fmtPs(rr.End), ""
+		run.Status, run.Error, run.ErrorKind = results.Fail, r.rep.failFastError()+": results cover the time up to "+units.FormatPsBrief(rr.End), ""
 	case rr.Interrupted:
-		run.Status, run.Error, run.ErrorKind = results.Interrupted, "interrupted: results cover the simulated time up to "+fmtPs(rr.End), ""
+		run.Status, run.Error, run.ErrorKind = results.Interrupted, "interrupted: results cover the simulated time up to "+units.FormatPsBrief(rr.End), ""
 	}
 	return nil
 }

@@ -412,6 +412,21 @@ var (
 // ParsePs(FormatPs(p)) == p for 0 <= p <= MaxPs.
 func FormatPs(p Ps) string { return format(p, psFormat) }
 
+// FormatPsBrief writes a duration for messages and descriptions: "0", a
+// whole number of ms or us ("10ms", "250us"), else us with three decimals
+// ("1.234us": unlike FormatPs, not exact below a nanosecond).
+func FormatPsBrief(p Ps) string {
+	switch {
+	case p == 0:
+		return "0"
+	case p%1e9 == 0:
+		return fmt.Sprintf("%dms", p/1e9)
+	case p%1e6 == 0:
+		return fmt.Sprintf("%dus", p/1e6)
+	}
+	return fmt.Sprintf("%.3fus", float64(p)/1e6)
+}
+
 // FormatBitRate writes a rate as an integer in the largest of Tbps, Gbps,
 // Mbps, kbps and bps that represents it exactly: "100Gbps", "2500Mbps".
 // ParseBitRate(FormatBitRate(r)) == r for 1 <= r <= MaxBitRate.

@@ -282,3 +282,11 @@ func TestParsePsMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatPsBrief(t *testing.T) {
+	for p, want := range map[Ps]string{0: "0", 10 * Millisecond: "10ms", 250 * Microsecond: "250us", Second: "1000ms", 1_234_567: "1.235us", 1500 * Nanosecond: "1.500us"} {
+		if got := FormatPsBrief(p); got != want {
+			t.Errorf("FormatPsBrief(%d) = %q, want %q", p, got, want)
+		}
+	}
+}
