@@ -140,6 +140,12 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 			fmt.Fprintf(opts.Log, "note: %s\n", n)
 		}
 	}
+	// What killed runs left behind (their owner is gone) goes first.
+	for _, l := range ReclaimLeftovers(ctx, opts.LabStateRoot) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "%s\n", l)
+		}
+	}
 	if len(points) > 0 && points[0].Suite.Fabric.Inventory != "" {
 		opts.Inventory = points[0].Suite.Fabric.Inventory
 	}

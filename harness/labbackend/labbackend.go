@@ -53,6 +53,22 @@ const (
 func init() {
 	harness.Register(Name, func() harness.Backend { return New(containerlab.RuntimeNative) })
 	harness.Register(NameContainerlab, func() harness.Backend { return New(containerlab.RuntimeContainerlab) })
+	harness.RegisterReclaimer("labs", reclaimLabs)
+}
+
+// reclaimLabs removes the labs (of either runtime) under the state root
+// whose owner process is gone: those of runs that were killed before
+// their teardown (labrt.Reclaim). Every run does this first.
+func reclaimLabs(ctx context.Context, stateRoot string) []string {
+	got, err := labrt.Reclaim(ctx, labrt.Options{StateRoot: stateRoot}, false)
+	var out []string
+	if err != nil {
+		out = append(out, fmt.Sprintf("could not look for leftover labs under %s: %v", stateRoot, err))
+	}
+	for _, r := range got {
+		out = append(out, r.String())
+	}
+	return out
 }
 
 // Ports the deployed processes use on each node.
