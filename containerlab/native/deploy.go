@@ -237,7 +237,7 @@ func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab, unlock fun
 	st := &State{
 		Lab: lab.Name, Topology: lab.File, Runtime: containerlab.RuntimeNative, Created: time.Now().UTC(), Dir: dir,
 		Owner: labrt.Self(), Temporary: true,
-		Mgmt:  lab.Mgmt.String(), Gateway: gw.String(), RootIf: RootInterface(lab.Name), MgmtNS: MgmtNamespace(lab.Name),
+		Mgmt: lab.Mgmt.String(), Gateway: gw.String(), RootIf: RootInterface(lab.Name), MgmtNS: MgmtNamespace(lab.Name),
 		KnownHosts: filepath.Join(dir, "known_hosts"), Key: filepath.Join(dir, "id_ed25519"), User: "root",
 	}
 	for _, n := range lab.Nodes {
