@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -217,6 +218,22 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 			}
 		}
 	}
+	// savedRuns is how many runs results.json held when it was last
+	// written (guarded by mu): a full disk keeps the last whole file.
+	savedRuns := 0
+	save := func() error {
+		err := saveAll(opts.Out, res)
+		var se *SaveError
+		switch {
+		case err == nil:
+			savedRuns = len(res.Runs)
+		case errors.As(err, &se) && len(se.Written) > 0:
+			savedRuns = len(res.Runs)
+		case errors.As(err, &se):
+			se.Earlier = savedRuns
+		}
+		return err
+	}
 	next := make(chan int)
 	failStop := "" // the run --fail-fast stopped the suite at (guarded by mu)
 	failStopped := func() bool {
@@ -246,7 +263,7 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 				// is retried by the next one; the last one counts.
 				collect()
 				finish(res)
-				saveAll(opts.Out, res)
+				save()
 				mu.Unlock()
 			}
 		})
@@ -290,8 +307,10 @@ feed:
 	if ctx.Err() != nil {
 		res.Status = results.Interrupted
 	}
-	if err := saveAll(opts.Out, res); err != nil && runErr == nil {
-		runErr = err
+	// A failed save is reported also after a failed run (a full disk
+	// fails both): the CLI must not claim files it could not write.
+	if err := save(); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
 	if runErr == nil && ctx.Err() != nil {
 		runErr = ctx.Err()
@@ -304,6 +323,9 @@ feed:
 // (results.json when only the reports failed).
 type SaveError struct {
 	Written []string
+	// Earlier is, when results.json could not be written, how many runs
+	// the results.json an earlier save of this suite left holds (0: none).
+	Earlier int
 	Err     error
 }
 
@@ -315,8 +337,16 @@ func saveAll(dir string, res *results.Results) error {
 	if err := results.Save(dir, res); err != nil {
 		return &SaveError{Err: fmt.Errorf("writing results: %w", err)}
 	}
+	junit := filepath.Join(dir, report.JUnitFile)
+	before, _ := os.Stat(junit)
 	if err := renderReports(dir); err != nil {
-		return &SaveError{Written: []string{filepath.Join(dir, results.FileName)}, Err: fmt.Errorf("writing reports: %w", err)}
+		written := []string{filepath.Join(dir, results.FileName)}
+		// junit.xml is written before report.html: name it when this
+		// render replaced it.
+		if after, err := os.Stat(junit); err == nil && (before == nil || !os.SameFile(before, after)) {
+			written = append(written, junit)
+		}
+		return &SaveError{Written: written, Err: fmt.Errorf("writing reports: %w", err)}
 	}
 	return nil
 }
@@ -677,6 +707,9 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		return fail(err)
 	}
 	run.Files["flows"] = filepath.ToSlash(filepath.Join(rel, "flows.csv"))
+	if storeErr != nil && collErr != nil && strings.Contains(collErr.Error(), storeErr.Error()) {
+		storeErr = nil // the collector's sink already failed with it
+	}
 	if err := errors.Join(collErr, storeErr); err != nil {
 		if downErr != nil {
 			err = errors.Join(fmt.Errorf("down: %w", downErr), err)
@@ -1049,11 +1082,9 @@ func pointConfig(p *Point) map[string]string {
 // numbers (as in traffic matrices); src_host and dst_host, last so that
 // readers by position keep working, their names in the fabric.
 func writeFlows(path string, hostName func(int) string, w *Workload, rr *RunResult) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	cw := csv.NewWriter(f)
+	// Written whole or not at all (a full disk leaves no partial file).
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
 	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts", "spurious_retransmits", "src_host", "dst_host"})
 	us := func(ps int64) string {
 		if ps < 0 {
@@ -1074,10 +1105,10 @@ func writeFlows(path string, hostName func(int) string, w *Workload, rr *RunResu
 			strconv.FormatUint(o.Spurious, 10), hostName(fl.Src), hostName(fl.Dst)})
 	}
 	cw.Flush()
-	if err := errors.Join(cw.Error(), f.Close()); err != nil {
+	if err := cw.Error(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return nil
+	return results.WriteFileAtomic(path, buf.Bytes())
 }
 
 // influxConfig merges the command-line InfluxDB options over the suite's

@@ -188,15 +188,7 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 	saveFailed := errors.As(err, &se)
 	if res != nil {
 		printRunSummary(stdout, res)
-		switch {
-		case !saveFailed:
-			fmt.Fprintf(stdout, "results: %s\n", filepath.Join(o.out, "report.html"))
-		case len(se.Written) > 0:
-			// The reports were not written: name only what was.
-			fmt.Fprintf(stdout, "results: %s (report.html and junit.xml NOT written)\n", strings.Join(se.Written, ", "))
-		default:
-			fmt.Fprintf(stdout, "results: NOT written to %s\n", o.out)
-		}
+		fmt.Fprintln(stdout, resultsLine(o.out, se, len(res.Runs)))
 	}
 	switch {
 	case ctx.Err() != nil && saveFailed:
@@ -380,4 +372,34 @@ func pickHardware(file string, o *runOpts) error {
 		o.backend = hwbackend.Name
 	}
 	return nil
+}
+
+// resultsLine says where the results are: report.html when everything was
+// saved; after a failed save (se: a full disk, a read-only directory) only
+// the files that were written, and which were not.
+func resultsLine(out string, se *harness.SaveError, runs int) string {
+	if se == nil {
+		return "results: " + filepath.Join(out, report.HTMLFile)
+	}
+	written := map[string]bool{}
+	for _, w := range se.Written {
+		written[filepath.Base(w)] = true
+	}
+	var not []string
+	for _, f := range []string{results.FileName, report.JUnitFile, report.HTMLFile} {
+		if !written[f] {
+			not = append(not, f)
+		}
+	}
+	switch {
+	case len(se.Written) > 0:
+		return fmt.Sprintf("results: %s (%s NOT written)", strings.Join(se.Written, ", "), strings.Join(not, " and "))
+	case se.Earlier >= runs:
+		return fmt.Sprintf("results: %s as saved after the last run (its final save and %s NOT written)",
+			filepath.Join(out, results.FileName), strings.Join(not[1:], " and "))
+	case se.Earlier > 0:
+		return fmt.Sprintf("results: NOT written to %s; %s is an earlier save with %d of the %d runs",
+			out, filepath.Join(out, results.FileName), se.Earlier, runs)
+	}
+	return "results: NOT written to " + out
 }
