@@ -252,6 +252,9 @@ type FlowOutcome struct {
 	// after the resend (a timeout that fired too early). Backends that do
 	// not detect them leave 0.
 	Spurious uint64
+	// Error says why a flow did not complete, when a backend knows (e.g.
+	// "the agent on host3 died"); flows.csv has it.
+	Error string
 }
 
 // RunResult is what RunJobs returns.

@@ -1079,13 +1079,14 @@ func pointConfig(p *Point) map[string]string {
 }
 
 // writeFlows stores every flow's outcome as CSV. src and dst are host
-// numbers (as in traffic matrices); src_host and dst_host, last so that
-// readers by position keep working, their names in the fabric.
+// numbers (as in traffic matrices); src_host and dst_host, after the
+// columns readers by position know, their names in the fabric; error,
+// last, why a flow did not complete.
 func writeFlows(path string, hostName func(int) string, w *Workload, rr *RunResult) error {
 	// Written whole or not at all (a full disk leaves no partial file).
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
-	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts", "spurious_retransmits", "src_host", "dst_host"})
+	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts", "spurious_retransmits", "src_host", "dst_host", "error"})
 	us := func(ps int64) string {
 		if ps < 0 {
 			return ""
@@ -1102,7 +1103,7 @@ func writeFlows(path string, hostName func(int) string, w *Workload, rr *RunResu
 			strconv.Itoa(fl.Src), strconv.Itoa(fl.Dst), strconv.FormatInt(fl.Size, 10),
 			us(o.Start), us(o.FCT), us(ideal),
 			strconv.FormatUint(o.Retx, 10), strconv.FormatUint(o.Nacks, 10), strconv.FormatUint(o.Timeouts, 10),
-			strconv.FormatUint(o.Spurious, 10), hostName(fl.Src), hostName(fl.Dst)})
+			strconv.FormatUint(o.Spurious, 10), hostName(fl.Src), hostName(fl.Dst), o.Error})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
