@@ -667,12 +667,20 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	// as an infrastructure error naming the failure.
 	downErr := down()
 	var collErr error
+	var lost map[string]string // targets whose streams failed during the run
 	if so, ok := b.(StreamsOutlive); ok && so.StreamsOutliveDown() && coll != nil {
 		coll.Stop()
 	}
 	if coll != nil {
 		var stats telemetry.CollectStats
 		stats, collErr = coll.Wait()
+		lost, collErr = lostTargets(collErr)
+		for name, why := range lost {
+			if stats.Unreachable == nil {
+				stats.Unreachable = map[string]string{}
+			}
+			stats.Unreachable[name] = "failed during the run: " + why
+		}
 		run.Telemetry.IntervalUs = float64(p.Interval.Microseconds())
 		run.Telemetry.Targets = len(targets)
 		run.Telemetry.Samples = stats.Samples
@@ -680,8 +688,12 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		run.Telemetry.RunTag = runTag
 		run.Telemetry.Unreachable = stats.Unreachable
 		for _, dev := range sortedNames(stats.Unreachable) {
+			what := "UNREACHABLE"
+			if _, ok := lost[dev]; ok {
+				what = "LOST"
+			}
 			if opts.Log != nil {
-				fmt.Fprintf(opts.Log, "telemetry: %s: %s UNREACHABLE: %s\n", p.ID, dev, stats.Unreachable[dev])
+				fmt.Fprintf(opts.Log, "telemetry: %s: %s %s: %s\n", p.ID, dev, what, stats.Unreachable[dev])
 			}
 		}
 	}
@@ -784,8 +796,22 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		// The embedded store is complete and was analysed; InfluxDB is not.
 		run.Status, run.Error, run.ErrorKind = results.Error, "influxdb: "+influxErr.Error(), results.ErrorInfrastructure
 	}
+	var lostErr error
+	if len(lost) > 0 {
+		// What arrived was analysed; the targets that failed are named.
+		lostErr = telemetryLostError(lost, out.Coverage.Stalled)
+		msg := lostErr.Error()
+		if run.Error != "" {
+			msg = run.Error + "; " + msg
+		}
+		run.Status, run.Error, run.ErrorKind = results.Error, msg, results.ErrorInfrastructure
+	}
 	if len(rr.Failures) > 0 {
-		run.Status, run.Error, run.ErrorKind = results.Error, strings.Join(rr.Failures, "; "), results.ErrorInfrastructure
+		msg := strings.Join(rr.Failures, "; ")
+		if run.Error != "" {
+			msg = run.Error + "; " + msg
+		}
+		run.Status, run.Error, run.ErrorKind = results.Error, msg, results.ErrorInfrastructure
 	}
 	if downErr != nil {
 		msg := "down: " + downErr.Error()
@@ -807,6 +833,9 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	if influxErr != nil {
 		return run, &InfraError{fmt.Errorf("run %s: influxdb: %w", p.ID, influxErr)}
+	}
+	if lostErr != nil {
+		return run, &InfraError{fmt.Errorf("run %s: %w", p.ID, lostErr)}
 	}
 	if downErr != nil {
 		return run, &InfraError{fmt.Errorf("run %s: down: %w", p.ID, downErr)}
