@@ -276,6 +276,13 @@ type RunResult struct {
 	// EndReason says why the backend's run ended when that was before
 	// every flow finished (the simulator's time limit or stall), or "".
 	EndReason string
+	// FabricFaults are faults of the fabric under test the backend saw
+	// during the jobs that nobody injected (a switch's routing daemon
+	// died): the run fails naming them; its measurements are kept.
+	FabricFaults []string
+	// Notes are what the backend measured of the fabric's reaction to
+	// them (BGP sessions lost, when), added to the run's notes.
+	Notes []string
 }
 
 // Feature is a switch feature a suite may ask for (Capabilities).

@@ -792,6 +792,14 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 			run.Status = results.Error
 		}
 	}
+	run.AnalysisNotes = append(run.AnalysisNotes, rr.Notes...)
+	if len(rr.FabricFaults) > 0 {
+		// The fabric under test failed during the jobs: the run fails.
+		if run.Status == results.Pass {
+			run.Status = results.Fail
+		}
+		run.Error = "fabric: " + strings.Join(rr.FabricFaults, "; ")
+	}
 	if influxErr != nil {
 		// The embedded store is complete and was analysed; InfluxDB is not.
 		run.Status, run.Error, run.ErrorKind = results.Error, "influxdb: "+influxErr.Error(), results.ErrorInfrastructure

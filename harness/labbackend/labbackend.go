@@ -410,12 +410,25 @@ func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error 
 // RunJobs runs the workload on the agents; flows of a pinned host pair
 // carry its mark.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+	before := b.readDaemons(ctx) // the routing watch (routing.go)
+	start := time.Now()
 	out, err := hostdeploy.RunJobs(ctx, hostdeploy.Jobs{Agents: b.agents, Fabric: b.f, Params: b.tp,
 		Costs: hostdeploy.Costs{HopPs: hopForwardPs, EndpointPs: endpointPs}, HostIP: b.hostIP, DataPort: DataPort,
 		Mark:   func(src, dst int) uint32 { return b.marks[[2]int{src, dst}] },
 		Faults: b.faults, Apply: b.applyFault, Logf: b.logf}, w, progress)
 	if err != nil {
 		return nil, err
+	}
+	wctx := context.WithoutCancel(ctx)
+	after := b.readDaemons(wctx)
+	if lost := lostDaemons(before, after); len(lost) > 0 {
+		out.FabricFaults = append(out.FabricFaults, lost...)
+		// The jobs' epoch is when the agents' clock started, a little
+		// after start: measure from it when it is known.
+		if out.EpochNs > 0 {
+			start = time.Unix(0, out.EpochNs)
+		}
+		out.Notes = append(out.Notes, b.bgpReaction(wctx, after, start)...)
 	}
 	drops, err := b.fabricDrops(ctx)
 	if err != nil {
