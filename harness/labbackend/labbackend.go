@@ -449,6 +449,7 @@ func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error 
 // carry its mark.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
 	before := b.readDaemons(ctx) // the routing watch (routing.go)
+	b.logf("routing watch: %s", before)
 	start := time.Now()
 	out, err := hostdeploy.RunJobs(ctx, hostdeploy.Jobs{Agents: b.agents, Fabric: b.f, Params: b.tp,
 		Costs: hostdeploy.Costs{HopPs: hopForwardPs, EndpointPs: endpointPs}, HostIP: b.hostIP, HostPlaneIP: b.hostPlaneIP, DataPort: DataPort,

@@ -195,3 +195,11 @@ func (b *Backend) bgpReaction(ctx context.Context, after daemons, start time.Tim
 	sort.Strings(out)
 	return out
 }
+
+func (d daemons) String() string {
+	n := 0
+	for _, m := range d {
+		n += len(m)
+	}
+	return fmt.Sprintf("%d routing daemons on %d switches", n, len(d))
+}
