@@ -1,0 +1,228 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/telemetry"
+)
+
+// Chaos test (issue 34): the results file system fills up. The results
+// directory is on a real tmpfs that a filler file keeps full but for k
+// pages, for k = 0, 1, 2, 3, 4, 6, 9, ... until the run fits: at every k the run exits
+// 3 (or 0 once everything fits), the results line claims only files that
+// are there and whole, and every file that is on disk is readable (no
+// partial results.json, flows.csv or telemetry row). Between "nothing
+// written" and "everything written" the partial cases show up: the
+// results but not the reports.
+func TestChaosResultsDiskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the full-disk chaos test mounts a tmpfs: it needs root (./scripts/test.sh runs as root)")
+	}
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "fs")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=2m"); err != nil {
+		t.Skipf("cannot mount a tmpfs for the full-disk test: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(mnt, 0); err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+		}
+	})
+	// Two points (a matrix), so that a save after the first can be the
+	// "earlier save" the CLI names; at 1 Gb/s the jobs take 10-20 ms,
+	// sampled every 100 µs.
+	suite := writeFile(t, dir, "full.yaml", `name: full
+fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=1"}
+telemetry: {interval: 100us}
+matrix: {"jobs[name=p].size": [1MiB, 2MiB]}
+jobs:
+  - {name: p, workload: permutation, size: 1MiB}
+kpis:
+  - {metric: completed_fraction, scope: p, min: 1}
+`)
+	filler := filepath.Join(mnt, "filler")
+	pageSize := int64(os.Getpagesize())
+	seen := map[string]int{} // results-line kind -> first k
+	// k grows by half each step (0, 1, 2, 3, 4, 6, 9, 13, ...): the
+	// outcomes span ranges of pages, and each step is a whole run.
+	for k := int64(0); ; k = max(k+1, k*3/2) {
+		if k > 1024 {
+			t.Fatalf("the run did not fit in %d free pages", k)
+		}
+		out := filepath.Join(mnt, "out")
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		fill(t, filler, k*pageSize)
+		code, stdout, stderr := runCLI(t, "run", suite, "--out", out, "--quiet")
+		line := resultsLineOf(stdout)
+		if code == exitBadInput {
+			t.Fatalf("exit 2: %s", stderr)
+		}
+		kind := checkFullDisk(t, k, out, code, line, stderr)
+		if _, ok := seen[kind]; !ok {
+			seen[kind] = int(k)
+			t.Logf("%d free pages: exit %d, %s\n  stderr: %s", k, code, line, firstLine(stderr))
+		}
+		if code == exitOK {
+			break
+		}
+	}
+	t.Logf("first free-page count of each outcome: %v", seen)
+	for _, kind := range []string{"nothing", "results-only", "all"} {
+		if _, ok := seen[kind]; !ok {
+			t.Errorf("no run ended with %q written (outcomes %v)", kind, seen)
+		}
+	}
+}
+
+// fill makes the filler take every page of its file system but free.
+func fill(t *testing.T, filler string, free int64) {
+	t.Helper()
+	os.Remove(filler)
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 64<<10)
+	var n int64
+	for {
+		w, err := f.Write(chunk)
+		n += int64(w)
+		if errors.Is(err, syscall.ENOSPC) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n < free {
+		t.Fatalf("the file system holds only %d bytes, want %d free", n, free)
+	}
+	if err := f.Truncate(n - free); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Dir(filler), &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := int64(st.Bavail) * st.Bsize; got != free {
+		t.Fatalf("%d bytes free after filling, want %d", got, free)
+	}
+}
+
+var resultsLineRE = regexp.MustCompile(`(?m)^results: .*$`)
+
+func resultsLineOf(stdout string) string { return resultsLineRE.FindString(stdout) }
+
+// checkFullDisk checks one run on a file system that filled up: the exit
+// status, that every file the results line claims is there and whole,
+// that the line names what was not written, and that what is on disk is
+// readable. It returns the outcome: nothing, earlier (an earlier
+// results.json), results-only (results.json, maybe junit.xml, not the
+// report), all.
+func checkFullDisk(t *testing.T, k int64, out string, code int, line, stderr string) string {
+	t.Helper()
+	fail := func(format string, a ...any) {
+		t.Helper()
+		t.Errorf("%d free pages: "+format, append([]any{k}, a...)...)
+	}
+	resJSON := filepath.Join(out, results.FileName)
+	junit := filepath.Join(out, "junit.xml")
+	html := filepath.Join(out, "report.html")
+	var kind string
+	var claimed []string
+	switch {
+	case line == "results: "+html:
+		kind, claimed = "all", []string{resJSON, junit, html}
+		if code != exitOK {
+			fail("exit %d with everything claimed written", code)
+		}
+	case line == "results: NOT written to "+out:
+		kind = "nothing"
+	case strings.HasPrefix(line, "results: NOT written to "+out+"; "+resJSON+" is an earlier save with "):
+		kind, claimed = "earlier", []string{resJSON}
+	case strings.HasPrefix(line, "results: "+resJSON+" as saved after the last run"):
+		kind, claimed = "earlier", []string{resJSON}
+	case strings.HasPrefix(line, "results: "+resJSON+", "+junit+" (report.html NOT written)"):
+		kind, claimed = "results-only", []string{resJSON, junit}
+	case strings.HasPrefix(line, "results: "+resJSON+" (junit.xml and report.html NOT written)"):
+		kind, claimed = "results-only", []string{resJSON}
+	case line == "":
+		kind = "nothing" // the run could not start (its directories could not be made)
+	default:
+		fail("results line %q", line)
+		return "unknown"
+	}
+	if kind != "all" {
+		if code != exitInfra {
+			fail("exit %d, want 3 (the results file system is full): %s", code, line)
+		}
+		if !strings.Contains(stderr, "no space left on device") {
+			fail("stderr does not say the disk is full: %s", firstLine(stderr))
+		}
+		if strings.Contains(line, html) {
+			fail("report.html claimed: %s", line)
+		}
+	}
+	for _, f := range claimed {
+		if _, err := os.Stat(f); err != nil {
+			fail("%s claimed but not there: %v", f, err)
+		}
+	}
+	// Whatever is on disk is whole.
+	if _, err := os.Stat(resJSON); err == nil {
+		res, err := results.Load(out)
+		if err != nil {
+			fail("results.json on disk is unreadable: %v", err)
+		} else {
+			checkRunFiles(t, k, out, res)
+		}
+	}
+	if b, err := os.ReadFile(junit); err == nil {
+		var v struct{}
+		if err := xml.Unmarshal(b, &v); err != nil {
+			fail("junit.xml on disk is not whole XML: %v", err)
+		}
+	}
+	if b, err := os.ReadFile(html); err == nil && !strings.Contains(string(b), "</html>") {
+		fail("report.html on disk is cut off (%d bytes)", len(b))
+	}
+	return kind
+}
+
+// checkRunFiles: every run file results.json names that is on disk is
+// readable (flows.csv whole, the telemetry store's rows whole).
+func checkRunFiles(t *testing.T, k int64, out string, res *results.Results) {
+	t.Helper()
+	for _, r := range res.Runs {
+		if f := r.Files["flows"]; f != "" {
+			if b, err := os.ReadFile(filepath.Join(out, f)); err == nil {
+				rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+				if err != nil || len(rows) != 1+4 {
+					t.Errorf("%d free pages: %s: %v, %d rows; want a header and 4 flows", k, f, err, len(rows))
+				}
+			}
+		}
+		if f := r.Files["telemetry"]; f != "" {
+			if _, err := os.Stat(filepath.Join(out, f)); err == nil {
+				if _, err := telemetry.ReadStore(filepath.Join(out, f)); err != nil {
+					t.Errorf("%d free pages: the telemetry store %s is unreadable: %v", k, f, err)
+				}
+			}
+		}
+	}
+}
