@@ -493,3 +493,37 @@ func TestChaosHarnessKilled(t *testing.T) {
 	checkTornDown(t, out)
 	checkTornDown(t, next)
 }
+
+// TestChaosSSHRefused kills every sshd of host3 (the listener and the
+// sessions the harness holds) in the middle of the jobs, so that SSH to
+// host3 is refused from then on: the run does not hang, says what failed
+// on host3, and its lab is still torn down.
+func TestChaosSSHRefused(t *testing.T) {
+	labtest.Require(t)
+	chaosSubnet(t, 226)
+	res, err, out, _ := chaosRun(t, writeChaosSuite(t, "chaos-ssh", "16MiB"), func(lab string) {
+		time.Sleep(500 * time.Millisecond)
+		kill9(t, "host3's sshd", labProcs(lab, "host3", "sshd"))
+	})
+	run := onlyRun(t, res)
+	t.Logf("run %s (%s): %s; err %v", run.Status, run.ErrorKind, run.Error, err)
+	if run.Status != results.Error || run.ErrorKind != results.ErrorInfrastructure ||
+		!regexp.MustCompile(`host3: .*connect: connection refused`).MatchString(run.Error) {
+		t.Errorf("run %s (%s): %q; want an infrastructure error naming host3's refused SSH", run.Status, run.ErrorKind, run.Error)
+	}
+	// The data plane and the agents' control API do not need SSH: the
+	// jobs completed and were analysed.
+	for _, j := range run.Jobs {
+		if j.Completed != j.Flows {
+			t.Errorf("job %s: %d of %d flows completed", j.Name, j.Completed, j.Flows)
+		}
+	}
+	for _, k := range run.KPIs {
+		if k.Verdict != results.Pass {
+			t.Errorf("KPI %s: %s (%s); the run's measurements do not depend on SSH", k.Name, k.Verdict, k.Message)
+		}
+	}
+	if _, err := results.Load(out); err != nil {
+		t.Errorf("results: %v", err)
+	}
+}
