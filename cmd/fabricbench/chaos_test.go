@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/xml"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
 )
@@ -224,5 +229,136 @@ func checkRunFiles(t *testing.T, k int64, out string, res *results.Results) {
 				}
 			}
 		}
+	}
+}
+
+// TestChaosInterruptTwice: Ctrl-C during the jobs of a netns lab run stops
+// them and starts the teardown (said on stderr); Ctrl-C again exits at
+// once with 130, saying that what is left is reclaimed later; lab gc then
+// reclaims what the run left (its owner is gone) and nothing of the lab
+// remains. The lab's management subnet is 198.19.226.0/24.
+func TestChaosInterruptTwice(t *testing.T) {
+	labtest.Require(t)
+	if testing.Short() {
+		t.Skip("lab chaos test skipped in -short mode")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fabricbench")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // deployed to the lab's hosts too
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	suite := writeFile(t, dir, "twice.yaml", `name: twice
+fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.05"}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+  ecn: {enabled: false}
+  trimming: {enabled: false}
+transport: {cc: nscc, lb: reps, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: large, workload: permutation, size: 64MiB}
+`)
+	state, out := t.TempDir(), filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", suite, "--backend", "netns", "--out", out)
+	cmd.Env = append(os.Environ(), "FABRICBENCH_LAB_STATE="+state, "FABRICBENCH_LAB_MGMT_SUBNET=198.19.226.0/24")
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	var mu sync.Mutex
+	var log strings.Builder
+	lines := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			mu.Lock()
+			log.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		close(lines)
+	}()
+	lab := ""
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		// Whatever happened, nothing of the lab stays.
+		runCLI(t, "lab", "gc", "--state-dir", state)
+		if lab != "" {
+			if s := labtest.TakeSnapshot(t, lab); !s.Empty() {
+				t.Errorf("lab %s left after lab gc: %s", lab, s)
+			}
+		}
+	})
+	waitFor := func(what string, d time.Duration) {
+		t.Helper()
+		deadline := time.After(d)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("the run ended before %q:\n%s", what, log.String())
+				}
+				if m := regexp.MustCompile(`deploying lab (fbn[0-9a-f]{6}) `).FindStringSubmatch(l); m != nil {
+					lab = m[1]
+				}
+				if strings.Contains(l, what) {
+					return
+				}
+			case <-deadline:
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("no %q in %v:\n%s", what, d, log.String())
+			}
+		}
+	}
+	waitFor("routing watch: ", 4*time.Minute) // the jobs started
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	waitFor("interrupted: stopping the jobs, saving what was measured and tearing down (interrupt again to exit at once)", 30*time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	second := time.Now()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the run did not exit within 30 s of the second interrupt:\n%s", log.String())
+	}
+	took := time.Since(second)
+	mu.Lock()
+	got := log.String()
+	mu.Unlock()
+	t.Logf("exit %d %v after the second interrupt:\n%s", cmd.ProcessState.ExitCode(), took.Round(time.Millisecond), got)
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d after two interrupts, want 130", code)
+	}
+	if !strings.Contains(got, "interrupted again: exiting without tearing down; the next run, lab up or `fabricbench lab gc` removes what this run left; results so far are in "+out) {
+		t.Errorf("the second interrupt is not explained")
+	}
+	left := labtest.TakeSnapshot(t, lab)
+	t.Logf("left by the run: %s", left)
+	code, stdout, stderr := runCLI(t, "lab", "gc", "--state-dir", state)
+	t.Logf("lab gc: exit %d\n%s%s", code, stdout, stderr)
+	if code != exitOK {
+		t.Errorf("lab gc: exit %d", code)
+	}
+	if !left.Empty() && !strings.Contains(stdout, "reclaimed lab "+lab+" ") {
+		t.Errorf("lab gc does not say it reclaimed lab %s, which the run left (%s)", lab, left)
+	}
+	if s := labtest.TakeSnapshot(t, lab); !s.Empty() {
+		t.Errorf("lab %s left after lab gc: %s", lab, s)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -134,12 +135,12 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if o.out == "" {
 		base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		o.out = filepath.Join("runs", base+"-"+time.Now().Format("20060102-150405"))
 	}
+	ctx, stop := interruptContext(ctx, stderr, o.out)
+	defer stop()
 	if err := pickHardware(file, &o); err != nil {
 		return err
 	}
@@ -402,4 +403,51 @@ func resultsLine(out string, se *harness.SaveError, runs int) string {
 			out, filepath.Join(out, results.FileName), se.Earlier, runs)
 	}
 	return "results: NOT written to " + out
+}
+
+// hardExit ends the process on a second interrupt (a variable for tests).
+var hardExit = os.Exit
+
+// interruptContext is cancelled by the first interrupt (Ctrl-C, SIGTERM):
+// the run stops its jobs, analyses and saves what it has and tears its
+// lab down. A second interrupt while that goes on exits at once with
+// status 130: what the run deployed is left, but its owner is then gone,
+// so the next run, lab up or fabricbench lab gc reclaims it; the results
+// of the points that ended are already on disk. stop releases the
+// signals.
+func interruptContext(parent context.Context, stderr io.Writer, out string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "%s: stopping the jobs, saving what was measured and tearing down (interrupt again to exit at once)\n", sigName(s))
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "%s again: exiting without tearing down; the next run, lab up or `fabricbench lab gc` removes what this run left; results so far are in %s\n", sigName(s), out)
+			hardExit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel()
+		})
+	}
+}
+
+func sigName(s os.Signal) string {
+	if s == os.Interrupt {
+		return "interrupted"
+	}
+	return s.String()
 }

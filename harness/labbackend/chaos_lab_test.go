@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -29,8 +30,10 @@ import (
 // middle of a run on a real FRR lab in network namespaces, and each test
 // asserts what the user is told, what is on disk and that nothing of the
 // lab is left on the host. Every test has a management /24 of its own in
-// 198.19.220.0-198.19.226.0 and a lab name of the backend's fbnXXXXXX
-// form; each lab is torn down when the test ends, also when it fails.
+// 198.19.220.0-198.19.226.0 (220 agent, 221 gNMI, 222 bgpd, 223 SSH, 224
+// the killed harness and the run after it, 225 the soak; 226 is
+// cmd/fabricbench's interrupt test) and a lab name of the backend's
+// fbnXXXXXX form; each lab is torn down when the test ends, also when it fails.
 // docs/robustness.md lists the cases.
 
 // chaosSuite is two leaves, two spines and two hosts per leaf at 50 Mb/s:
@@ -357,43 +360,21 @@ func TestChaosBGPDKilled(t *testing.T) {
 	}
 }
 
-// The harness killed: the test binary runs a suite as a child process
-// (chaosChild, by TestMain) and kills it with SIGKILL once its jobs
-// started, as a CI timeout or the OOM killer would.
-const chaosChildEnv = "FABRICBENCH_CHAOS_CHILD"
-
-// chaosChild is the killed harness: a run of $FABRICBENCH_CHAOS_CHILD (a
-// suite file) into $FABRICBENCH_CHAOS_OUT with the lab state under
-// $FABRICBENCH_LAB_STATE, its lab in 198.19.223.0/24; the log on stdout.
-func chaosChild() int {
-	labMgmtSubnet = func(string) netip.Prefix { return netip.MustParsePrefix("198.19.223.0/24") }
-	_, err := harness.Run(context.Background(), harness.Options{SuiteFile: os.Getenv(chaosChildEnv), Out: os.Getenv("FABRICBENCH_CHAOS_OUT"),
-		Backend: Name, LabStateRoot: os.Getenv("FABRICBENCH_LAB_STATE"), Log: os.Stdout, Progress: os.Stdout, AgentBinary: os.Getenv("FABRICBENCH_CHAOS_AGENT")})
-	if err != nil {
-		fmt.Println("run:", err)
-		return 3
-	}
-	return 0
-}
-
-// TestChaosHarnessKilled kills the harness (SIGKILL) in the middle of a
-// run: its lab (namespaces, FRR, sshd, agents, exporters) is left; while
+// TestChaosHarnessKilled kills the harness (fabricbench run, with SIGKILL,
+// as a CI timeout or the OOM killer would) in the middle of a run: its lab (namespaces, FRR, sshd, agents, exporters) is left; while
 // the harness lived, a reclaim did not touch its lab; lab gc --dry-run
 // names the lab and its dead owner and removes nothing; the next run
 // reclaims it (and says so, naming the dead PID), then runs and passes,
 // and nothing of either lab is left.
 func TestChaosHarnessKilled(t *testing.T) {
 	labtest.Require(t)
-	chaosSubnet(t, 224) // the next run's lab; the killed one is in 198.19.223.0/24
+	// The next run's lab reuses the killed run's subnet: free once reclaimed.
+	chaosSubnet(t, 224)
 	bin := labtest.Fabricbench(t)
 	root, out := t.TempDir(), t.TempDir()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), chaosChildEnv+"="+writeChaosSuite(t, "chaos-killed", "64MiB"), "FABRICBENCH_CHAOS_OUT="+out,
-		"FABRICBENCH_LAB_STATE="+root, "FABRICBENCH_CHAOS_AGENT="+bin)
+	// The real command, as a user or CI runs it; its lab in 198.19.224.0/24.
+	cmd := exec.Command(bin, "run", writeChaosSuite(t, "chaos-killed", "64MiB"), "--backend", Name, "--out", out)
+	cmd.Env = append(os.Environ(), "FABRICBENCH_LAB_STATE="+root, MgmtSubnetEnv+"=198.19.224.0/24")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -475,7 +456,7 @@ func TestChaosHarnessKilled(t *testing.T) {
 		Log: w, Progress: w, AgentBinary: bin})
 	t.Logf("next run (%v):\n%s", err, w.String())
 	t.Cleanup(func() { destroyLeft(t, root, labOf(w.String())) })
-	if !regexp.MustCompile(fmt.Sprintf(`(?m)^reclaimed lab %s \(native runtime, deployed [^)]*\) of pid %d \([^\n]*\), which is gone: `, lab, pid)).MatchString(w.String()) {
+	if !regexp.MustCompile(fmt.Sprintf(`(?m)^reclaimed lab %s \(native runtime, deployed [^)]*\) of pid %d \(fabricbench run [^\n]*\), which is gone: `, lab, pid)).MatchString(w.String()) {
 		t.Errorf("the next run does not say it reclaimed lab %s of pid %d", lab, pid)
 	}
 	if err != nil || res == nil || res.Status != results.Pass {
@@ -500,7 +481,7 @@ func TestChaosHarnessKilled(t *testing.T) {
 // on host3, and its lab is still torn down.
 func TestChaosSSHRefused(t *testing.T) {
 	labtest.Require(t)
-	chaosSubnet(t, 226)
+	chaosSubnet(t, 223)
 	res, err, out, _ := chaosRun(t, writeChaosSuite(t, "chaos-ssh", "16MiB"), func(lab string) {
 		time.Sleep(500 * time.Millisecond)
 		kill9(t, "host3's sshd", labProcs(lab, "host3", "sshd"))
@@ -525,5 +506,21 @@ func TestChaosSSHRefused(t *testing.T) {
 	}
 	if _, err := results.Load(out); err != nil {
 		t.Errorf("results: %v", err)
+	}
+}
+
+// A bad $FABRICBENCH_LAB_MGMT_SUBNET is an input error naming it.
+func TestMgmtSubnetEnv(t *testing.T) {
+	for _, bad := range []string{"198.19.150.0/23", "198.19.150.1/24", "fd00::/64", "x"} {
+		t.Setenv(MgmtSubnetEnv, bad)
+		var ie *harness.InputError
+		if _, err := subnetPicker(); !errors.As(err, &ie) || !strings.Contains(err.Error(), MgmtSubnetEnv+"=") {
+			t.Errorf("%s=%s: %v, want an input error naming it", MgmtSubnetEnv, bad, err)
+		}
+	}
+	t.Setenv(MgmtSubnetEnv, "198.19.150.0/24")
+	pick, err := subnetPicker()
+	if err != nil || pick("fbn000001").String() != "198.19.150.0/24" {
+		t.Errorf("198.19.150.0/24: %v", err)
 	}
 }

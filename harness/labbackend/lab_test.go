@@ -24,12 +24,7 @@ import (
 	"github.com/fabricbench/fabricbench/telemetry"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv(chaosChildEnv) != "" {
-		os.Exit(chaosChild()) // TestChaosHarnessKilled's harness
-	}
-	labtest.Main(m)
-}
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // runSuite runs a suite file on a backend and returns its results and
 // results directory.

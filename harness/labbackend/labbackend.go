@@ -167,10 +167,14 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	}
 	dir = filepath.Join(dir, "lab")
 	frrImage, hostImage := Images()
+	pick, err := subnetPicker()
+	if err != nil {
+		return err
+	}
 	var lastErr error
 	for attempt := 0; attempt < 6; attempt++ {
 		name := labName(b.env.RunID, attempt)
-		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, MgmtSubnet: labMgmtSubnet(name),
+		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, MgmtSubnet: pick(name),
 			LinkRates: true, MTU: LinkMTU, SRv6: true, FRRImage: frrImage, HostImage: hostImage})
 		if err != nil {
 			return fmt.Errorf("generate lab: %w", err)
@@ -233,6 +237,26 @@ func labName(run string, attempt int) string {
 // labMgmtSubnet is the management subnet of a lab: mgmtSubnet, or a test's
 // fixed one.
 var labMgmtSubnet = mgmtSubnet
+
+// MgmtSubnetEnv names the environment variable that, when set, is the
+// management /24 of every lab the backend generates (e.g.
+// 198.19.150.0/24), instead of one hashed into 198.19.100.0-198.19.199.0:
+// for a host where that range is in use. A lab whose subnet is taken is
+// not deployed ("no free lab name or management subnet").
+const MgmtSubnetEnv = "FABRICBENCH_LAB_MGMT_SUBNET"
+
+// subnetPicker is labMgmtSubnet, or the /24 of $FABRICBENCH_LAB_MGMT_SUBNET.
+func subnetPicker() (func(string) netip.Prefix, error) {
+	s := os.Getenv(MgmtSubnetEnv)
+	if s == "" {
+		return labMgmtSubnet, nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() || p.Bits() != 24 || p.Masked() != p {
+		return nil, &harness.InputError{Err: fmt.Errorf("%s=%q: want an IPv4 /24 such as 198.19.150.0/24", MgmtSubnetEnv, s)}
+	}
+	return func(string) netip.Prefix { return p }, nil
+}
 
 // mgmtSubnet picks the lab's management /24 from 198.19.100.0 to
 // 198.19.199.0 (a hash of its name), away from the fixed subnets of
