@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
+	"github.com/fabricbench/fabricbench/internal/influxtest"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
 )
@@ -360,5 +362,64 @@ jobs:
 	}
 	if s := labtest.TakeSnapshot(t, lab); !s.Empty() {
 		t.Errorf("lab %s left after lab gc: %s", lab, s)
+	}
+}
+
+// TestChaosInfluxDownForTheRun: InfluxDB is stopped before the run and
+// stays down. Nothing is lost: the run is analysed from the embedded
+// store, every sample is kept in runs/<id>/influx-unsent.lp for a later
+// write, the run is an infrastructure error naming InfluxDB, exit 3, and
+// the wait for InfluxDB is bounded by --influx-timeout. (InfluxDB stopped
+// during a run and back later: TestRunInfluxOutageLosesNothing.)
+func TestChaosInfluxDownForTheRun(t *testing.T) {
+	srv := influxtest.Start(t, influxtest.WithoutFlux())
+	srv.Stop()
+	dir := t.TempDir()
+	suite := writeFile(t, dir, "influx-down.yaml", `name: influx-down
+fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=1"}
+telemetry: {interval: 100us}
+jobs:
+  - {name: p, workload: permutation, size: 1MiB}
+kpis:
+  - {metric: completed_fraction, scope: p, min: 1}
+`)
+	out := filepath.Join(dir, "out")
+	start := time.Now()
+	code, stdout, stderr := runCLI(t, append(influxRunArgs(t, srv, suite, out), "--influx-timeout", "3s")...)
+	took := time.Since(start)
+	t.Logf("exit %d after %v\n%s\n%s", code, took.Round(time.Millisecond), stdout, stderr)
+	if code != exitInfra || !strings.Contains(stderr, "influxdb") {
+		t.Errorf("exit %d, stderr %q; want 3 naming InfluxDB", code, firstLine(stderr))
+	}
+	if took > time.Minute {
+		t.Errorf("the run took %v with InfluxDB down; --influx-timeout 3s bounds the wait", took)
+	}
+	res, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := res.Runs[0]
+	if run.Status != results.Error || run.ErrorKind != results.ErrorInfrastructure || !strings.HasPrefix(run.Error, "influxdb: ") {
+		t.Errorf("run %s (%s): %q; want an infrastructure error naming InfluxDB", run.Status, run.ErrorKind, run.Error)
+	}
+	if len(run.KPIs) != 1 || run.KPIs[0].Verdict != results.Pass || run.Jobs[0].Completed != run.Jobs[0].Flows {
+		t.Errorf("the run was not analysed from the embedded store: KPIs %+v, jobs %+v", run.KPIs, run.Jobs)
+	}
+	samples, err := telemetry.ReadStore(filepath.Join(out, run.Files["telemetry"]))
+	if err != nil || len(samples) == 0 || int64(len(samples)) != run.Telemetry.Samples {
+		t.Fatalf("the store: %d samples (%v), results.json says %d", len(samples), err, run.Telemetry.Samples)
+	}
+	spill, err := os.ReadFile(filepath.Join(out, "runs", run.ID, "influx-unsent.lp"))
+	if err != nil {
+		t.Fatalf("no influx-unsent.lp: %v", err)
+	}
+	lines := strings.Count(string(spill), "\n")
+	t.Logf("%d samples in the store, %d points in influx-unsent.lp (%d bytes)", len(samples), lines, len(spill))
+	st := run.Telemetry.InfluxStats
+	if st == nil || st.Written != 0 || st.Points == 0 {
+		t.Fatalf("influx stats %+v: want points, none written", st)
+	}
+	if int64(lines) < st.Points || !strings.Contains(run.Error, fmt.Sprintf("all %d were saved as line protocol to ", st.Points)) {
+		t.Errorf("influx-unsent.lp has %d lines for %d points; run error %q", lines, st.Points, run.Error)
 	}
 }
