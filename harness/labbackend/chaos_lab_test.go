@@ -352,6 +352,7 @@ func TestChaosBGPDKilled(t *testing.T) {
 		t.Errorf("run error %q does not name spine1's bgpd", run.Error)
 	}
 	notes := strings.Join(run.AnalysisNotes, "\n")
+	t.Logf("run %s: %s; notes:\n%s", run.Status, run.Error, notes)
 	if !strings.Contains(notes, "leaf0") || !strings.Contains(notes, "leaf1") || !strings.Contains(notes, "spine1") {
 		t.Errorf("notes do not give the leaves' reaction to spine1's bgpd:\n%s", notes)
 	}
