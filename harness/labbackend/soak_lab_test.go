@@ -78,8 +78,18 @@ func TestSoak(t *testing.T) {
 	root := t.TempDir()
 
 	rows := make([]map[string]float64, 0, n)
-	var csv strings.Builder
-	csv.WriteString("run," + strings.Join(soakFigures, ",") + "\n")
+	// The CSV gets a line per run as it ends: a soak stopped early keeps
+	// its figures.
+	var csv *os.File
+	if p := os.Getenv("FABRICBENCH_SOAK_OUT"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		csv = f
+		fmt.Fprintf(csv, "run,%s\n", strings.Join(soakFigures, ","))
+	}
 	for i := 0; i < n; i++ {
 		out := filepath.Join(t.TempDir(), "out")
 		var peak agentPeak
@@ -114,14 +124,13 @@ func TestSoak(t *testing.T) {
 				vals[j] = strconv.FormatFloat(row[f], 'f', 2, 64)
 			}
 		}
-		csv.WriteString(fmt.Sprintf("%d,%s\n", i+1, strings.Join(vals, ",")))
+		if csv != nil {
+			if _, err := fmt.Fprintf(csv, "%d,%s\n", i+1, strings.Join(vals, ",")); err != nil {
+				t.Error(err)
+			}
+		}
 		t.Logf("run %d/%d (%s, %.1f s): harness %v fds, %v goroutines, %v children, heap %.2f MiB, RSS %.1f MiB; agents' peak %d fds, %.1f MiB; %v namespaces on the host",
 			i+1, n, res.Status, secs, row["fds"], row["goroutines"], row["children"], row["heap_mib"], row["rss_mib"], fds, mib, row["netns"])
-	}
-	if p := os.Getenv("FABRICBENCH_SOAK_OUT"); p != "" {
-		if err := os.WriteFile(p, []byte(csv.String()), 0o644); err != nil {
-			t.Error(err)
-		}
 	}
 	for _, f := range soakFigures {
 		allow, judged := soakAllowance[f]
