@@ -106,6 +106,15 @@ func TestSoak(t *testing.T) {
 		if err != nil || res == nil || res.Status == results.Error {
 			t.Errorf("run %d: %v:\n%s", i+1, err, log.String())
 		}
+		if res != nil {
+			for _, r := range res.Runs {
+				for _, k := range r.KPIs {
+					if k.Verdict != results.Pass {
+						t.Logf("run %d: KPI %s %s: %s", i+1, k.Name, k.Verdict, k.Message)
+					}
+				}
+			}
+		}
 		checkTornDown(t, out)
 		destroyLeft(t, root, lab)
 		if t.Failed() {
