@@ -166,31 +166,33 @@ func destroyLeft(t *testing.T, root, lab string) {
 // chaosRun runs suite on the netns backend with the fault: fault runs
 // once the log says the jobs started (the routing watch's first reading),
 // with the lab's name. It returns the results (nil when the run returned
-// none), the run's error, its results directory and its log; the run must
+// none), its results directory, its log and the run's error; the run must
 // end within chaosRunTimeout, and nothing of its lab may be left.
-func chaosRun(t *testing.T, suite string, fault func(lab string)) (*results.Results, error, string, string) {
+func chaosRun(t *testing.T, suite string, fault func(lab string)) (res *results.Results, out, log string, err error) {
 	t.Helper()
 	out, root := t.TempDir(), t.TempDir()
-	var lab string
-	log := &triggerLog{what: "routing watch: ", fn: func(s string) {
-		lab = labOf(s)
-		fault(lab)
+	injected := make(chan struct{})
+	w := &triggerLog{what: "routing watch: ", fn: func(s string) {
+		fault(labOf(s))
+		close(injected)
 	}}
-	t.Cleanup(func() { destroyLeft(t, root, labOf(log.String())) })
+	t.Cleanup(func() { destroyLeft(t, root, labOf(w.String())) })
 	ctx, cancel := context.WithTimeout(context.Background(), chaosRunTimeout)
 	defer cancel()
 	start := time.Now()
-	res, err := harness.Run(ctx, harness.Options{SuiteFile: suite, Out: out, Backend: Name, LabStateRoot: root,
-		Log: log, Progress: log, AgentBinary: labtest.Fabricbench(t)})
-	t.Logf("run ended after %v (%v):\n%s", time.Since(start).Round(time.Millisecond), err, log.String())
+	res, err = harness.Run(ctx, harness.Options{SuiteFile: suite, Out: out, Backend: Name, LabStateRoot: root,
+		Log: w, Progress: w, AgentBinary: labtest.Fabricbench(t)})
+	t.Logf("run ended after %v (%v):\n%s", time.Since(start).Round(time.Millisecond), err, w.String())
 	if ctx.Err() != nil {
 		t.Fatalf("the run did not end within %v", chaosRunTimeout)
 	}
-	if lab == "" {
-		t.Fatalf("the fault was never injected (no routing watch in the log)")
+	select {
+	case <-injected:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the fault was never injected (no routing watch in the log, or the run ended first)")
 	}
 	checkTornDown(t, out)
-	return res, err, out, log.String()
+	return res, out, w.String(), err
 }
 
 // kill9 kills the processes with SIGKILL and says which.
@@ -236,7 +238,7 @@ func job(t *testing.T, run *results.Run, name string) *results.Job {
 func TestChaosAgentKilled(t *testing.T) {
 	labtest.Require(t)
 	chaosSubnet(t, 220)
-	res, _, out, _ := chaosRun(t, writeChaosSuite(t, "chaos-agent", "16MiB"), func(lab string) {
+	res, out, _, _ := chaosRun(t, writeChaosSuite(t, "chaos-agent", "16MiB"), func(lab string) {
 		time.Sleep(500 * time.Millisecond)
 		kill9(t, "host3's agent", labProcs(lab, "host3", " agent --config"))
 	})
@@ -302,7 +304,7 @@ func TestChaosAgentKilled(t *testing.T) {
 func TestChaosGNMITargetKilled(t *testing.T) {
 	labtest.Require(t)
 	chaosSubnet(t, 221)
-	res, _, _, log := chaosRun(t, writeChaosSuite(t, "chaos-gnmi", "16MiB"), func(lab string) {
+	res, _, log, _ := chaosRun(t, writeChaosSuite(t, "chaos-gnmi", "16MiB"), func(lab string) {
 		time.Sleep(500 * time.Millisecond)
 		kill9(t, "leaf0's exporter", labProcs(lab, "leaf0", " exporter "))
 	})
@@ -483,7 +485,7 @@ func TestChaosHarnessKilled(t *testing.T) {
 func TestChaosSSHRefused(t *testing.T) {
 	labtest.Require(t)
 	chaosSubnet(t, 223)
-	res, err, out, _ := chaosRun(t, writeChaosSuite(t, "chaos-ssh", "16MiB"), func(lab string) {
+	res, out, _, err := chaosRun(t, writeChaosSuite(t, "chaos-ssh", "16MiB"), func(lab string) {
 		time.Sleep(500 * time.Millisecond)
 		kill9(t, "host3's sshd", labProcs(lab, "host3", "sshd"))
 	})
