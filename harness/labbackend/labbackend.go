@@ -588,9 +588,9 @@ func (b *Backend) describeLab(sw, hosts, links int) string {
 		if host == "" {
 			host = containerlab.DefaultHostImage
 		}
-		return fmt.Sprintf("lab        a containerlab lab (topology generated per run, lab name fbnXXXXXX) deployed by containerlab and Docker: %d switch containers of %s running FRR (BGP, ECMP; reached with docker exec unless the image has sshd), %d host containers of %s, %d veth links tbf-shaped to the fabric's rates (MTU %d), management /24 hashed into 198.19.100.0-198.19.199.0",
+		return fmt.Sprintf("lab        a containerlab lab (topology generated per run, lab name fbnXXXXXX) deployed by containerlab and Docker: %d switch containers of %s running FRR (BGP, ECMP; reached with docker exec unless the image has sshd), %d host containers of %s, %d veth links tbf-shaped to the fabric's rates (MTU %d), management /24 hashed into 198.19.100.0-198.19.199.0 (or $FABRICBENCH_LAB_MGMT_SUBNET)",
 			sw, frr, hosts, host, links, LinkMTU)
 	}
-	return fmt.Sprintf("lab        a native FRR lab (containerlab topology generated per run, lab name fbnXXXXXX): %d switch namespaces running FRR (BGP, ECMP), %d host namespaces, %d veth links tbf-shaped to the fabric's rates (MTU %d), sshd in every node, management /24 hashed into 198.19.100.0-198.19.199.0",
+	return fmt.Sprintf("lab        a native FRR lab (containerlab topology generated per run, lab name fbnXXXXXX): %d switch namespaces running FRR (BGP, ECMP), %d host namespaces, %d veth links tbf-shaped to the fabric's rates (MTU %d), sshd in every node, management /24 hashed into 198.19.100.0-198.19.199.0 (or $FABRICBENCH_LAB_MGMT_SUBNET)",
 		sw, hosts, links, LinkMTU)
 }
