@@ -355,8 +355,18 @@ func TestChaosBGPDKilled(t *testing.T) {
 	}
 	notes := strings.Join(run.AnalysisNotes, "\n")
 	t.Logf("run %s: %s; notes:\n%s", run.Status, run.Error, notes)
-	if !strings.Contains(notes, "leaf0") || !strings.Contains(notes, "leaf1") || !strings.Contains(notes, "spine1") {
-		t.Errorf("notes do not give the leaves' reaction to spine1's bgpd:\n%s", notes)
+	// Each leaf either lost its sessions with spine1 (spine1's kernel
+	// closed them) or, when that segment was lost on the loaded link,
+	// still counts them as established until its hold timer expires: the
+	// notes say which, for both.
+	for _, leaf := range []string{"leaf0", "leaf1"} {
+		re := regexp.MustCompile(`(?m)^` + leaf + ` (lost its BGP session with spine1 \(198\.18\.[0-9.]+\) \d+\.\d{3} s into the jobs|still counted its BGP session with spine1 \(198\.18\.[0-9.]+\) as established when the jobs ended)`)
+		if !re.MatchString(notes) {
+			t.Errorf("the notes do not give %s's reaction to spine1's bgpd:\n%s", leaf, notes)
+		}
+	}
+	if strings.Contains(notes, "spine0 lost") {
+		t.Errorf("spine0 lost a session although only spine1's bgpd was killed:\n%s", notes)
 	}
 	for _, j := range run.Jobs {
 		t.Logf("job %s: %d of %d flows completed, %d retransmitted", j.Name, j.Completed, j.Flows, j.Packets.Retransmitted)

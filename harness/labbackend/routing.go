@@ -120,7 +120,8 @@ type bgpNeighbor struct {
 
 // bgpReaction reads, on every switch whose bgpd still runs, the BGP
 // sessions that went down or were re-established after the jobs started
-// (start): one line per session, with when in run time.
+// (start), and those still established with a switch whose bgpd is gone:
+// one line per session, with when in run time.
 func (b *Backend) bgpReaction(ctx context.Context, after daemons, start time.Time) []string {
 	peerNode := map[string]string{}
 	for _, l := range b.lab.Links {
@@ -131,6 +132,15 @@ func (b *Backend) bgpReaction(ctx context.Context, after daemons, start time.Tim
 			if ep.IPv6.IsValid() {
 				peerNode[ep.IPv6.Addr().String()] = ep.Node
 			}
+		}
+	}
+	// The switches whose bgpd is gone: a peer that still counts its
+	// session with one as established has not noticed yet (its hold
+	// timer runs) and may still send traffic there.
+	noBGP := map[string]bool{}
+	for node, ds := range after {
+		if _, ok := ds["bgpd"]; !ok {
+			noBGP[node] = true
 		}
 	}
 	var mu sync.Mutex
@@ -178,6 +188,10 @@ func (b *Backend) bgpReaction(ctx context.Context, after daemons, start time.Tim
 					}
 					lines = append(lines, fmt.Sprintf("%s lost its BGP session with %s %.3f s into the jobs (%s since%s)",
 						node, who, at.Seconds(), strings.ToLower(n.State), why))
+				}
+				if n.State == "Established" && noBGP[peerNode[peer]] {
+					lines = append(lines, fmt.Sprintf("%s still counted its BGP session with %s as established when the jobs ended (%.3f s into them), though %s's bgpd is gone: it notices when its hold timer expires",
+						node, who, elapsed.Seconds(), peerNode[peer]))
 				}
 				if n.State == "Established" && n.EstablishedMs != nil && n.LastResetMs != nil {
 					up := elapsed - time.Duration(*n.EstablishedMs)*time.Millisecond
