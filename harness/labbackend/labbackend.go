@@ -473,8 +473,9 @@ func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error 
 // carry its mark.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
 	before := b.readDaemons(ctx) // the routing watch (routing.go)
+	watched := time.Now()
 	b.logf("routing watch: %s", before)
-	start := time.Now()
+	start := watched
 	out, err := hostdeploy.RunJobs(ctx, hostdeploy.Jobs{Agents: b.agents, Fabric: b.f, Params: b.tp,
 		Costs: hostdeploy.Costs{HopPs: hopForwardPs, EndpointPs: endpointPs}, HostIP: b.hostIP, HostPlaneIP: b.hostPlaneIP, DataPort: DataPort,
 		Mark:   func(src, dst int) uint32 { return b.marks[[2]int{src, dst}] },
@@ -491,7 +492,7 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		if out.EpochNs > 0 {
 			start = time.Unix(0, out.EpochNs)
 		}
-		out.Notes = append(out.Notes, b.bgpReaction(wctx, after, start)...)
+		out.Notes = append(out.Notes, b.bgpReaction(wctx, after, watched, start)...)
 	}
 	drops, err := b.fabricDrops(ctx)
 	if err != nil {

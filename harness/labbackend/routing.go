@@ -110,6 +110,10 @@ func lostDaemons(before, after daemons) []string {
 	return out
 }
 
+// frrTimerRes is the resolution of FRR's BGP timers (lastResetTimerMsecs,
+// bgpTimerUpMsec count whole seconds, in milliseconds).
+const frrTimerRes = time.Second
+
 // bgpNeighbor is what the reaction needs of `show bgp neighbors json`.
 type bgpNeighbor struct {
 	State         string `json:"bgpState"`
@@ -121,8 +125,11 @@ type bgpNeighbor struct {
 // bgpReaction reads, on every switch whose bgpd still runs, the BGP
 // sessions that went down or were re-established after the jobs started
 // (start), and those still established with a switch whose bgpd is gone:
-// one line per session, with when in run time.
-func (b *Backend) bgpReaction(ctx context.Context, after daemons, start time.Time) []string {
+// one line per session, with when in run time. Sessions that went down
+// before watched (the first reading, when every daemon ran) are
+// bring-up's business; one that went down after it but before the jobs'
+// start (a fault while the agents' clock started) is said so.
+func (b *Backend) bgpReaction(ctx context.Context, after daemons, watched, start time.Time) []string {
 	peerNode := map[string]string{}
 	for _, l := range b.lab.Links {
 		for _, ep := range []containerlab.Endpoint{l.A, l.B} {
@@ -177,26 +184,46 @@ func (b *Backend) bgpReaction(ctx context.Context, after daemons, start time.Tim
 				if pn := peerNode[peer]; pn != "" {
 					who = pn + " (" + peer + ")"
 				}
+				gone := noBGP[peerNode[peer]]
+				if gone && n.State != "Established" && (n.LastResetMs == nil ||
+					elapsed-time.Duration(*n.LastResetMs)*time.Millisecond < watched.Sub(start)-frrTimerRes) {
+					// Down, but its last reset is not this one (or unknown):
+					// say its state all the same.
+					last := "unknown"
+					if n.LastResetMs != nil {
+						last = fmt.Sprintf("%.0f s before the jobs ended", (time.Duration(*n.LastResetMs) * time.Millisecond).Seconds())
+						if n.LastResetDue != "" {
+							last += ": " + n.LastResetDue
+						}
+					}
+					lines = append(lines, fmt.Sprintf("%s had its BGP session with %s %s when the jobs ended, %s's bgpd being gone (last reset %s)",
+						node, who, strings.ToLower(n.State), peerNode[peer], last))
+					continue
+				}
 				if n.State != "Established" && n.LastResetMs != nil {
 					at := elapsed - time.Duration(*n.LastResetMs)*time.Millisecond
-					if at < 0 {
-						continue // down before the jobs: bring-up's business
+					if at < watched.Sub(start)-frrTimerRes {
+						continue // down before the watch began: bring-up's business
 					}
 					why := ""
 					if n.LastResetDue != "" {
 						why = ": " + n.LastResetDue
 					}
-					lines = append(lines, fmt.Sprintf("%s lost its BGP session with %s %.3f s into the jobs (%s since%s)",
-						node, who, at.Seconds(), strings.ToLower(n.State), why))
+					when := fmt.Sprintf("%.1f s into the jobs (±1 s: FRR's timers count whole seconds)", at.Seconds())
+					if at < 0 {
+						when = fmt.Sprintf("%.1f s before the jobs started (±1 s: FRR's timers count whole seconds)", -at.Seconds())
+					}
+					lines = append(lines, fmt.Sprintf("%s lost its BGP session with %s %s (%s since%s)",
+						node, who, when, strings.ToLower(n.State), why))
 				}
-				if n.State == "Established" && noBGP[peerNode[peer]] {
+				if n.State == "Established" && gone {
 					lines = append(lines, fmt.Sprintf("%s still counted its BGP session with %s as established when the jobs ended (%.3f s into them), though %s's bgpd is gone: it notices when its hold timer expires",
 						node, who, elapsed.Seconds(), peerNode[peer]))
 				}
 				if n.State == "Established" && n.EstablishedMs != nil && n.LastResetMs != nil {
 					up := elapsed - time.Duration(*n.EstablishedMs)*time.Millisecond
 					if up > 0 {
-						lines = append(lines, fmt.Sprintf("%s re-established its BGP session with %s %.3f s into the jobs", node, who, up.Seconds()))
+						lines = append(lines, fmt.Sprintf("%s re-established its BGP session with %s %.1f s into the jobs (±1 s)", node, who, up.Seconds()))
 					}
 				}
 			}
