@@ -39,13 +39,26 @@ type hwLab struct {
 	f     *inventory.Fabric
 	cl    *containerlab.Lab
 	dir   string
+	topo  string // the lab's topology file
 	ca    *testca.CA
 	bin   string
 	stand *hostdeploy.Deployment
 }
 
-// The management subnet of this package's labs (DEVELOPERS.md).
-const mgmtSubnet = "198.19.243.0/24"
+// The lab name and management subnet of this package's labs
+// (DEVELOPERS.md); FABRICBENCH_HWLAB_NAME and FABRICBENCH_HWLAB_MGMT
+// replace them, so that two checkouts can run the test at once.
+var (
+	hwLabName  = envOr("FABRICBENCH_HWLAB_NAME", "fbhwlab")
+	mgmtSubnet = envOr("FABRICBENCH_HWLAB_MGMT", "198.19.243.0/24")
+)
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
 
 func startHWLab(t *testing.T, spec string) *hwLab {
 	t.Helper()
@@ -55,7 +68,7 @@ func startHWLab(t *testing.T, spec string) *hwLab {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	g, err := containerlab.Generate(f, containerlab.GenOptions{Name: "fbhwlab", MgmtSubnet: netip.MustParsePrefix(mgmtSubnet),
+	g, err := containerlab.Generate(f, containerlab.GenOptions{Name: hwLabName, MgmtSubnet: netip.MustParsePrefix(mgmtSubnet),
 		LinkRates: true, MTU: LinkMTU})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +80,7 @@ func startHWLab(t *testing.T, spec string) *hwLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hwLab{lab: labtest.StartLab(t, cl), f: f, cl: cl, dir: dir, ca: testca.New(t), bin: labtest.Fabricbench(t)}
+	h := &hwLab{lab: labtest.StartLab(t, cl), f: f, cl: cl, dir: dir, topo: filepath.Join(dir, g.TopologyFile), ca: testca.New(t), bin: labtest.Fabricbench(t)}
 	return h
 }
 
@@ -90,58 +103,39 @@ func (h *hwLab) portName(node, iface string) string {
 
 const gnmiPassword = "gnmi-test-password"
 
-// writeInventory writes the lab's inventory; gnmiAddr may replace a
-// switch's gNMI address (an unreachable server).
+// writeInventory writes the lab's inventory with `fabricbench lab
+// inventory` (the command users run on a deployed lab), naming each
+// switch's own gNMI server (the stand-in exporters): the leaves' with TLS
+// checked against the test CA, spine0's with TLS unchecked, the other
+// spines' in plain text. gnmiAddr may replace a switch's gNMI address (an
+// unreachable server).
 func (h *hwLab) writeInventory(t *testing.T, name string, gnmiAddr map[string]string) string {
 	t.Helper()
 	pw := filepath.Join(h.dir, "gnmi.password")
 	if err := os.WriteFile(pw, []byte(gnmiPassword+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "name: %s\nknown_hosts: %s\ndefault_speed: 50M\ncredentials:\n  lab: {user: %s, key: \"file:%s\"}\n  gnmi: {user: fabricbench, password: \"file:%s\"}\ndevices:\n",
-		name, h.lab.St.KnownHosts, h.lab.St.User, h.lab.St.Key, pw)
+	path := filepath.Join(h.dir, name+".yaml")
+	args := []string{"lab", "inventory", h.topo, "--state-dir", filepath.Dir(h.lab.St.Dir), "--name", name, "--out", path}
 	for _, n := range h.cl.Nodes {
-		platform := "frr"
 		if n.Role == "host" {
-			platform = "linux"
-		}
-		fmt.Fprintf(&b, "  - name: %s\n    platform: %s\n    role: %s\n    mgmt: %s\n    credentials: lab\n", n.Name, platform, n.Role, h.mgmt(n.Name))
-		if n.Role == "host" {
-			for _, l := range h.cl.Links {
-				if l.A.Node == n.Name {
-					fmt.Fprintf(&b, "    nics: [{name: %s, address: %s}]\n", l.A.Interface, l.A.IPv4)
-				}
-				if l.B.Node == n.Name {
-					fmt.Fprintf(&b, "    nics: [{name: %s, address: %s}]\n", l.B.Interface, l.B.IPv4)
-				}
-			}
 			continue
-		}
-		b.WriteString("    ports:\n")
-		for _, iface := range h.ifaces(n.Name) {
-			fmt.Fprintf(&b, "      - {name: %s, interface: %s}\n", h.portName(n.Name, iface), iface)
 		}
 		addr := net.JoinHostPort(h.mgmt(n.Name), "9339")
 		if a, ok := gnmiAddr[n.Name]; ok {
 			addr = a
 		}
+		sec := "insecure"
 		switch {
 		case n.Role == "leaf":
-			fmt.Fprintf(&b, "    gnmi: {address: '%s', credentials: gnmi, tls: {ca: %s}}\n", addr, h.ca.CAFile)
+			sec = "ca=" + h.ca.CAFile
 		case n.Name == "spine0":
-			fmt.Fprintf(&b, "    gnmi: {address: '%s', credentials: gnmi, tls: {skip_verify: true}}\n", addr)
-		default:
-			fmt.Fprintf(&b, "    gnmi: {address: '%s', credentials: gnmi, insecure: true}\n", addr)
+			sec = "skip-verify"
 		}
+		args = append(args, "--gnmi", fmt.Sprintf("%s=%s,%s,user=fabricbench,password=file:%s", n.Name, addr, sec, pw))
 	}
-	b.WriteString("links:\n")
-	for _, l := range h.cl.Links {
-		fmt.Fprintf(&b, "  - [%s:%s, %s:%s]\n", l.A.Node, h.portName(l.A.Node, l.A.Interface), l.B.Node, h.portName(l.B.Node, l.B.Interface))
-	}
-	path := filepath.Join(h.dir, name+".yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
+	if code, out := runCLI(t, h.bin, args...); code != 0 {
+		t.Fatalf("lab inventory: exit %d\n%s", code, out)
 	}
 	return path
 }
@@ -506,7 +500,7 @@ func checkNoProcesses(t *testing.T) {
 	t.Helper()
 	// Only processes in this lab's namespaces: other test packages deploy
 	// fabricbench into labs of their own at the same time.
-	lab := labtest.NetnsByName("clab-fbhwlab-")
+	lab := labtest.NetnsByName("clab-" + hwLabName + "-")
 	for _, p := range labtest.Procs("/run/run-") {
 		if node := lab[p.Netns]; node != "" {
 			t.Errorf("deployed process left running in %s: pid %s: %s", node, p.PID, p.Cmd)
