@@ -313,6 +313,10 @@ type Capabilities struct {
 	// Unsupported maps each feature the backend cannot do to the reason;
 	// features not listed are supported.
 	Unsupported map[Feature]string
+	// ByDevice lists default-on features (ECN, trimming) the backend
+	// supports only where its devices can: off unless the suite turns them
+	// on, and then checked device by device (the reason says how).
+	ByDevice map[Feature]string
 	// ECMPHashNeeds are fields every features.ecmp.hash must include
 	// (ECMPHashReason says why); nil: any hash.
 	ECMPHashNeeds  []string

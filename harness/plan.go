@@ -182,13 +182,15 @@ var defaultOn = []struct {
 }
 
 // featureOn is whether a default-on feature is on: as the suite says, or,
-// left at its default, whether the backend can do it.
+// left at its default, whether the backend can do it (off where only some
+// devices can: Capabilities.ByDevice).
 func featureOn(enabled *bool, f Feature, caps Capabilities) bool {
 	if enabled != nil {
 		return *enabled
 	}
 	_, cannot := caps.Unsupported[f]
-	return !cannot
+	_, byDevice := caps.ByDevice[f]
+	return !cannot && !byDevice
 }
 
 // defaultNotes says which default-on features s leaves at their default

@@ -22,13 +22,22 @@ import (
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/sonic/testdouble"
 	"github.com/fabricbench/fabricbench/harness/hostdeploy"
 	"github.com/fabricbench/fabricbench/internal/testca"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 )
 
-func TestMain(m *testing.M) { labtest.Main(m) }
+// TestMain also lets the test binary be the SONiC test double's commands
+// (features_test.go's device links sonic-db-cli, config, show and sudo
+// to it).
+func TestMain(m *testing.M) {
+	if testdouble.IsTool(os.Args[0]) {
+		os.Exit(testdouble.Main(os.Args, os.Stdout, os.Stderr))
+	}
+	labtest.Main(m)
+}
 
 // hwLab is the FRR lab of a suite's fabric, deployed natively and
 // described by an inventory file whose switches' gNMI servers are
