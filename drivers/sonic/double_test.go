@@ -249,11 +249,13 @@ func TestDoubleFeatures(t *testing.T) {
 }
 
 // VRFs through SONiC's config CLI: the VRF is created, the interface
-// bound (its addresses go, as on SONiC), and both are written by the
-// YANG names; the driver refuses to revert them.
+// bound (its addresses go, as on SONiC, and the diff names them), all
+// written by the YANG names; Revert unbinds, writes the addresses back and
+// deletes the VRF.
 func TestDoubleVRF(t *testing.T) {
 	d, drv := startDouble(t, testdouble.Options{Name: "leaf1"})
 	ctx := context.Background()
+	before := dump(t, d, "CONFIG_DB")
 	want := &drivers.DeviceFeatures{
 		VRFs: []drivers.VRF{{Name: "Vrf-red", Interfaces: []string{"Ethernet4"}}},
 		SRv6: &drivers.SRv6{Locator: "loc1", Prefix: netip.MustParsePrefix("fd00:bbbb:2::/48"), SIDs: []drivers.SID{
@@ -265,7 +267,8 @@ func TestDoubleVRF(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("diff:\n%s", diff)
-	if !strings.Contains(diff.String(), "+ VRF|Vrf-red = present") || !strings.Contains(diff.String(), "+ INTERFACE|Ethernet4 vrf_name = Vrf-red") {
+	if !strings.Contains(diff.String(), "+ VRF|Vrf-red = present") || !strings.Contains(diff.String(), "+ INTERFACE|Ethernet4 vrf_name = Vrf-red") ||
+		!strings.Contains(diff.String(), "- INTERFACE|Ethernet4|10.0.0.2/31 (was present)") {
 		t.Errorf("diff %s", diff)
 	}
 	applied, err := drv.Apply(ctx, want)
@@ -298,10 +301,23 @@ func TestDoubleVRF(t *testing.T) {
 	if again, _ := drv.Diff(ctx, want); len(again) > 0 {
 		t.Errorf("second diff %s", again)
 	}
+	// Revert: the interface unbound, its address written back, the VRF
+	// deleted: CONFIG_DB as before, key for key.
 	for _, c := range applied {
-		if err := drv.CanRevert(c); (err != nil) != (c.Feature == drivers.FeatVRF) {
+		if err := drv.CanRevert(c); err != nil {
 			t.Errorf("CanRevert %s: %v", c, err)
 		}
+	}
+	d.ResetWrites()
+	undone, err := drv.Revert(ctx, applied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("reverted:\n%s", undone)
+	ws, _ = d.Writes()
+	checkWrites(t, loadYANGNames(t), ws)
+	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
+		t.Errorf("CONFIG_DB after Revert differs from before:\n%s", strings.Join(got, "\n"))
 	}
 }
 

@@ -95,9 +95,8 @@ func userName() string {
 // a test double, not SONiC): ECN/WRED and trimming mapped onto CONFIG_DB;
 // without --apply the diff names every change and nothing changes; with
 // it the changes are applied, read back and, at Down, reverted so that
-// CONFIG_DB equals what it was; a switch whose ASIC cannot trim is refused
-// naming device, platform and feature; VRFs, which the sonic driver
-// cannot revert, are refused before anything changes.
+// CONFIG_DB equals what it was; VRFs on the leaf likewise; a switch whose
+// ASIC cannot trim is refused naming device, platform and feature.
 func TestConfigureOnSONiCDouble(t *testing.T) {
 	if m := testdouble.Missing(); len(m) > 0 {
 		t.Skipf("the SONiC test double needs %s", strings.Join(m, ", "))
@@ -197,15 +196,24 @@ func TestConfigureOnSONiCDouble(t *testing.T) {
 	}
 	sameDB(t, "second run", before, d)
 
-	// VRFs: the sonic driver cannot revert them, so they are refused
-	// before anything changes.
-	b = backend(inv, t.TempDir(), true)
-	err = b.Configure(ctx, harness.Features{VRFs: []harness.VRF{{Name: "red", Table: 10, Hosts: []int{1}}}})
-	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "leaf0") || !strings.Contains(err.Error(), "VRF|Vrf-red") {
-		t.Errorf("VRFs on SONiC: %v", err)
+	// VRFs: on the leaf, Vrf-red with host1's port; the bind removes the
+	// port's address (named in the diff); all of it reverted at Down.
+	dir = t.TempDir()
+	b = backend(inv, dir, true)
+	if err := b.Configure(ctx, harness.Features{VRFs: []harness.VRF{{Name: "red", Table: 10, Hosts: []int{1}}}}); err != nil {
+		t.Fatal(err)
 	}
-	b.Down(ctx)
-	sameDB(t, "after the VRF refusal", before, d)
+	if h, _ := d.HGetAll(ctx, "CONFIG_DB", "INTERFACE|Ethernet4"); h["vrf_name"] != "Vrf-red" {
+		t.Errorf("INTERFACE|Ethernet4 after Configure: %v", h)
+	}
+	diff, _ := os.ReadFile(filepath.Join(dir, "config-diff.txt"))
+	if !strings.Contains(string(diff), "+ VRF|Vrf-red = present") || !strings.Contains(string(diff), "- INTERFACE|Ethernet4|10.0.0.2/31 (was present)") {
+		t.Errorf("config-diff.txt:\n%s", diff)
+	}
+	if err := b.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameDB(t, "after the VRF run", before, d)
 
 	// An ASIC that cannot trim: refused naming device, platform, feature.
 	d2, inv2 := start(false)

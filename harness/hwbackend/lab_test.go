@@ -342,6 +342,34 @@ func TestInventoryRun(t *testing.T) {
 	}
 	sameStates(t, "without --apply", before, deviceStates(t, inv))
 
+	// 1b. What the lab's FRR switches cannot do is refused before anything
+	// changes, naming device, platform and feature: WRED/ECN (this kernel
+	// has no red qdisc) and VRFs (no VRF device; or, with zebra's netns
+	// VRFs, changes the driver cannot revert).
+	for _, c := range []struct{ name, features, want string }{
+		{"ecn", "ecn: {enabled: true}\n  trimming: {enabled: false}", "(platform frr) cannot do ecn-wred"},
+		{"vrf", "ecn: {enabled: false}\n  trimming: {enabled: false}\n  vrfs:\n    - {name: red, table: 10, hosts: [host0, host4]}", "leaf"},
+	} {
+		sf := filepath.Join(h.dir, "refused-"+c.name+".yaml")
+		os.WriteFile(sf, []byte(fmt.Sprintf(`name: hw-%s
+seed: 3
+fabric: {inventory: lab-hw.yaml}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+  %s
+transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB, hosts: [host0, host4]}
+`, c.name, c.features)), 0o644)
+		code, log := runCLI(t, h.bin, "run", sf, "--apply", "--out", filepath.Join(t.TempDir(), c.name), "--agent-binary", h.bin, "-q")
+		t.Logf("%s on the FRR lab: exit %d\n%s", c.name, code, log)
+		if code != 2 || !strings.Contains(log, c.want) {
+			t.Errorf("%s on the FRR lab: exit %d, want 2 naming %q", c.name, code, c.want)
+		}
+		sameStates(t, c.name+" refused", before, deviceStates(t, inv))
+	}
+
 	// 2. --apply: the degraded uplink is named; every device as before.
 	out2 := filepath.Join(t.TempDir(), "apply")
 	code, log = runCLI(t, h.bin, "run", suiteFile, "--inventory", inv, "--apply", "--out", out2, "--agent-binary", h.bin)
