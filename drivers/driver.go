@@ -204,6 +204,11 @@ type ECN struct {
 	MinBytes, MaxBytes int64
 	MaxProbPercent     int
 	Queues             []int // 0: queue 3 (RoCE) and 4
+	// DSCPs, when set, replace Queues by the queues packets with these
+	// DSCP values are put in on each port, as the device's own QoS maps
+	// say (SONiC: the port's dscp_to_tc_map and tc_to_queue_map): the
+	// queues the traffic marked with them really uses.
+	DSCPs []int
 }
 
 // PFC enables priority flow control on priorities.

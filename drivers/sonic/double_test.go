@@ -339,3 +339,37 @@ func TestDoubleTrimmingNotCapable(t *testing.T) {
 		t.Errorf("capabilities %v %v", caps, err)
 	}
 }
+
+// WRED on the queues the device's own QoS maps give the traffic's DSCPs:
+// with SONiC's AZURE maps DSCP 0 is queue 1 and DSCP 46 queue 5.
+func TestDoubleECNByDSCP(t *testing.T) {
+	d, drv := startDouble(t, testdouble.Options{Name: "leaf3", Ports: 2})
+	ctx := context.Background()
+	want := &drivers.DeviceFeatures{ECN: &drivers.ECN{MinBytes: 10_000, MaxBytes: 40_000, MaxProbPercent: 100, DSCPs: []int{0, 46}}}
+	diff, err := drv.Apply(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"QUEUE|Ethernet0|1 wred_profile", "QUEUE|Ethernet0|5 wred_profile", "QUEUE|Ethernet4|1 wred_profile", "QUEUE|Ethernet4|5 wred_profile"} {
+		if !strings.Contains(diff.String(), k) {
+			t.Errorf("applied %s, not %s", diff, k)
+		}
+	}
+	if strings.Contains(diff.String(), "3-4") {
+		t.Errorf("WRED on the RoCE queues, which DSCP 0 and 46 do not use: %s", diff)
+	}
+	if h := hget(t, d, "QUEUE|Ethernet4|1"); h["wred_profile"] != "AZURE_LOSSLESS" || h["scheduler"] != "scheduler.0" {
+		t.Errorf("QUEUE|Ethernet4|1 %v", h)
+	}
+	checks, err := drv.Verify(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if !c.OK {
+			t.Errorf("verify %s: %s", c.Name, c.Evidence)
+		}
+	}
+	ws, _ := d.Writes()
+	checkWrites(t, loadYANGNames(t), ws)
+}

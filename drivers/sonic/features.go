@@ -383,6 +383,49 @@ func srv6Lens(s *drivers.SRv6) (int, int) {
 	return b, n
 }
 
+// dscpQueues are the queues a port puts packets with the DSCPs in: its
+// PORT_QOS_MAP dscp_to_tc_map (DSCP_TO_TC_MAP) and tc_to_queue_map
+// (TC_TO_QUEUE_MAP, traffic class = queue without one).
+func (r *reader) dscpQueues(port string, dscps []int) ([]int, error) {
+	qm, err := r.hgetall("CONFIG_DB", "PORT_QOS_MAP|"+port)
+	if err != nil {
+		return nil, err
+	}
+	dtc := derefName(qm["dscp_to_tc_map"])
+	if dtc == "" {
+		return nil, fmt.Errorf("port %s has no dscp_to_tc_map (PORT_QOS_MAP|%s): the queue of DSCP %v is unknown", port, port, dscps)
+	}
+	dm, err := r.hgetall("CONFIG_DB", "DSCP_TO_TC_MAP|"+dtc)
+	if err != nil {
+		return nil, err
+	}
+	var tm map[string]string
+	if ttq := derefName(qm["tc_to_queue_map"]); ttq != "" {
+		if tm, err = r.hgetall("CONFIG_DB", "TC_TO_QUEUE_MAP|"+ttq); err != nil {
+			return nil, err
+		}
+	}
+	var out []int
+	for _, ds := range dscps {
+		tc, ok := dm[strconv.Itoa(ds)]
+		if !ok {
+			return nil, fmt.Errorf("DSCP_TO_TC_MAP|%s (port %s) does not map DSCP %d", dtc, port, ds)
+		}
+		q := tc
+		if tm != nil {
+			if q, ok = tm[tc]; !ok {
+				return nil, fmt.Errorf("TC_TO_QUEUE_MAP (port %s) does not map traffic class %s", port, tc)
+			}
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(q))
+		if err != nil || n < 0 || n > 15 {
+			return nil, fmt.Errorf("port %s: DSCP %d maps to queue %q", port, ds, q)
+		}
+		out = append(out, n)
+	}
+	return uniqSorted(out), nil
+}
+
 // ecnQueues returns the WRED queues, 3 and 4 by default.
 func ecnQueues(e *drivers.ECN) []int {
 	q := e.Queues
@@ -485,6 +528,11 @@ func (d *Driver) validate(want *drivers.DeviceFeatures) error {
 		for _, q := range e.Queues {
 			if q < 0 || q > 7 {
 				errs = append(errs, fmt.Errorf("ecn-wred: queue %d is not in 0..7", q))
+			}
+		}
+		for _, ds := range e.DSCPs {
+			if ds < 0 || ds > 63 {
+				errs = append(errs, fmt.Errorf("ecn-wred: DSCP %d is not in 0..63", ds))
 			}
 		}
 	}
@@ -651,6 +699,13 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) ([]*ent
 		}
 		ranges := queueRanges(ecnQueues(e))
 		for _, p := range ports {
+			if len(e.DSCPs) > 0 {
+				qs, err := r.dscpQueues(p, e.DSCPs)
+				if err != nil {
+					return nil, fmt.Errorf("sonic %s: ecn-wred: %w", d.device, err)
+				}
+				ranges = queueRanges(qs)
+			}
 			for _, q := range ranges {
 				if err := add(&entry{feature: drivers.FeatECN, key: "QUEUE|" + p + "|" + q, fields: []field{
 					{name: "wred_profile", db: []string{"wred_profile"}, want: wredProfile, cmp: cmpRef},

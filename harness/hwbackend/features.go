@@ -17,10 +17,12 @@ import (
 // Settings the features map to on every platform.
 const (
 	// TrimDSCP and TrimQueue are where a trimmed packet's header goes: a
-	// class of its own above the data (queues 3 and 4 carry the data, as
-	// SONiC's lossless defaults do).
+	// class of its own above the data.
 	TrimDSCP  = 46
 	TrimQueue = 6
+	// AgentDSCP is the DSCP of the agents' packets (they set only the ECN
+	// bits): WRED goes on the queue each switch port puts it in.
+	AgentDSCP = 0
 	// MaxQueueRefBytes caps the reference queue ECN thresholds are
 	// fractions of (1 GiB).
 	MaxQueueRefBytes = 1 << 30
@@ -56,9 +58,10 @@ func QueueRefBytes(f *inventory.Fabric, c hostdeploy.Costs) int64 {
 // driver's Capabilities, checked before any change):
 //
 //   - features.ecmp.hash: the switch's multipath hash fields;
-//   - features.ecn: WRED with ECN marking on the data queues (3 and 4),
-//     thresholds kmin and kmax times QueueRefBytes, marking probability
-//     rising to 100% at kmax (as the simulator marks);
+//   - features.ecn: WRED with ECN marking on the queue the agents'
+//     packets (DSCP AgentDSCP) use on each port, as the switch's own QoS
+//     maps say; thresholds kmin and kmax times QueueRefBytes, marking
+//     probability rising to 100% at kmax (as the simulator marks);
 //   - features.trimming: packets that would be dropped are cut to the
 //     agents' headers (Ethernet, IP, UDP and the agent's data header) and
 //     sent with DSCP TrimDSCP on queue TrimQueue;
@@ -78,7 +81,7 @@ func DeviceFeatures(f *inventory.Fabric, dev *inventory.Device, feat harness.Fea
 			return nil, fmt.Errorf("features.ecn: kmin %g and kmax %g: want 0 <= kmin < kmax <= 1", kmin, kmax)
 		}
 		want.ECN = &drivers.ECN{MinBytes: max(int64(math.Round(kmin*float64(queueRef))), 1), MaxBytes: int64(math.Round(kmax * float64(queueRef))),
-			MaxProbPercent: 100, Queues: []int{3, 4}}
+			MaxProbPercent: 100, DSCPs: []int{AgentDSCP}}
 	}
 	if feat.Trimming {
 		hdr, _ := dataplane.WireHeaderBytes(false)

@@ -40,7 +40,7 @@ func TestDeviceFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.ECN == nil || want.ECN.MinBytes != 380_000 || want.ECN.MaxBytes != 1_520_000 || want.ECN.MaxProbPercent != 100 {
+	if want.ECN == nil || want.ECN.MinBytes != 380_000 || want.ECN.MaxBytes != 1_520_000 || want.ECN.MaxProbPercent != 100 || !reflect.DeepEqual(want.ECN.DSCPs, []int{0}) {
 		t.Errorf("ECN %+v", want.ECN)
 	}
 	// Trimmed to the agents' headers: Ethernet 14 + IPv4 20 + UDP 8 + 48.
@@ -149,7 +149,7 @@ func TestConfigureOnSONiCDouble(t *testing.T) {
 	if !errors.As(err, &ie) {
 		t.Fatalf("without --apply: %v", err)
 	}
-	for _, s := range []string{"leaf0: ~ WRED_PROFILE|AZURE_LOSSLESS ecn: ecn_none -> ecn_all", "leaf0: + QUEUE|Ethernet4|3-4 wred_profile = AZURE_LOSSLESS",
+	for _, s := range []string{"leaf0: ~ WRED_PROFILE|AZURE_LOSSLESS ecn: ecn_none -> ecn_all", "leaf0: + QUEUE|Ethernet4|1 wred_profile = AZURE_LOSSLESS",
 		"leaf0: + SWITCH_TRIMMING|GLOBAL size = 90", "leaf0: + BUFFER_PROFILE|egress_lossy_profile packet_discard_action = trim",
 		"leaf0: ~ SWITCH_HASH|GLOBAL ecmp_hash: DST_IP ->", "--apply"} {
 		if !strings.Contains(err.Error(), s) {

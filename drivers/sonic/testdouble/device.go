@@ -453,9 +453,9 @@ func (d *Device) ResetWrites() error {
 //   - CONFIG_DB: DEVICE_METADATA|localhost; PORT|EthernetN (N = 0, 4, ...)
 //     with lanes, speed, mtu, alias, admin_status; INTERFACE entries with
 //     an IPv4 /31 on each port; LOOPBACK_INTERFACE Loopback0;
-//     WRED_PROFILE|AZURE_LOSSLESS (ECN off); QUEUE|PORT|3-4 with a
-//     scheduler; PORT_QOS_MAP|PORT with the AZURE maps and pfc_enable
-//     3,4; BUFFER_POOL and BUFFER_PROFILE (ingress/egress lossless and
+//     WRED_PROFILE|AZURE_LOSSLESS (ECN off); QUEUE|PORT|0, 1, 2 and 3-4
+//     with schedulers; PORT_QOS_MAP|PORT with the AZURE maps and
+//     pfc_enable 3,4; DSCP_TO_TC_MAP|AZURE and TC_TO_QUEUE_MAP|AZURE; BUFFER_POOL and BUFFER_PROFILE (ingress/egress lossless and
 //     lossy); SCHEDULER; SWITCH_HASH|GLOBAL with the ECMP and LAG hash of
 //     the destination IP alone;
 //   - STATE_DB: SWITCH_CAPABILITY|switch (SWITCH_TRIMMING_CAPABLE as the
@@ -480,7 +480,16 @@ func (d *Device) Seed(ctx context.Context) error {
 		"BUFFER_PROFILE|egress_lossless_profile":  {"pool": "egress_lossless_pool", "size": "0", "static_th": "12766208"},
 		"BUFFER_PROFILE|egress_lossy_profile":     {"pool": "egress_lossy_pool", "size": "1518", "dynamic_th": "3"},
 		"SWITCH_HASH|GLOBAL":                      {"ecmp_hash@": "DST_IP", "lag_hash@": "DST_IP"},
+		"TC_TO_QUEUE_MAP|AZURE":                   {"0": "0", "1": "1", "2": "2", "3": "3", "4": "4", "5": "5", "6": "6", "7": "7"},
 	}
+	// SONiC's AZURE DSCP map: most DSCPs to traffic class 1, the RoCE
+	// DSCPs 3 and 4 to 3 and 4, 8 to 0, 46 to 5, 48 to 6.
+	dscp := kv{}
+	for i := 0; i < 64; i++ {
+		dscp[strconv.Itoa(i)] = "1"
+	}
+	dscp["3"], dscp["4"], dscp["8"], dscp["46"], dscp["48"] = "3", "4", "0", "5", "6"
+	cfg["DSCP_TO_TC_MAP|AZURE"] = dscp
 	state := map[string]kv{
 		"SWITCH_CAPABILITY|switch": {"ECMP_HASH_CAPABLE": "true", "LAG_HASH_CAPABLE": "true", "MAX_NEXTHOP_GROUP_COUNT": "512",
 			"SWITCH_TRIMMING_CAPABLE": strconv.FormatBool(d.opts.TrimmingCapable)},
@@ -493,7 +502,9 @@ func (d *Device) Seed(ctx context.Context) error {
 		cfg["INTERFACE|"+p] = kv{"NULL": "NULL"}
 		cfg[fmt.Sprintf("INTERFACE|%s|10.0.%d.%d/31", p, i/128, 2*(i%128))] = kv{"NULL": "NULL"}
 		cfg["QUEUE|"+p+"|3-4"] = kv{"scheduler": "scheduler.1"}
-		cfg["QUEUE|"+p+"|0-2"] = kv{"scheduler": "scheduler.0"}
+		for q := 0; q < 3; q++ {
+			cfg[fmt.Sprintf("QUEUE|%s|%d", p, q)] = kv{"scheduler": "scheduler.0"}
+		}
 		cfg["PORT_QOS_MAP|"+p] = kv{"dscp_to_tc_map": "AZURE", "tc_to_queue_map": "AZURE", "tc_to_pg_map": "AZURE", "pfc_to_queue_map": "AZURE", "pfc_enable": "3,4"}
 		state["PORT_TABLE|"+p] = kv{"oper_status": "up", "admin_status": "up", "speed": "400000", "mtu": "9100"}
 		oid := fmt.Sprintf("oid:0x1000000000%03x", i+2)
