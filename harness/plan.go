@@ -194,7 +194,8 @@ func featureOn(enabled *bool, f Feature, caps Capabilities) bool {
 }
 
 // defaultNotes says which default-on features s leaves at their default
-// and the backend cannot do (so they are off), one line each.
+// and the backend cannot do, or does only where its devices can (so they
+// are off), one line each.
 func defaultNotes(s *suite.Suite, backend string, caps Capabilities) []string {
 	var out []string
 	for _, d := range defaultOn {
@@ -203,6 +204,8 @@ func defaultNotes(s *suite.Suite, backend string, caps Capabilities) []string {
 		}
 		if reason, cannot := caps.Unsupported[d.f]; cannot {
 			out = append(out, fmt.Sprintf("%s: off (on by default, but the %s backend cannot do %s: %s)", d.field, backend, featureNames[d.f], reason))
+		} else if reason, some := caps.ByDevice[d.f]; some {
+			out = append(out, fmt.Sprintf("%s: off (on by default, but on the %s backend only where the devices can: %s)", d.field, backend, reason))
 		}
 	}
 	return out

@@ -249,3 +249,41 @@ func sameDB(t *testing.T, what string, before map[string]map[string]string, d *t
 		t.Errorf("%s: CONFIG_DB differs from before:\n%s", what, strings.Join(diff, "\n"))
 	}
 }
+
+// ECN and trimming follow the devices on hardware: left at their default
+// they are off (with a note saying why), and a suite may turn them on.
+func TestPlanECNTrimmingByDevice(t *testing.T) {
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "inv.yaml")
+	os.WriteFile(inv, []byte(doubleInventory("", 22, filepath.Join(dir, "kh"), filepath.Join(dir, "key"))), 0o644)
+	write := func(name, features string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(`name: `+strings.TrimSuffix(name, ".yaml")+`
+fabric: {inventory: inv.yaml}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+`+features+`transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB}
+`), 0o644)
+		return p
+	}
+	pl, err := harness.PlanSuite(context.Background(), write("dflt.yaml", ""), Name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := pl.Points[0].Features; f.ECN || f.Trimming {
+		t.Errorf("default features on hardware: ECN %v, trimming %v", f.ECN, f.Trimming)
+	}
+	if notes := strings.Join(pl.Notes, "\n"); !strings.Contains(notes, "features.ecn: off (on by default, but on the hardware backend only where the devices can") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	pl, err = harness.PlanSuite(context.Background(), write("on.yaml", "  ecn: {enabled: true}\n  trimming: {enabled: true}\n"), Name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := pl.Points[0].Features; !f.ECN || !f.Trimming {
+		t.Errorf("enabled features on hardware: ECN %v, trimming %v", f.ECN, f.Trimming)
+	}
+}
