@@ -24,10 +24,11 @@
 //   - gNMI servers given per node (a switch running its own); every other
 //     device gets fabricbench's kernel-counter exporter for a run.
 //
-// A lab that cannot be an inventory is refused naming the node or link:
-// a node reached only with docker exec (no sshd), a router without a
-// tier, links through bridge nodes, a link without a rate when no
-// default speed is given.
+// A containerlab node whose image has no sshd gets container: (docker
+// exec on this machine). A lab that cannot be an inventory is refused
+// naming the node or link: a node without a management address, a router
+// without a tier, links through bridge nodes, a link without a rate when
+// no default speed is given.
 package labinv
 
 import (
@@ -223,8 +224,11 @@ func Generate(lab *containerlab.Lab, st *labrt.State, o Options, platforms ...st
 		if !ok {
 			return nil, fmt.Errorf("lab %s: node %s is in the topology but was not deployed (redeploy with lab up)", lab.Name, n.Name)
 		}
-		if ns.Transport != labrt.TransportSSH || ns.Mgmt == "" {
-			return nil, fmt.Errorf("lab %s: node %s is reached only with docker exec (its image has no sshd, or it has no management address): an inventory's devices are reached over SSH", lab.Name, n.Name)
+		if ns.Mgmt == "" {
+			return nil, fmt.Errorf("lab %s: node %s has no management address: an inventory's devices need one", lab.Name, n.Name)
+		}
+		if ns.Transport != labrt.TransportSSH && (ns.Transport != labrt.TransportDocker || ns.Container == "") {
+			return nil, fmt.Errorf("lab %s: node %s is reached neither over SSH nor with docker exec", lab.Name, n.Name)
 		}
 		role := n.Role
 		switch role {
@@ -237,6 +241,10 @@ func Generate(lab *containerlab.Lab, st *labrt.State, o Options, platforms ...st
 			platform = "linux"
 		}
 		fmt.Fprintf(&b, "  - name: %s\n    platform: %s\n    role: %s\n    mgmt: %s\n    credentials: lab\n", q(n.Name), platform, role, q(ns.Mgmt))
+		if ns.Transport == labrt.TransportDocker {
+			// No sshd in its image: docker exec on this machine.
+			fmt.Fprintf(&b, "    container: %s\n", q(ns.Container))
+		}
 		if n.ASN > 0 {
 			fmt.Fprintf(&b, "    asn: %d\n", n.ASN)
 		}

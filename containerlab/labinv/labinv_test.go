@@ -108,11 +108,20 @@ func TestGenerateRefuses(t *testing.T) {
 	if _, err := Generate(lab, st, Options{DefaultSpeed: 10e9}); err != nil {
 		t.Errorf("with a default speed: %v", err)
 	}
-	st.Nodes[0].Transport = labrt.TransportDocker
-	if _, err := Generate(lab, st, Options{DefaultSpeed: 10e9}); err == nil || !strings.Contains(err.Error(), st.Nodes[0].Name) || !strings.Contains(err.Error(), "docker exec") {
-		t.Errorf("a docker exec node: %v", err)
+	// A containerlab node without sshd: docker exec on this machine.
+	st.Nodes[0].Transport, st.Nodes[0].Container = labrt.TransportDocker, "clab-fbinv-"+st.Nodes[0].Name
+	out, err := Generate(lab, st, Options{DefaultSpeed: 10e9})
+	if err != nil || !strings.Contains(string(out), `container: "clab-fbinv-`+st.Nodes[0].Name+`"`) {
+		t.Errorf("a docker exec node: %v\n%s", err, out)
 	}
-	st.Nodes[0].Transport = labrt.TransportSSH
+	if hw, err := inventory.ParseHardware("x.yaml", out); err != nil || hw.Device(st.Nodes[0].Name).Container == "" {
+		t.Errorf("container not parsed: %v", err)
+	}
+	st.Nodes[0].Mgmt = ""
+	if _, err := Generate(lab, st, Options{DefaultSpeed: 10e9}); err == nil || !strings.Contains(err.Error(), "no management address") {
+		t.Errorf("no management address: %v", err)
+	}
+	st.Nodes[0].Transport, st.Nodes[0].Mgmt = labrt.TransportSSH, "198.19.230.99"
 	if _, err := Generate(lab, st, Options{DefaultSpeed: 10e9, GNMI: map[string]GNMI{"host0": {Address: "1.2.3.4:1", Insecure: true}}}); err == nil || !strings.Contains(err.Error(), "no switch host0") {
 		t.Errorf("gnmi on a host: %v", err)
 	}
