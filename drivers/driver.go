@@ -520,7 +520,31 @@ func (a Auth) GoString() string { return a.String() }
 var (
 	regMu    sync.Mutex
 	registry = map[string]func(Config) (Driver, error){}
+	limits   = map[string]map[Feature]string{}
 )
+
+// RegisterLimits records the features a platform's driver never does,
+// whatever the device (the reasons), so that a run that needs one is
+// refused when it is planned, before any device is reached. What depends
+// on the device (a kernel module, an ASIC's capability) stays with
+// Capabilities. Drivers call it from their init functions.
+func RegisterLimits(platform string, l map[Feature]string) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	m := map[Feature]string{}
+	for f, r := range l {
+		m[f] = r
+	}
+	limits[platform] = m
+}
+
+// Limit returns why platform never does f, or "" when it may (its
+// driver's Capabilities then decide, device by device).
+func Limit(platform string, f Feature) string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return limits[platform][f]
+}
 
 // Register makes a platform available to Open. It is called from the
 // drivers' init functions and panics on an empty name, a nil open function

@@ -167,6 +167,14 @@ type Validator interface {
 	ValidateFabric(ctx context.Context, env Env) (*results.Bringup, error)
 }
 
+// PlanChecker is implemented by backends that check a planned point
+// against what they know without bringing anything up (the hardware
+// backend: each device's platform); an error is bad input (exit 2) naming
+// what cannot be done.
+type PlanChecker interface {
+	CheckPlan(p *Point) error
+}
+
 // Preparer is implemented by backends that want the run's Env.
 type Preparer interface {
 	Prepare(env Env)

@@ -143,6 +143,12 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 	}
 	fabrics := map[string]*inventory.Fabric{}
 	notes := map[string]bool{}
+	var pc PlanChecker
+	if backend != "" {
+		if b, err := newBackend(backend); err == nil {
+			pc, _ = b.(PlanChecker)
+		}
+	}
 	for _, sp := range pts {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -158,6 +164,11 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 				err = fmt.Errorf("%s: %w", file, err)
 			}
 			return nil, &InputError{err}
+		}
+		if pc != nil {
+			if err := pc.CheckPlan(p); err != nil {
+				return nil, &InputError{fmt.Errorf("%s: %w", file, err)}
+			}
 		}
 		for _, n := range defaultNotes(sp.Suite, backend, pl.Caps) {
 			if !notes[n] {

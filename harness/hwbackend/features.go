@@ -142,3 +142,45 @@ func refusal(err error) error {
 	}
 	return err
 }
+
+// CheckPlan implements harness.PlanChecker: every switch of the point's
+// inventory gets its DeviceFeatures, and a feature its platform's driver
+// never does (drivers.Limit) is refused naming device, platform and
+// feature, before anything is reached. What depends on the device (the
+// kernel's qdiscs, the ASIC's trimming, a change that cannot be reverted)
+// is checked by Configure, also before anything changes.
+func (b *Backend) CheckPlan(p *harness.Point) error {
+	path := p.Suite.Fabric.Inventory
+	if path == "" || p.Fabric == nil {
+		return nil
+	}
+	hw, err := inventory.LoadHardware(path, drivers.Platforms()...)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range hw.Devices {
+		dev := &hw.Devices[i]
+		if dev.Role == inventory.DeviceHost {
+			continue
+		}
+		want, err := DeviceFeatures(p.Fabric, dev, p.Features, LinkMTU)
+		if err == nil {
+			for _, f := range want.Requested() {
+				if r := drivers.Limit(dev.Platform, f); r != "" {
+					err = &drivers.CapabilityError{Platform: dev.Platform, Device: dev.Name, Feature: f, Reason: r}
+					break
+				}
+			}
+		}
+		if err != nil {
+			var ce *drivers.CapabilityError
+			if errors.As(err, &ce) {
+				errs = append(errs, fmt.Errorf("%s (platform %s) cannot do %s, which the suite needs: %s", ce.Device, ce.Platform, ce.Feature, ce.Reason))
+			} else {
+				errs = append(errs, fmt.Errorf("%s: %w", dev.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -287,3 +287,35 @@ jobs:
 		t.Errorf("enabled features on hardware: ECN %v, trimming %v", f.ECN, f.Trimming)
 	}
 }
+
+// What a switch's platform never does is refused when the suite is
+// planned, naming device, platform and feature, before any device is
+// reached; on SONiC the same suite plans.
+func TestPlanRefusesByPlatform(t *testing.T) {
+	dir := t.TempDir()
+	for _, platform := range []string{"sonic", "frr"} {
+		inv := filepath.Join(dir, platform+".yaml")
+		text := doubleInventory("", 22, filepath.Join(dir, "kh"), filepath.Join(dir, "key"))
+		os.WriteFile(inv, []byte(strings.Replace(text, "platform: sonic", "platform: "+platform, 1)), 0o644)
+		suite := filepath.Join(dir, "s-"+platform+".yaml")
+		os.WriteFile(suite, []byte(`name: s
+fabric: {inventory: `+platform+`.yaml}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+  ecn: {enabled: true}
+  trimming: {enabled: false}
+transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB}
+`), 0o644)
+		_, err := harness.PlanSuite(context.Background(), suite, Name, "")
+		var ie *harness.InputError
+		switch {
+		case platform == "sonic" && err != nil:
+			t.Errorf("ECN on SONiC: %v", err)
+		case platform == "frr" && (!errors.As(err, &ie) || !strings.Contains(err.Error(), "leaf0 (platform frr) cannot do ecn-wred, which the suite needs: FRR does not configure WRED/ECN")):
+			t.Errorf("ECN on FRR: %v", err)
+		}
+	}
+}
