@@ -34,7 +34,7 @@ import (
 // the killed harness and the run after it, 225 the soak; 226 is
 // cmd/fabricbench's interrupt test) and a lab name of the backend's
 // fbnXXXXXX form; each lab is torn down when the test ends, also when it fails.
-// docs/robustness.md lists the cases.
+// docs/labs.md ("Crash safety") lists the cases.
 
 // chaosSuite is two leaves, two spines and two hosts per leaf at 50 Mb/s:
 // a small job (host0 <-> host2, 256 KiB each way, done in well under a
