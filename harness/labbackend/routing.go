@@ -210,7 +210,7 @@ func (b *Backend) bgpReaction(ctx context.Context, after daemons, watched, start
 						why = ": " + n.LastResetDue
 					}
 					when := fmt.Sprintf("%.1f s into the jobs (±1 s: FRR's timers count whole seconds)", at.Seconds())
-					if at < 0 {
+					if at <= -50*time.Millisecond { // not "0.0 s before"
 						when = fmt.Sprintf("%.1f s before the jobs started (±1 s: FRR's timers count whole seconds)", -at.Seconds())
 					}
 					lines = append(lines, fmt.Sprintf("%s lost its BGP session with %s %s (%s since%s)",
