@@ -209,8 +209,11 @@ func (b *Backend) bgpReaction(ctx context.Context, after daemons, watched, start
 					if n.LastResetDue != "" {
 						why = ": " + n.LastResetDue
 					}
+					if at < 0 && at > -50*time.Millisecond {
+						at = 0 // not "0.0 s before" (nor "-0.0 s into")
+					}
 					when := fmt.Sprintf("%.1f s into the jobs (±1 s: FRR's timers count whole seconds)", at.Seconds())
-					if at <= -50*time.Millisecond { // not "0.0 s before"
+					if at < 0 {
 						when = fmt.Sprintf("%.1f s before the jobs started (±1 s: FRR's timers count whole seconds)", -at.Seconds())
 					}
 					lines = append(lines, fmt.Sprintf("%s lost its BGP session with %s %s (%s since%s)",
