@@ -58,6 +58,11 @@ type Point struct {
 	Jobs        []Job
 	Faults      []Fault
 	KPIs        []kpis.Spec
+	// Test is the suite test the point belongs to (nil: a suite without
+	// tests). NotApplicable, when set, says why the backend cannot run
+	// the point (tests.go): it is reported, not run.
+	Test          *suite.Test
+	NotApplicable []string
 }
 
 // Plan loads a suite file and resolves every matrix point. All errors are
@@ -119,16 +124,16 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 		return nil, err
 	}
 	pl := &SuitePlan{Backend: backend}
-	var check suite.CheckFunc
+	var na suite.CheckFunc
 	if backend != "" {
 		caps, err := BackendCapabilities(backend)
 		if err != nil {
 			return nil, &InputError{fmt.Errorf("--backend: %w", err)}
 		}
 		pl.Caps = caps
-		check = caps.check(backend)
+		na = allChecks(caps.check(backend), needsCheck(backend, caps))
 	}
-	check = allChecks(check, vrfCheck())
+	check := allChecks(vrfCheck(), knownNeeds())
 	s, err := suite.LoadWith(file, suite.Options{Inventory: inv})
 	if err != nil {
 		return nil, &InputError{err}
@@ -137,7 +142,7 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	pts, err := s.PointsChecked(check)
+	pts, err := s.PointsApplicable(check, na)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -150,6 +155,13 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 		p, err := resolve(sp, fabrics, pl.Caps)
 		if planHook != nil {
 			planHook()
+		}
+		if err != nil && len(sp.NotApplicable) > 0 {
+			// Not run: what it cannot do may be why it does not resolve.
+			p, err = &Point{ID: sp.ID, Params: sp.Params, Suite: sp.Suite}, nil
+		}
+		if p != nil {
+			p.Test, p.NotApplicable = sp.Test, sp.NotApplicable
 		}
 		if err != nil {
 			if len(pts) > 1 {
@@ -306,7 +318,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 	t := s.Transport
 	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, Seed: s.Seed,
 		Launcher: s.Agents.Launcher}
-	iv, err := workloads.ParseDuration(s.Telemetry.Interval)
+	iv, err := telemetryInterval(s.Telemetry.Interval, caps)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry.interval: %w", err)
 	}
@@ -357,6 +369,15 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 		p.KPIs = append(p.KPIs, spec)
 	}
 	return p, nil
+}
+
+// telemetryInterval is a suite's telemetry.interval in ps: fastest is the
+// backend's shortest (its MinInterval, or the suite minimum of 100us).
+func telemetryInterval(v string, caps Capabilities) (int64, error) {
+	if v == suite.IntervalFastest {
+		return max(int64(caps.MinInterval)*1000, 100*1_000_000), nil
+	}
+	return workloads.ParseDuration(v)
 }
 
 func optDuration(s string) (int64, error) {
@@ -654,7 +675,7 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 			cannot("transport.mtu", fmt.Sprintf("an mtu of %d", s.Transport.MTU), c.MaxMTUReason, fmt.Sprintf("at most %d", c.MaxMTU))
 		}
 		if c.MinInterval > 0 && (s.Telemetry.Enabled == nil || *s.Telemetry.Enabled) {
-			if iv, err := workloads.ParseDuration(s.Telemetry.Interval); err == nil && time.Duration(iv/1000) < c.MinInterval {
+			if iv, err := workloads.ParseDuration(s.Telemetry.Interval); s.Telemetry.Interval != suite.IntervalFastest && err == nil && time.Duration(iv/1000) < c.MinInterval {
 				cannot("telemetry.interval", "telemetry every "+s.Telemetry.Interval, c.MinIntervalReason,
 					fmt.Sprintf("at least %v (or telemetry.enabled: false)", c.MinInterval))
 			}

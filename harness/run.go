@@ -160,7 +160,7 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	}
 	res := &results.Results{
 		Schema: results.Schema, Suite: s.Name, SuiteFile: opts.SuiteFile, Backend: opts.Backend,
-		Started: time.Now().UTC(), Status: results.Pass,
+		Started: time.Now().UTC(), Status: results.Pass, Tests: testsOf(s),
 	}
 	prog := newProgress(ctx, opts.Progress, opts.Bars)
 	// The run tag keeps runs of different invocations apart in InfluxDB.
@@ -226,7 +226,13 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 					continue // not started: filled in below
 				}
 				p := points[i]
-				run, err := runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
+				var run *results.Run
+				var err error
+				if len(p.NotApplicable) > 0 {
+					run = notApplicableRun(p)
+				} else {
+					run, err = runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
+				}
 				mu.Lock()
 				runs[i], errs[i] = run, err
 				if opts.FailFast && failStop == "" && (len(run.Anomalies) > 0 || stoppedByFailFast(run)) {
@@ -270,7 +276,7 @@ feed:
 		default:
 			why = "not started: the suite was interrupted"
 		}
-		runs[i] = &results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: why}
+		runs[i] = &results.Run{ID: p.ID, Test: testName(p), Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: why}
 	}
 	collect()
 	// The first error in matrix order, whichever finished first.
@@ -354,6 +360,8 @@ func finish(res *results.Results) {
 		}
 		failFast = failFast || stoppedByFailFast(&r)
 		switch r.Status {
+		case results.NotApplicable:
+			sum.RunsNotApplicable++
 		case results.Error:
 			status = results.Error
 			sum.RunsErrored++
@@ -419,7 +427,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	rel := filepath.Join("runs", p.ID)
 	dir := filepath.Join(opts.Out, rel)
 	run := &results.Run{
-		ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Pass,
+		ID: p.ID, Test: testName(p), Params: p.Params, Seed: p.Suite.Seed, Status: results.Pass,
 		Fabric: p.Fabric.Summary(), Config: pointConfig(p),
 		Files: map[string]string{},
 	}

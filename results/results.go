@@ -15,6 +15,11 @@ const (
 	Error       = "error"       // the KPI or run could not be evaluated (infrastructure, bad data)
 	Interrupted = "interrupted" // the run was stopped (Ctrl-C) before it finished
 	Skipped     = "skipped"     // never started because the suite was stopped earlier; a KPI: not evaluated
+	// NotApplicable is a run of a test the backend cannot do (Run.Error
+	// says why; the plan said so before anything ran), or a point of a
+	// binary search that the search did not need. It does not change the
+	// suite's status.
+	NotApplicable = "n/a"
 )
 
 // Exit statuses of fabricbench (ExitStatuses documents them).
@@ -70,6 +75,33 @@ type Results struct {
 	Status  string  `json:"status"`
 	Summary Summary `json:"summary"`
 	Runs    []Run   `json:"runs"`
+	// Tests describe the suite's tests (a suite with a tests section):
+	// each run of a test names it in Run.Test.
+	Tests []Test `json:"tests,omitempty"`
+}
+
+// Test is one test of a suite's tests section, as reports need it.
+type Test struct {
+	Name    string `json:"name"`
+	Section string `json:"section,omitempty"`
+	Title   string `json:"title,omitempty"`
+	// PrimaryMetric and PrimaryScope name the test's primary metric (the
+	// repeatability statement's).
+	PrimaryMetric string `json:"primary_metric,omitempty"`
+	PrimaryScope  string `json:"primary_scope,omitempty"`
+	// SearchKey is the matrix key a binary-search test searches over, its
+	// values in SearchValues (the test's points in that order); Found is
+	// the largest value at which the test passed ("" when none did or the
+	// search did not finish).
+	SearchKey    string   `json:"search_key,omitempty"`
+	SearchValues []string `json:"search_values,omitempty"`
+	Found        string   `json:"found,omitempty"`
+	// ReferenceKey and ReferenceValue name the point the others are
+	// compared with.
+	ReferenceKey   string `json:"reference_key,omitempty"`
+	ReferenceValue string `json:"reference_value,omitempty"`
+	// Needs are what the test needs beyond its fields.
+	Needs []string `json:"needs,omitempty"`
 }
 
 // Summary counts over all runs.
@@ -86,6 +118,9 @@ type Summary struct {
 	RunsErrored     int `json:"runs_errored,omitempty"`
 	RunsInterrupted int `json:"runs_interrupted,omitempty"`
 	RunsSkipped     int `json:"runs_skipped,omitempty"`
+	// RunsNotApplicable counts runs of tests the backend cannot do and
+	// points a binary search did not need (status n/a).
+	RunsNotApplicable int `json:"runs_not_applicable,omitempty"`
 	// Checks and ChecksFailed count bring-up checks, Causes the causes
 	// the failed ones are grouped into.
 	Checks       int `json:"checks,omitempty"`
@@ -96,6 +131,8 @@ type Summary struct {
 // Run is one point of the suite's matrix.
 type Run struct {
 	ID string `json:"id"` // directory name under runs/
+	// Test is the test of the suite's tests section the run belongs to.
+	Test string `json:"test,omitempty"`
 	// Params are the matrix values of this point, e.g. {"transport.lb": "reps"}.
 	Params map[string]string `json:"params,omitempty"`
 	Seed   uint64            `json:"seed"`

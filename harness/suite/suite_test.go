@@ -401,7 +401,7 @@ func TestBadSuites(t *testing.T) {
 		name, doc, want string
 	}{
 		{"unknown top-level key", base + "colour: red\n",
-			`7:1: colour: unknown key (want name, description, seed, preset, fabric, features, transport, agents, telemetry, jobs, faults, kpis, analysis, sim, controller, bringup, baseline or matrix)`},
+			`7:1: colour: unknown key (want name, description, seed, preset, fabric, features, transport, agents, telemetry, jobs, faults, kpis, analysis, sim, controller, bringup, baseline, matrix or tests)`},
 		{"unknown job key", base + "    sise: 2MiB\n",
 			`7:5: jobs[0].sise: unknown key (did you mean "size"?)`},
 		{"unknown nested key", base + "telemetry:\n  sink:\n    influx:\n      url: http://x\n      bucket: b\n      tokne: x\n",
@@ -605,7 +605,7 @@ telemetry:
 		t.Fatal("no error")
 	}
 	want := []string{
-		`smoke.yaml:3:1: colour: unknown key (want name, description, seed, preset, fabric, features, transport, agents, telemetry, jobs, faults, kpis, analysis, sim, controller, bringup, baseline or matrix)`,
+		`smoke.yaml:3:1: colour: unknown key (want name, description, seed, preset, fabric, features, transport, agents, telemetry, jobs, faults, kpis, analysis, sim, controller, bringup, baseline, matrix or tests)`,
 		`smoke.yaml:7:11: jobs[0].size: "2Mib" is not a size (want e.g. 2MiB, 512KB)`,
 		`smoke.yaml:8:5: jobs[0].sise: unknown key (did you mean "size"?)`,
 		`smoke.yaml:12:13: jobs[1].window: only for all-to-all`,

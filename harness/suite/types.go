@@ -46,9 +46,16 @@ type Suite struct {
 	// "jobs[name=perm].size") to the values to sweep. Every combination is
 	// one run (at most 256); see Points.
 	Matrix map[string][]any `yaml:"matrix"`
+	// Tests, when set, make the suite a set of tests (tests.go): each
+	// test's points run the suite with the test's jobs, KPIs, faults,
+	// settings and sweep. The suite's own jobs and KPIs then apply to
+	// every test (and may be left out).
+	Tests []Test `yaml:"tests"`
 
 	// File is the path the suite was loaded from (set by Load).
 	File string `yaml:"-"`
+	// Test is, in a point of a suite with tests, the test it belongs to.
+	Test *Test `yaml:"-"`
 
 	// src is the document as read, for Points.
 	src []byte
@@ -257,13 +264,18 @@ type Telemetry struct {
 	// the jobs without it, e.g. to measure what telemetry costs: no
 	// telemetry.csv, and the KPIs computed from telemetry are skipped.
 	Enabled *bool `yaml:"enabled"`
-	// Interval is the gNMI sample interval, 100us to 10ms (default 100us).
+	// Interval is the gNMI sample interval, 100us to 10ms (default 100us),
+	// or fastest: the backend's shortest (100us on the simulator, 1ms on
+	// the labs), for suites that run on several backends.
 	Interval string `yaml:"interval"`
 	// Paths are the subscribed paths, each starting with "/" (default:
 	// interface counters and queue state, see DefaultPaths).
 	Paths []string `yaml:"paths"`
 	Sink  Sink     `yaml:"sink"`
 }
+
+// IntervalFastest is the telemetry.interval that follows the backend.
+const IntervalFastest = "fastest"
 
 // Sink selects where samples go besides the embedded store (always written).
 type Sink struct {
