@@ -17,6 +17,10 @@ const (
 	Incast      = "incast"
 	AllToAll    = "all-to-all"
 	AllReduce   = "all-reduce"
+	// AllGather and ReduceScatter are ring collectives whose size is the
+	// total over all ranks (nccl-tests).
+	AllGather     = "all-gather"
+	ReduceScatter = "reduce-scatter"
 )
 
 // Group kinds (GroupStat.Kind, results.GroupSeries.Kind).
@@ -103,6 +107,11 @@ type JobInput struct {
 	SizeBytes   int64
 	Repetitions int
 	Flows       []FlowRecord
+	// GapPs is the pause between repetitions (a synthetic training step's
+	// compute phase), for the roofline JCT; Baseline names the job this
+	// one is compared with (interference factor).
+	GapPs    int64
+	Baseline string
 }
 
 // Input is everything Analyze needs about one run.
@@ -315,6 +324,7 @@ func Analyze(in Input) (*Output, error) {
 	for ji := range in.Jobs {
 		out.Jobs = append(out.Jobs, a.job(&in.Jobs[ji]))
 	}
+	baselines(out.Jobs, in.Jobs)
 
 	groups := a.buildGroups()
 	maxCV, active, minJain := 0.0, 0, 1.0

@@ -388,8 +388,14 @@ func optDuration(s string) (int64, error) {
 }
 
 func resolveJob(f *inventory.Fabric, sj *suite.Job) (Job, error) {
-	j := Job{Name: sj.Name, Workload: sj.Workload, Reps: sj.Repetitions, Senders: sj.Senders, Window: sj.Window, Receiver: -1}
+	j := Job{Name: sj.Name, Workload: sj.Workload, Reps: sj.Repetitions, Senders: sj.Senders, Window: sj.Window, Receiver: -1,
+		QPs: sj.QPs, Baseline: sj.Baseline}
 	var err error
+	if sj.Rate != "" {
+		if j.RateFrac, j.RateBps, err = workloads.ParseRate(sj.Rate); err != nil {
+			return j, fmt.Errorf("rate: %w", err)
+		}
+	}
 	if j.Hosts, err = sj.Participants(f); err != nil {
 		return j, err
 	}

@@ -694,7 +694,8 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		Detections: live.finish(), NoPFC: noPFC(opts.Backend),
 	}
 	for ji, j := range w.Jobs {
-		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps}
+		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps,
+			GapPs: j.Gap, Baseline: j.Baseline}
 		for fi, fl := range w.Matrix.Flows {
 			if w.FlowJob[fi] != ji {
 				continue

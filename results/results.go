@@ -384,6 +384,20 @@ type Job struct {
 	FCTUs         Quantiles          `json:"fct_us"`
 	Slowdown      Quantiles          `json:"slowdown"`
 	P01PairBW     float64            `json:"p01_pair_bw"` // 1st-percentile pair bandwidth / line rate
+	// JCTUs is the job completion time over every repetition: first flow
+	// start to last flow end (gaps included); 0 when a flow did not
+	// finish. GoodputGbps is the payload of every flow over it.
+	JCTUs       float64 `json:"jct_us,omitempty"`
+	GoodputGbps float64 `json:"goodput_gbps,omitempty"`
+	// RooflineUs is the JCT of an ideal fabric (IETF BMWG draft, synthetic
+	// JCT): every repetition at the nccl-tests bus bandwidth of the
+	// slowest participant's line rate, plus the gaps (GapUs) between
+	// repetitions.
+	RooflineUs float64 `json:"roofline_us,omitempty"`
+	GapUs      float64 `json:"gap_us,omitempty"`
+	// BaselineJCTUs is the JCT of the job's baseline (the same shape run
+	// alone), for its interference factor.
+	BaselineJCTUs float64 `json:"baseline_jct_us,omitempty"`
 	Packets       JobPackets         `json:"packets"`
 	Extra         map[string]float64 `json:"extra,omitempty"`
 }

@@ -299,12 +299,15 @@ type Influx struct {
 type Job struct {
 	// Name is required, unique and matches [A-Za-z0-9_.-]+.
 	Name string `yaml:"name"`
-	// Workload is permutation, incast, all-to-all, all-reduce (ring) or
-	// group-shift (each participant to the one in the same position of the
-	// next group, the adversarial pattern of low-diameter fabrics).
+	// Workload is permutation, incast, all-to-all, all-reduce (ring),
+	// all-gather (ring), reduce-scatter (ring) or group-shift (each
+	// participant to the one in the same position of the next group, the
+	// adversarial pattern of low-diameter fabrics).
 	Workload string `yaml:"workload"`
 	// Size is the message size per flow (permutation, incast, all-to-all)
-	// or the buffer size (all-reduce), e.g. 2MiB. Required, positive.
+	// or, as nccl-tests counts it, the buffer size (all-reduce) or the
+	// total size over all ranks (all-gather: the output, reduce-scatter:
+	// the input), e.g. 2MiB. Required, positive.
 	Size string `yaml:"size"`
 	// Hosts selects participants: "all" (default), a count N (the first N
 	// hosts), or a list of host names. After Load it is the string "all",
@@ -326,6 +329,19 @@ type Job struct {
 	// Window is how many all-to-all flows a sender keeps outstanding
 	// (default, or 0: all at once).
 	Window int `yaml:"window"`
+	// QPs splits every flow of a permutation or incast into this many
+	// flows between the same hosts (queue pairs, each Size/QPs bytes and
+	// its own ECMP entropy), 1 to 256 (default 1).
+	QPs int `yaml:"qps"`
+	// Rate paces every sender of the job: a share of its NIC's line rate
+	// ("80%") or a bit rate ("40Gbps"), split evenly over its flows that
+	// run at once (QPs). Default: unpaced (the congestion control sets the
+	// rate). The offered load of a throughput search.
+	Rate string `yaml:"rate"`
+	// Baseline names another job of the suite: this job run with the same
+	// shape while other traffic shares the fabric. Its interference factor
+	// (KPI interference_factor) is its JCT over the baseline's.
+	Baseline string `yaml:"baseline"`
 }
 
 // Fault is one fault. Kind is down, up, flap, degrade or random; exactly

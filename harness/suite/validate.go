@@ -88,7 +88,10 @@ var DefaultPaths = []string{
 var DefaultHash = drivers.FiveTuple()
 
 // Workloads are the job workloads.
-var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce", "group-shift"}
+var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce", "all-gather", "reduce-scatter", "group-shift"}
+
+// MaxQPs bounds jobs[].qps.
+const MaxQPs = 256
 
 // FaultKinds are the fault kinds.
 var FaultKinds = []string{"down", "up", "flap", "degrade", "random"}
@@ -895,6 +898,27 @@ func (c *checker) jobs() {
 	}
 	names := map[string]int{}
 	total := 0
+	defer func() {
+		for i := range s.Jobs {
+			j := &s.Jobs[i]
+			p := fileerr.Index("jobs", i) + ".baseline"
+			if j.Baseline == "" {
+				if c.d.has(p) {
+					c.errf(p, "empty (want the name of another job)")
+				}
+				continue
+			}
+			k, ok := names[j.Baseline]
+			switch {
+			case !ok:
+				c.errf(p, "no job named %q", j.Baseline)
+			case k == i:
+				c.errf(p, "a job cannot be its own baseline")
+			case s.Jobs[k].Workload != j.Workload || s.Jobs[k].Size != j.Size:
+				c.errf(p, "%s is a %s of %s, this job a %s of %s: a baseline has the job's shape", j.Baseline, s.Jobs[k].Workload, s.Jobs[k].Size, j.Workload, j.Size)
+			}
+		}
+	}()
 	for i := range s.Jobs {
 		n := c.job(i, names)
 		if n == 0 {
@@ -933,6 +957,8 @@ func jobFlows(workload string, n, senders int) int {
 		return n * (n - 1)
 	case "all-reduce":
 		return 2 * n * (n - 1)
+	case "all-gather", "reduce-scatter":
+		return n * (n - 1)
 	case "group-shift":
 		return n
 	}
@@ -1020,10 +1046,28 @@ func (c *checker) job(i int, names map[string]int) int {
 	if only("window", "all-to-all") && j.Window < 0 {
 		c.errf(p+".window", "must not be negative")
 	}
+	qps := 1
+	if d.has(p + ".qps") {
+		switch {
+		case j.Workload != "permutation" && j.Workload != "incast" && contains(Workloads, j.Workload):
+			c.errf(p+".qps", "only for permutation and incast")
+		case j.QPs < 1 || j.QPs > MaxQPs:
+			c.errf(p+".qps", "%d is out of range (want 1 to %d)", j.QPs, MaxQPs)
+		default:
+			qps = j.QPs
+		}
+	}
+	if j.Rate != "" {
+		if _, _, err := workloads.ParseRate(j.Rate); err != nil {
+			c.errf(p+".rate", "%v", err)
+		}
+	} else if d.has(p + ".rate") {
+		c.errf(p+".rate", "empty (want e.g. 80%% or 40Gbps; leave it out for unpaced)")
+	}
 	if !repsOK || len(parts) < 2 {
 		return 0
 	}
-	return j.Repetitions * jobFlows(j.Workload, len(parts), j.Senders)
+	return j.Repetitions * jobFlows(j.Workload, len(parts), j.Senders) * qps
 }
 
 // normalizeHosts checks Job.Hosts and rewrites it to "all", an int or a
