@@ -377,13 +377,13 @@ type Job struct {
 	StartUs     float64 `json:"start_us"`
 	// CompletionUs is the job (collective) completion time: from the first
 	// flow start to the last flow end, per repetition; the worst one.
-	CompletionUs  float64            `json:"completion_us"`
-	RepetitionsUs []float64          `json:"repetitions_us,omitempty"`
-	AlgBWGbps     float64            `json:"algbw_gbps"`
-	BusBWGbps     float64            `json:"busbw_gbps"`
-	FCTUs         Quantiles          `json:"fct_us"`
-	Slowdown      Quantiles          `json:"slowdown"`
-	P01PairBW     float64            `json:"p01_pair_bw"` // 1st-percentile pair bandwidth / line rate
+	CompletionUs  float64   `json:"completion_us"`
+	RepetitionsUs []float64 `json:"repetitions_us,omitempty"`
+	AlgBWGbps     float64   `json:"algbw_gbps"`
+	BusBWGbps     float64   `json:"busbw_gbps"`
+	FCTUs         Quantiles `json:"fct_us"`
+	Slowdown      Quantiles `json:"slowdown"`
+	P01PairBW     float64   `json:"p01_pair_bw"` // 1st-percentile pair bandwidth / line rate
 	// JCTUs is the job completion time over every repetition: first flow
 	// start to last flow end (gaps included); 0 when a flow did not
 	// finish. GoodputGbps is the payload of every flow over it.
@@ -397,7 +397,7 @@ type Job struct {
 	GapUs      float64 `json:"gap_us,omitempty"`
 	// BaselineJCTUs is the JCT of the job's baseline (the same shape run
 	// alone), for its interference factor.
-	BaselineJCTUs float64 `json:"baseline_jct_us,omitempty"`
+	BaselineJCTUs float64            `json:"baseline_jct_us,omitempty"`
 	Packets       JobPackets         `json:"packets"`
 	Extra         map[string]float64 `json:"extra,omitempty"`
 }
