@@ -242,8 +242,21 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil,
 		Adaptive: ft.ECMP.Mode == suite.ECMPModeAdaptive, ARWeighted: ft.ECMP.Weighted,
 	}
-	if m := ft.ECMP.Mode; m != suite.ECMPModeHash && m != suite.ECMPModeAdaptive {
+	if m := ft.ECMP.Mode; m != suite.ECMPModeHash && m != suite.ECMPModeAdaptive && m != suite.ECMPModeFlowlet {
 		p.Features.LowDiameter = m
+	}
+	if ft.ECMP.Mode == suite.ECMPModeFlowlet {
+		p.Features.Flowlet = true
+		if ft.ECMP.FlowletGap != "" {
+			p.Features.FlowletGap, _ = workloads.ParseDuration(ft.ECMP.FlowletGap) // validated
+		}
+	}
+	if ft.PFC != nil && ft.PFC.Watchdog != nil {
+		w := ft.PFC.Watchdog
+		p.Features.PFCWatchdogDetect, _ = workloads.ParseDuration(w.Detect) // validated
+		if w.Restore != "" {
+			p.Features.PFCWatchdogRestore, _ = workloads.ParseDuration(w.Restore)
+		}
 	}
 	if p.Features.Adaptive {
 		// Validated by the suite checker.
@@ -600,7 +613,7 @@ func allChecks(checks ...suite.CheckFunc) suite.CheckFunc {
 var featureNames = map[Feature]string{
 	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
 	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
-	FeatAdaptive: "adaptive routing", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatController: "a path controller", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
+	FeatAdaptive: "adaptive routing", FeatFlowlet: "flowlet load balancing (DLB)", FeatPFCWatchdog: "the PFC watchdog", FeatOneWayDelay: "one-way delay measurement", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatController: "a path controller", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
 }
 
 // check returns the suite check of the named backend's capabilities: one
@@ -636,6 +649,9 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if ft.PFC != nil && ft.PFC.Enabled {
 			feature(FeatPFC, "features.pfc.enabled", "")
+			if ft.PFC.Watchdog != nil {
+				feature(FeatPFCWatchdog, "features.pfc.watchdog", "")
+			}
 		}
 		if ft.SRv6 != nil {
 			feature(FeatSRv6, "features.srv6", "")
@@ -656,6 +672,8 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if ft.ECMP.Mode == suite.ECMPModeAdaptive {
 			feature(FeatAdaptive, "features.ecmp.mode", "use mode: hash")
+		} else if ft.ECMP.Mode == suite.ECMPModeFlowlet {
+			feature(FeatFlowlet, "features.ecmp.mode", "use mode: hash")
 		} else if ft.ECMP.Mode != suite.ECMPModeHash {
 			feature(FeatLowDiameter, "features.ecmp.mode", "use mode: hash")
 		}

@@ -722,6 +722,8 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	run.FaultMatches = out.FaultMatches
 	run.CongestionTrees, run.AnalysisNotes = out.CongestionTrees, out.Notes
+	addJobExtras(run.Jobs, rr.JobExtra)
+	run.ECNProfile = rr.ECNProfile
 	extra := map[string]float64{
 		"retransmitted": float64(rr.Packets.Retransmitted), "trimmed": float64(rr.Packets.Trimmed),
 		"dropped": float64(rr.Packets.Dropped), "ecn_marked_packets": float64(rr.Packets.ECNMarked),

@@ -218,3 +218,18 @@ func searchProbes(n int) int {
 	}
 	return max(k, 1)
 }
+
+// addJobExtras adds the backend's per-job metrics to the jobs' Extra.
+func addJobExtras(jobs []results.Job, extra []map[string]float64) {
+	for i := range jobs {
+		if i >= len(extra) || len(extra[i]) == 0 {
+			continue
+		}
+		if jobs[i].Extra == nil {
+			jobs[i].Extra = map[string]float64{}
+		}
+		for k, v := range extra[i] {
+			jobs[i].Extra[k] = v
+		}
+	}
+}

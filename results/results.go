@@ -180,6 +180,48 @@ type Run struct {
 	Bringup *Bringup `json:"bringup,omitempty"`
 	// Controller is what a path controller (suite controller) did.
 	Controller *Controller `json:"controller,omitempty"`
+	// ECNProfile is the ECN marking profile of the run's switch queues
+	// (the simulator with ECN on): marking decisions by queue depth.
+	ECNProfile *ECNProfile `json:"ecn_profile,omitempty"`
+	// DUT identifies the device under test (the backend's description of
+	// the fabric's devices), when the backend gives one.
+	DUT *DUT `json:"dut,omitempty"`
+}
+
+// ECNProfile is an ECN marking profile: Seen[i] data packets left their
+// queue i*BucketBytes to (i+1)*BucketBytes deep when dequeued, Marked[i] of
+// them were marked; KMinBytes and KMaxBytes are the configured thresholds.
+type ECNProfile struct {
+	BucketBytes int64    `json:"bucket_bytes"`
+	KMinBytes   int64    `json:"kmin_bytes"`
+	KMaxBytes   int64    `json:"kmax_bytes"`
+	Seen        []uint64 `json:"seen"`
+	Marked      []uint64 `json:"marked"`
+}
+
+// DUT identifies the device under test, as far as the backend knows it
+// (IETF BMWG AI-fabric draft, DUT identification).
+type DUT struct {
+	// Kind is what the fabric is: "simulated", "lab" or "hardware".
+	Kind string `json:"kind"`
+	// Description says what stands in for the switches (e.g. the
+	// simulator's model, or the lab's FRR and kernel).
+	Description string `json:"description,omitempty"`
+	// BufferModel describes the switches' buffers.
+	BufferModel string      `json:"buffer_model,omitempty"`
+	Devices     []DUTDevice `json:"devices,omitempty"`
+	// Host describes the hosts' NICs and transport.
+	Host string `json:"host,omitempty"`
+}
+
+// DUTDevice is one switch (or host) of the DUT.
+type DUTDevice struct {
+	Name      string `json:"name"`
+	Role      string `json:"role,omitempty"`
+	Platform  string `json:"platform,omitempty"`
+	OSVersion string `json:"os_version,omitempty"`
+	ASIC      string `json:"asic,omitempty"`
+	PortSpeed string `json:"port_speed,omitempty"`
 }
 
 // Controller is a path controller's run: its settings and every decision.

@@ -171,7 +171,14 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		QueueBytes: b.feat.QueueBytes, KMin: b.feat.KMin, KMax: b.feat.KMax, NoECN: !b.feat.ECN,
 		Links: b.links, End: b.feat.SimEnd, StallAfter: b.feat.StallAfter, Reconverge: b.feat.Reconverge,
 		HashAddressesOnly: !hasL4(b.feat.ECMPHash),
-		PFC:               sim.PFC{Enabled: b.feat.PFC},
+		PFC:               sim.PFC{Enabled: b.feat.PFC, WatchdogDetect: b.feat.PFCWatchdogDetect, WatchdogRestore: b.feat.PFCWatchdogRestore},
+		// The delivery stage records every job's one-way latency and
+		// reordering; the ECN profile every marking decision.
+		Delivery:   sim.Delivery{Enabled: true, GroupOf: jobGroups(w), Groups: len(w.Jobs)},
+		ECNProfile: b.feat.ECN,
+	}
+	if b.feat.Flowlet {
+		cfg.Routing, cfg.FlowletGap = sim.RoutingFlowlet, b.feat.FlowletGap
 	}
 	if b.feat.SRv6 {
 		sr, err := b.srv6(w)
@@ -235,6 +242,10 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 	}
 	for i, fr := range res.Flows {
 		out.Flows[i] = harness.FlowOutcome{ID: fr.ID, Start: fr.Start, FCT: fr.FCT, Retx: fr.Retx, Nacks: fr.Nacks, Timeouts: fr.Timeouts}
+	}
+	bmwgExtras(s, res, b.feat, b.links, out)
+	for j := range w.Jobs {
+		out.JobExtra = append(out.JobExtra, deliveryMetrics(s.Delivery(j)))
 	}
 	return out, nil
 }

@@ -421,7 +421,7 @@ func TestBadSuites(t *testing.T) {
 		{"duration without unit", base + "faults:\n  - {kind: down, nic: host0, at: 5}\n", `8:34: faults[0].at: "5" is not a duration`},
 		{"interval out of range", base + "telemetry:\n  interval: 50us\n", `8:13: telemetry.interval: 50us is out of range (want 100us to 10ms)`},
 		{"unknown workload", strings.Replace(base, "permutation", "permutations", 1),
-			`5:15: jobs[0].workload: unknown workload "permutations" (want permutation, incast, all-to-all, all-reduce or group-shift)`},
+			`5:15: jobs[0].workload: unknown workload "permutations" (want permutation, incast, all-to-all, all-reduce, all-gather, reduce-scatter or group-shift)`},
 		{"window on a permutation", base + "    window: 4\n", `7:13: jobs[0].window: only for all-to-all`},
 		{"receiver on a permutation", base + "    receiver: host1\n", `7:15: jobs[0].receiver: only for incast`},
 		{"receiver not a participant", base + "  - {name: in, workload: incast, size: 1KB, hosts: 3, receiver: host5}\n",

@@ -98,9 +98,11 @@ type ECMP struct {
 	// flow-label; non-empty, no duplicates (default src-ip, dst-ip,
 	// src-port, dst-port, protocol).
 	Hash []string `yaml:"hash"`
-	// Mode is hash (ECMP: the hash picks one port per flow; the default)
-	// or adaptive (switch adaptive routing: per packet, the equal-cost
-	// port with the shortest queue; simulator only), or on dragonfly and
+	// Mode is hash (ECMP: the hash picks one port per flow; the default),
+	// adaptive (switch adaptive routing: per packet, the equal-cost port
+	// with the shortest queue; simulator only) or flowlet (switch dynamic
+	// load balancing: per flowlet, the least-loaded port; simulator only),
+	// or on dragonfly and
 	// slimfly fabrics (simulator only) the low-diameter routing minimal,
 	// valiant, ugal-l, ugal-g or source-guided (the sender's entropy picks
 	// the first two hops; pair it with transport.lb spritz-spray,
@@ -116,6 +118,11 @@ type ECMP struct {
 	Staleness string `yaml:"staleness"`
 	Quantum   string `yaml:"quantum"`
 	Weighted  bool   `yaml:"weighted"`
+	// FlowletGap is mode flowlet's idle gap (switch dynamic load
+	// balancing, simulator only: a flowlet keeps its port until its flow
+	// pauses this long, then moves to the least-loaded one; default 50us,
+	// 100ns..10ms).
+	FlowletGap string `yaml:"flowlet_gap"`
 }
 
 // ECN configures RED/ECN marking on switch data queues.
@@ -134,6 +141,17 @@ type Trimming struct {
 type PFC struct {
 	Enabled    bool  `yaml:"enabled"`
 	Priorities []int `yaml:"priorities"` // 0..7, no duplicates
+	// Watchdog, when set, runs the PFC watchdog (simulator only): a
+	// priority paused for Detect without a resume is a pause storm; its
+	// queue is dropped and pause frames ignored for Restore.
+	Watchdog *PFCWatchdog `yaml:"watchdog"`
+}
+
+// PFCWatchdog configures the PFC watchdog. Detect is required (10us to
+// 10s); Restore defaults to Detect (at most 10s).
+type PFCWatchdog struct {
+	Detect  string `yaml:"detect"`
+	Restore string `yaml:"restore"`
 }
 
 // SRv6 configures segment routing (micro-SID).

@@ -51,6 +51,7 @@ const (
 	// limits of its knobs.
 	ECMPModeHash     = "hash"
 	ECMPModeAdaptive = "adaptive"
+	ECMPModeFlowlet  = "flowlet"
 	// Low-diameter routing on dragonfly and slimfly fabrics (simulator
 	// only): minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided.
 	ECMPModeSourceGuided   = "source-guided"
@@ -618,7 +619,21 @@ func (c *checker) features() {
 		}
 		seen[h] = i
 	}
+	if f.ECMP.Mode != ECMPModeFlowlet && d.has("features.ecmp.flowlet_gap") {
+		c.errf("features.ecmp.flowlet_gap", "applies to flowlet load balancing only (set features.ecmp.mode: flowlet)")
+	}
 	switch f.ECMP.Mode {
+	case ECMPModeFlowlet:
+		for _, k := range []string{"staleness", "quantum", "weighted"} {
+			if d.has("features.ecmp." + k) {
+				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
+			}
+		}
+		if f.ECMP.FlowletGap != "" {
+			if ps, ok := c.duration("features.ecmp.flowlet_gap", f.ECMP.FlowletGap); ok && (ps < 100_000 || ps > 10_000_000_000) {
+				c.errf("features.ecmp.flowlet_gap", "%s is out of range (want 100ns..10ms)", f.ECMP.FlowletGap)
+			}
+		}
 	case ECMPModeHash:
 		for _, k := range []string{"staleness", "quantum", "weighted"} {
 			if d.has("features.ecmp." + k) {
@@ -643,7 +658,7 @@ func (c *checker) features() {
 			}
 		}
 	default:
-		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, or on dragonfly and slimfly fabrics minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided or port-msb)", f.ECMP.Mode)
+		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, flowlet, or on dragonfly and slimfly fabrics minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided or port-msb)", f.ECMP.Mode)
 	}
 	kmin, kmax := f.ECN.KMin, f.ECN.KMax
 	okMin := kmin >= 0 && kmin < 1
@@ -662,6 +677,21 @@ func (c *checker) features() {
 		c.errf(p, "kmin (%v) must be less than kmax (%v)", kmin, kmax)
 	}
 	if f.PFC != nil {
+		if w := f.PFC.Watchdog; w != nil {
+			if w.Detect == "" {
+				c.errf("features.pfc.watchdog.detect", "required (%s)", wantDur)
+			} else if ps, ok := c.duration("features.pfc.watchdog.detect", w.Detect); ok && (ps < 10_000_000 || ps > 10_000_000_000_000) {
+				c.errf("features.pfc.watchdog.detect", "%s is out of range (want 10us..10s)", w.Detect)
+			}
+			if w.Restore != "" {
+				if ps, ok := c.duration("features.pfc.watchdog.restore", w.Restore); ok && (ps <= 0 || ps > 10_000_000_000_000) {
+					c.errf("features.pfc.watchdog.restore", "%s is out of range (want more than 0, at most 10s)", w.Restore)
+				}
+			}
+			if !f.PFC.Enabled {
+				c.errf("features.pfc.watchdog", "needs features.pfc.enabled: true")
+			}
+		}
 		seen := map[int]int{}
 		for i, pr := range f.PFC.Priorities {
 			p := fileerr.Index("features.pfc.priorities", i)
