@@ -162,6 +162,10 @@ func hash32(s string) uint32 {
 	return h.Sum32()
 }
 
+// hostTableBase is the routing table (and rule priority) of a host's port
+// 1; port i has hostTableBase+i.
+const hostTableBase = 100
+
 // DefaultMgmtSubnetFor returns the default management subnet of a lab:
 // 198.19.M.0/24, M = 1 + FNV-1a(name) mod 250.
 func DefaultMgmtSubnetFor(name string) netip.Prefix {
@@ -369,6 +373,21 @@ func Generate(f *inventory.Fabric, opt GenOptions) (*Generated, error) {
 					fmt.Sprintf("ip route replace %s via %s dev %s", FabricIPv4, up.peer.ipv4.Addr(), up.ifname),
 					fmt.Sprintf("ip -6 route replace %s via %s dev %s", FabricIPv6, up.peer.ipv6.Addr(), up.ifname),
 				}
+			}
+			// A host with a NIC port per plane (or several uplinks): traffic
+			// from port i's address leaves by port i, to the fabric behind
+			// it (policy routing by source, table hostTableBase+i): the
+			// agents bind each plane's sockets to that plane's address.
+			for i, up := range ps {
+				if i == 0 || up.peer == nil {
+					continue
+				}
+				table := hostTableBase + i
+				nc.Exec = append(nc.Exec,
+					fmt.Sprintf("ip rule add from %s lookup %d priority %d", up.ipv4.Addr(), table, table),
+					fmt.Sprintf("ip route replace %s via %s dev %s table %d", FabricIPv4, up.peer.ipv4.Addr(), up.ifname, table),
+					fmt.Sprintf("ip -6 rule add from %s lookup %d priority %d", up.ipv6.Addr(), table, table),
+					fmt.Sprintf("ip -6 route replace %s via %s dev %s table %d", FabricIPv6, up.peer.ipv6.Addr(), up.ifname, table))
 			}
 			continue
 		}

@@ -700,3 +700,45 @@ func TestGeneratedLabEqualsParsed(t *testing.T) {
 		})
 	}
 }
+
+// TestPlaneHostsRouteBySource: on a multi-plane fabric a host has a NIC
+// port per plane; traffic from port i's address (plane i's agent sockets)
+// leaves by port i, towards that plane's leaf, through a policy rule and
+// a table of its own, in IPv4 and IPv6. Port 0 keeps the main table.
+func TestPlaneHostsRouteBySource(t *testing.T) {
+	f := fabric(t, "leafspine:leaves=2,spines=1,hosts_per_leaf=1,planes=2")
+	g, err := Generate(f, GenOptions{Name: "planes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, lab := writeLab(t, g)
+	for _, h := range f.Hosts {
+		in := &f.Nodes[h]
+		if len(in.Ports) != 2 {
+			t.Fatalf("%s has %d ports", in.Name, len(in.Ports))
+		}
+		var want []string
+		for i, p := range in.Ports {
+			l := lab.Links[f.Ports[p].Link]
+			self, peer := l.A, l.B
+			if self.Node != in.Name {
+				self, peer = l.B, l.A
+			}
+			if f.Ports[p].Plane != i || self.Interface != "eth"+strconv.Itoa(i+1) {
+				t.Fatalf("%s port %d: plane %d, interface %s", in.Name, i, f.Ports[p].Plane, self.Interface)
+			}
+			if i == 0 {
+				want = append(want, "ip route replace 198.18.0.0/15 via "+peer.IPv4.Addr().String()+" dev eth1",
+					"ip -6 route replace fd00::/8 via "+peer.IPv6.Addr().String()+" dev eth1")
+				continue
+			}
+			want = append(want, "ip rule add from "+self.IPv4.Addr().String()+" lookup 101 priority 101",
+				"ip route replace 198.18.0.0/15 via "+peer.IPv4.Addr().String()+" dev eth2 table 101",
+				"ip -6 rule add from "+self.IPv6.Addr().String()+" lookup 101 priority 101",
+				"ip -6 route replace fd00::/8 via "+peer.IPv6.Addr().String()+" dev eth2 table 101")
+		}
+		if got := lab.NodeByName(in.Name).Exec; strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: exec\n%s\nwant\n%s", in.Name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

@@ -186,7 +186,9 @@ type Transport struct {
 	MTU          int
 	QuickAdapt   *bool
 	FastIncrease *bool
-	Seed         uint64
+	// EntropyRun: packets per load-balancing choice (0: each packet).
+	EntropyRun int
+	Seed       uint64
 	// Launcher starts the agents: LauncherSSH ("" too) or LauncherSrun.
 	Launcher string
 }
@@ -222,6 +224,7 @@ func (t Transport) Params() (transport.Params, error) {
 	if t.FastIncrease != nil {
 		p.FastIncrease = *t.FastIncrease
 	}
+	p.EntropyRun = t.EntropyRun
 	p.Seed = t.Seed
 	return p, nil
 }

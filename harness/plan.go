@@ -329,7 +329,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 		p.Features.SimEnd = 1e12 // 1 s of simulated time at most
 	}
 	t := s.Transport
-	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, Seed: s.Seed,
+	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, EntropyRun: t.EntropyRun, Seed: s.Seed,
 		Launcher: s.Agents.Launcher}
 	iv, err := telemetryInterval(s.Telemetry.Interval, caps)
 	if err != nil {

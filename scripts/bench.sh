@@ -48,6 +48,13 @@ done
 echo
 go test -run='^$' -bench=. -benchtime=1x ./sim/ ./agents/transport/
 echo
-# Agent data plane (loopback packets/s) and the kernel-counter exporter's
-# per-tick read cost (needs root for its veths; skips otherwise).
+# Agent data plane (loopback packets/s, allocations per packet) and the
+# kernel-counter exporter's per-tick read cost (needs root for its veths;
+# skips otherwise).
 go test -run='^$' -bench=. -benchtime=2s ./agents/dataplane/ ./telemetry/kernelexp/
+# The agent against iperf3 on a namespace lab path (root; task bench-agent
+# repeats it three times).
+if [ "$(id -u)" = 0 ]; then
+  echo
+  ./bin/fabricbench agent bench --out "$out/agent-bench" || echo "agent bench: exit $?"
+fi

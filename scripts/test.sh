@@ -6,8 +6,9 @@
 # toolchain, see install-influxd.sh), Chromium (Debian package, for the
 # HTML report test) and, for the lab tests (real FRR fabrics in network
 # namespaces, which run as root), FRR, the OpenSSH server, iproute2 and
-# ping, and Slurm (slurm-wlm, munge) for the Slurm tests, which start a
-# one-node cluster on loopback. For the containerlab tests it installs
+# ping, iperf3 (the agent bench's comparison), and Slurm (slurm-wlm,
+# munge) for the Slurm tests, which start a one-node cluster on loopback.
+# For the containerlab tests it installs
 # docker.io and mmdebstrap, starts dockerd when no engine answers (and
 # stops it at the end), builds the lab images once (scripts/lab-images.sh:
 # reused while the Debian packages are the same) and points the tests at
@@ -34,6 +35,8 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 	# lldpd: lab nodes announce themselves, so bring-up validation checks
 	# the cabling by LLDP.
 	[[ -x /usr/sbin/lldpd ]] || apt_missing+=(lldpd)
+	# The agent bench compares the agents with iperf3 (agents/agentbench).
+	command -v iperf3 >/dev/null 2>&1 || apt_missing+=(iperf3)
 	# The Slurm tests (internal/slurmtest: a one-node cluster on loopback).
 	[[ -x /usr/sbin/slurmctld && -x /usr/sbin/slurmd ]] || apt_missing+=(slurm-wlm)
 	[[ -x /usr/sbin/munged ]] || apt_missing+=(munge)

@@ -35,6 +35,7 @@ const Version = "fabricbench-agent/1"
 //	  "control": "198.19.100.12:7400",  // control API listen address (required)
 //	  "token_file": "/path/agent.token", // bearer token of the control API, a 0600 file (required)
 //	  "data": "10.0.0.1:7500",          // data-plane address and main port (required)
+//	  "planes": ["10.0.1.1"],           // the data addresses of further NIC ports, one per plane (same ports)
 //	  "entropy_ports": 64,              // UDP source ports (entropies) after the data port
 //	  "rate_bps": 200000000,            // NIC rate to pace at (0: unpaced)
 //	  "run_id": 0,                      // run identifier carried in every packet
@@ -46,13 +47,17 @@ const Version = "fabricbench-agent/1"
 // ack_bytes 0 (the default) are the real wire overhead of the data
 // address's family (dataplane.WireHeaderBytes).
 type Config struct {
-	Name         string         `json:"name"`
-	Control      string         `json:"control"`
-	TokenFile    string         `json:"token_file"`
-	Token        string         `json:"-"` // read from TokenFile (ReadToken)
-	Data         netip.AddrPort `json:"data"`
-	EntropyPorts int            `json:"entropy_ports"`
-	RateBps      int64          `json:"rate_bps"`
+	Name      string         `json:"name"`
+	Control   string         `json:"control"`
+	TokenFile string         `json:"token_file"`
+	Token     string         `json:"-"` // read from TokenFile (ReadToken)
+	Data      netip.AddrPort `json:"data"`
+	// Planes are the data addresses of the host's further NIC ports, one
+	// per plane after plane 0 (Data's); the agent opens the same ports on
+	// each and spreads flows over them (transport.Params.PlaneMode).
+	Planes       []netip.Addr `json:"planes,omitempty"`
+	EntropyPorts int          `json:"entropy_ports"`
+	RateBps      int64        `json:"rate_bps"`
 	// Params are the transport parameters of every flow.
 	Params      transport.Params                 `json:"transport"`
 	RunID       uint32                           `json:"run_id"`
@@ -131,6 +136,14 @@ func (c *Config) Validate() error {
 	if !c.Data.IsValid() {
 		return errors.New("agent: no data-plane address (--data, \"data\" in the config)")
 	}
+	if 1+len(c.Planes) > transport.MaxPlanes {
+		return fmt.Errorf("agent: %d planes, at most %d", 1+len(c.Planes), transport.MaxPlanes)
+	}
+	for i, a := range c.Planes {
+		if !a.IsValid() || a.Unmap().Is6() != c.Data.Addr().Unmap().Is6() {
+			return fmt.Errorf("agent: planes[%d] %v is not an address of the data address's family", i, a)
+		}
+	}
 	p := c.Params
 	hdr, ack := dataplane.WireHeaderBytes(c.Data.Addr().Is6())
 	if p.HeaderBytes == 0 {
@@ -186,7 +199,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if !cfg.Data.IsValid() {
 		return errors.New("agent: no data-plane address")
 	}
-	eng, err := dataplane.New(dataplane.Config{Addr: cfg.Data.Addr(), Port: int(cfg.Data.Port()),
+	eng, err := dataplane.New(dataplane.Config{Addr: cfg.Data.Addr(), Planes: cfg.Planes, Port: int(cfg.Data.Port()),
 		EntropyPorts: cfg.EntropyPorts, RateBps: cfg.RateBps, Params: cfg.Params, RunID: cfg.RunID,
 		FlowTimeout: cfg.FlowTimeout, Logf: cfg.Logf})
 	if err != nil {
@@ -277,6 +290,13 @@ func (a *Agent) Start(flows []control.Flow) error {
 			return fmt.Errorf("flow %d: negative base RTT or rate", f.ID)
 		}
 		specs[i] = dataplane.FlowSpec{ID: f.ID, Dst: dst, Size: f.Size, BaseRTT: f.BaseRTTPs, RateBps: f.RateBps, Mark: f.Mark}
+		for _, s := range f.PlaneDsts {
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				return fmt.Errorf("flow %d: plane_dsts %q: %v", f.ID, s, err)
+			}
+			specs[i].PlaneDsts = append(specs[i].PlaneDsts, a)
+		}
 	}
 	a.mu.Lock()
 	for _, f := range flows {
@@ -289,8 +309,14 @@ func (a *Agent) Start(flows []control.Flow) error {
 		a.active[f.ID] = true
 	}
 	a.mu.Unlock()
-	for _, s := range specs {
+	for i, s := range specs {
 		if err := a.eng.StartFlow(s); err != nil {
+			// The flows not started are not running.
+			a.mu.Lock()
+			for _, r := range specs[i:] {
+				delete(a.active, r.ID)
+			}
+			a.mu.Unlock()
 			return fmt.Errorf("flow %d: %w", s.ID, err)
 		}
 	}

@@ -62,7 +62,7 @@ type running struct {
 	done   chan error
 }
 
-func start(t *testing.T, name, token string) *running {
+func start(t *testing.T, name, token string, planes ...netip.Addr) *running {
 	t.Helper()
 	p := transport.DefaultParams()
 	p.MTU = 4096
@@ -71,7 +71,7 @@ func start(t *testing.T, name, token string) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{client: control.NewClient(ctl, token), data: data, done: make(chan error, 1)}
 	go func() {
-		r.done <- Run(ctx, Config{Name: name, Control: ctl, Token: token, Data: data, EntropyPorts: 8,
+		r.done <- Run(ctx, Config{Name: name, Control: ctl, Token: token, Data: data, Planes: planes, EntropyPorts: 8,
 			RateBps: 2e9, Params: p, RunID: 9, FlowTimeout: 20 * time.Second, Logf: t.Logf})
 	}()
 	t.Cleanup(func() {
@@ -164,6 +164,34 @@ func TestAgentsExchangeFlows(t *testing.T) {
 	}
 }
 
+// TestAgentsOverPlanes: agents with a second NIC port (plane) take flows
+// that name the peer's plane address and complete them over both.
+func TestAgentsOverPlanes(t *testing.T) {
+	const token = "per-run-token-0123456789"
+	a := start(t, "host0", token, netip.MustParseAddr("127.0.1.1"))
+	b := start(t, "host1", token, netip.MustParseAddr("127.0.1.2"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := a.client.Start(ctx, []control.Flow{{ID: 1, Dst: b.data.String(), Size: 4 << 20, BaseRTTPs: 50e6, RateBps: 2e9, PlaneDsts: []string{"127.0.1.2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.client.Start(ctx, []control.Flow{{ID: 2, Dst: b.data.String(), Size: 1, PlaneDsts: []string{"127.0.1.2", "127.0.2.2"}}}); err == nil {
+		t.Error("a flow over three planes was accepted by a two-plane agent")
+	}
+	var got control.Event
+	ectx, ecancel := context.WithCancel(ctx)
+	defer ecancel()
+	_ = a.client.Events(ectx, 0, func(e control.Event) {
+		if e.Flow == 1 {
+			got = e
+			ecancel()
+		}
+	})
+	if got.Error != "" || got.FCTNs <= 0 || got.Sent < 1024 {
+		t.Fatalf("flow over two planes: %+v", got)
+	}
+}
+
 func TestReadToken(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "token")
@@ -188,6 +216,7 @@ func TestConfigJSON(t *testing.T) {
 	c := DefaultConfig()
 	c.Name, c.Control, c.TokenFile = "host3", "198.19.100.4:7400", "/run/agent.token"
 	c.Data = netip.MustParseAddrPort("10.0.0.7:7500")
+	c.Planes = []netip.Addr{netip.MustParseAddr("10.0.1.7")}
 	c.EntropyPorts, c.RateBps, c.RunID, c.FlowTimeout = 256, 200e6, 77, 90*time.Second
 	c.Params.CC, c.Params.LB, c.Params.MTU, c.Params.AckEvery, c.Params.RTO = transport.DCTCP, transport.OPS, 1500, 4, 3*transport.Millisecond
 	c.Params.HeaderBytes, c.Params.AckBytes = 86, 78
@@ -203,7 +232,7 @@ func TestConfigJSON(t *testing.T) {
 	if !reflect.DeepEqual(got, c) {
 		t.Errorf("round trip:\n got %+v\nwant %+v\n%s", got, c, b)
 	}
-	for _, key := range []string{`"cc": "dctcp"`, `"lb": "ops"`, `"flow_timeout": "1m30s"`, `"data": "10.0.0.7:7500"`} {
+	for _, key := range []string{`"cc": "dctcp"`, `"lb": "ops"`, `"flow_timeout": "1m30s"`, `"data": "10.0.0.7:7500"`, `"planes": [`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("encoded config lacks %s:\n%s", key, b)
 		}

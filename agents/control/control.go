@@ -41,6 +41,10 @@ type Flow struct {
 	BaseRTTPs int64  `json:"base_rtt_ps"`
 	RateBps   int64  `json:"rate_bps"`
 	Mark      uint32 `json:"mark,omitempty"` // path class (SRv6 policy), 0: ECMP
+	// PlaneDsts are the receiving agent's data addresses on planes 1, 2,
+	// ... (its port is Dst's): the flow is spread over every plane. Empty:
+	// plane 0 only.
+	PlaneDsts []string `json:"plane_dsts,omitempty"`
 }
 
 // StartRequest is the body of POST /v1/flows.

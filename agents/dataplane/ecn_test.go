@@ -122,6 +122,13 @@ func TestECN(t *testing.T) {
 					t.Fatalf("tos %#x: no ACK", tc.tos)
 				}
 				want := AckHeader{RunID: 5, Flow: h.Flow, PSN: 0, CumAck: 1, Entropy: 3, Route: 3, EchoTS: 123456789, ECN: tc.wantECN}
+				// The hold time is the receiver's, from the kernel's receive
+				// timestamp to the ACK's send: more than nothing, far less
+				// than the test's timeout.
+				if a.HoldNs == 0 || a.HoldNs >= uint32(2*time.Second) {
+					t.Errorf("tos %#x: ACK hold time %d ns", tc.tos, a.HoldNs)
+				}
+				a.HoldNs = 0
 				if a != want {
 					t.Errorf("tos %#x: ACK %+v, want %+v", tc.tos, a, want)
 				}

@@ -10,18 +10,37 @@
 // names, by the same mapping, so the receiver's ACK routing (echo the data
 // entropy; after a duplicate, spray until the sender confirms a route) moves
 // ACKs between fabric paths as in the simulator. Data and ACKs arrive on the
-// main port. A single engine goroutine owns every sender and
-// receiver; a reader goroutine feeds it received packets in batches.
+// main port.
+//
+// A host with several NIC ports, one per plane (Config.Planes), has this
+// set of sockets on every port's address; a flow given the peer's plane
+// addresses (FlowSpec.PlaneDsts) is spread over the planes by the
+// transport's plane load balancer, each packet sent on its plane's port
+// and acknowledged on it.
+//
+// The send path and the receive path run on their own goroutines: the
+// sending goroutine (locked to its thread, whose timer slack follows the
+// pacing rate) owns every sender, its timers and the NIC pacing, and sends
+// with sendmmsg, several equal-sized datagrams to one destination as one
+// UDP GSO message where the kernel has UDP_SEGMENT; a receiving goroutine
+// per plane reads with recvmmsg (trains of datagrams as one UDP GRO buffer
+// where the kernel has UDP_GRO), runs the receivers, answers each data
+// packet with its ACK (batched the same way) and hands the ACKs it
+// received to the sending goroutine with their kernel receive timestamps.
+// Nothing is allocated per packet.
 package dataplane
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
@@ -33,8 +52,16 @@ type Time = transport.Time
 
 // Config configures an Engine.
 type Config struct {
-	// Addr is the local data-plane address to bind (IPv4 or IPv6).
+	// Addr is the local data-plane address to bind (IPv4 or IPv6): the
+	// address of the NIC port of plane 0.
 	Addr netip.Addr
+	// Planes are the addresses of the host's further NIC ports, one per
+	// further plane (plane 1, 2, ...; at most transport.MaxPlanes in all),
+	// in Addr's family. The engine opens the same ports on each. A flow
+	// with the peer's plane addresses (FlowSpec.PlaneDsts) is spread over
+	// every plane by the plane load balancer (Params.PlaneMode); others
+	// stay on plane 0.
+	Planes []netip.Addr
 	// Port is the main port: it receives data and ACKs. Data and ACKs
 	// leave from Port+1 .. Port+EntropyPorts (ACKs of marked flows from
 	// their marked socket). 0 picks a free block of
@@ -46,14 +73,15 @@ type Config struct {
 	// each entropy, i.e. source port, is one of their equal-weight EVs
 	// (coarse-grained Spritz, agents/transport/spritz.go).
 	EntropyPorts int
-	// RateBps paces all data of this host (a token bucket shared by every
-	// flow, served round robin). 0 leaves pacing to the kernel and the NIC.
+	// RateBps paces all data of this host (a token bucket per NIC port,
+	// shared by every flow on it, served round robin). 0 leaves pacing to
+	// the kernel and the NIC.
 	RateBps int64
 	// Params are the transport parameters of every flow. A zero MTU selects
 	// transport.DefaultParams. Zero Entropies becomes EntropyPorts; zero
 	// HeaderBytes and AckBytes become the real per-packet overhead on an
 	// Ethernet link (wire header + UDP + IP + Ethernet), so pacing accounts
-	// for what the link carries.
+	// for what the link carries. Planes is set from Config.Planes.
 	Params transport.Params
 	// RunID tags every packet; packets of another run are counted and ignored.
 	RunID uint32
@@ -71,6 +99,10 @@ type Config struct {
 	// Netns, when set, is a network namespace file (e.g. /var/run/netns/NAME)
 	// in which every socket of the engine is created.
 	Netns string
+	// DisableGSO and DisableGRO turn UDP segmentation and receive
+	// offload off (to compare, or on a kernel where they misbehave); by
+	// default the engine uses them where the kernel has them.
+	DisableGSO, DisableGRO bool
 	// Logf receives diagnostics (rare; never per packet). nil discards them.
 	Logf func(string, ...any)
 	// DropData is a test hook: when it returns true for an outgoing data
@@ -85,18 +117,26 @@ type Config struct {
 // FlowSpec describes a flow to send.
 type FlowSpec struct {
 	ID uint32
-	// Dst is the peer engine's main Addr:Port.
+	// Dst is the peer engine's main Addr:Port (its plane-0 address).
 	Dst  netip.AddrPort
 	Size int64 // payload bytes
-	// BaseRTT is the unloaded round-trip time estimate (ps).
+	// BaseRTT is the unloaded round-trip time estimate (ps). When flows to
+	// the same host measured a larger fabric RTT in the last 10 s (kernel
+	// timestamps, without the hosts' delays), the flow starts from that.
 	BaseRTT transport.Time
-	// RateBps is the path bottleneck for transport.Path; 0 uses Config.RateBps.
+	// RateBps is the path bottleneck for transport.Path (per plane); 0
+	// uses Config.RateBps.
 	RateBps int64
 	// Mark 0 is a normal ECMP flow. Mark > 0 is a path class: data leaves
 	// from a socket with SO_MARK=Mark (policy routing on the host steers it)
 	// and the receiver sends the flow's ACKs from a socket with the same mark.
 	// Entropy does not select the socket of marked flows.
 	Mark uint32
+	// PlaneDsts are the peer's addresses on planes 1, 2, ... (its main
+	// port is Dst's on every plane). With them the flow is spread over
+	// 1+len(PlaneDsts) planes, which must be the engine's number of
+	// planes; without them it stays on plane 0.
+	PlaneDsts []netip.Addr
 }
 
 // Completion reports a finished (or abandoned) flow.
@@ -107,12 +147,21 @@ type Completion struct {
 	// it (to End when the flow was abandoned).
 	FCT   time.Duration
 	Stats transport.SenderStats
-	Err   error
+	// MinRTT is the flow's smallest round trip through the fabric,
+	// measured from kernel timestamps without the hosts' delays (0
+	// without an ACK). LoopRTT is its smallest whole round trip, the
+	// hosts' delays included (what its window must cover), and SRTT the
+	// smoothed one at the end (both 0 with Config.ModelRTO).
+	MinRTT, LoopRTT, SRTT time.Duration
+	// MaxCwnd is the largest congestion window the sender reached (bytes,
+	// all planes).
+	MaxCwnd int64
+	Err     error
 }
 
 // ReceiverInfo describes one receiving flow.
 type ReceiverInfo struct {
-	Src         netip.AddrPort // sender address and its main (reply) port
+	Src         netip.AddrPort // sender address (on the lowest plane its packets came on) and its main (reply) port
 	Flow        uint32
 	Mark        uint32
 	Packets     uint32 // packets in the flow
@@ -130,42 +179,103 @@ var (
 
 const (
 	defaultEntropyPorts = 64
-	maxBatch            = 256                       // packets per reader batch
-	maxPerPass          = 64                        // data packets per send pass before checking input
 	dueSlack            = 5 * transport.Microsecond // shorter waits are not slept
 	// catchUpMax is the pacing credit kept across a late wake-up while data
-	// waits for the NIC. A Go timer wakes up to about 1 ms late (the network
-	// poller sleeps in whole milliseconds), so sub-millisecond pacing gaps
-	// become small bursts at this granularity; the long-run rate is exact.
-	catchUpMax    = 2 * transport.Millisecond
+	// waits for the NIC: the long-run rate stays exact when a wake-up is late.
+	catchUpMax = 2 * transport.Millisecond
+	// paceGrain is the pacing batch: at a rate where one packet takes
+	// less, a batch of packets (at most one GSO message) leaves at once
+	// every batch time, so the sending thread sleeps about this long
+	// between batches (nanosleep with a timer slack of a tenth of it)
+	// instead of once per packet: at 1 Gb/s with 9 KB packets (72 us
+	// each) two per batch, at 10 Gb/s a GSO message of 7. At 200 Mb/s a
+	// packet takes 360 us: one per batch, as without batching. (50 us
+	// paced 1 Gb/s as well, for 1.7 times the CPU time.)
+	paceGrain = 200 * transport.Microsecond
+	// sleepMax is the longest wait slept with nanosleep on the sending
+	// thread (Go timers wake up about 1 ms late; longer waits use them
+	// and can be interrupted by ACKs and commands).
+	sleepMax = 2 * transport.Millisecond
+	// postponeMax bounds how long a due retransmission timeout waits for
+	// ACKs the receiving goroutine has not handed over yet.
+	postponeMax   = 10 * transport.Millisecond
 	completionBuf = 4096
+	// maxAckQueue is the most received ACKs waiting for the sending
+	// goroutine; a receiving goroutine that finds it full waits.
+	maxAckQueue = 1 << 16
 )
+
+// sock is one UDP socket with its raw connection for batched I/O.
+type sock struct {
+	conn *net.UDPConn
+	rc   syscall.RawConn
+	port uint16
+}
+
+func newSock(c *net.UDPConn) (*sock, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &sock{conn: c, rc: rc, port: uint16(c.LocalAddr().(*net.UDPAddr).Port)}, nil
+}
+
+// portSet is one NIC port's (plane's) sockets and pacing.
+type portSet struct {
+	plane int
+	addr  netip.Addr
+	main  *sock
+	data  []*sock
+	// NIC pacing (sending goroutine).
+	nicNext    Time
+	limit      Time // this pass may send while nicNext <= limit
+	open       bool // the pacing allows a batch this pass
+	backlogged bool
+	// The receiving goroutine: busy from a read that returned datagrams
+	// until their ACKs are handed over; readAt is when that read was,
+	// handed the read time of the last batch handed over, drained when a
+	// read last found the socket empty. A due timeout waits while ACKs that
+	// arrived before it may be on their way (acksInFlight).
+	rxBusy    atomic.Bool
+	rxReadAt  atomic.Int64
+	rxHanded  atomic.Int64
+	rxDrained atomic.Int64
+	// Data packets queued to send and received on this plane.
+	sentPkts, recvPkts atomic.Uint64
+}
 
 // Engine drives transport senders and receivers over UDP.
 type Engine struct {
-	cfg    Config
-	params transport.Params
-	v6     bool
-	nsFD   int
-	t0     time.Time
-	local  netip.AddrPort
-	port   uint16
-	logf   func(string, ...any)
-
-	main *net.UDPConn
-	data []*net.UDPConn
-	// ackOOB is the control message that sends ACKs Not-ECT from the
-	// ECN-capable entropy sockets.
-	ackOOB []byte
+	cfg     Config
+	params  transport.Params // multi-plane flows (Planes = planes) or all
+	params1 transport.Params // single-plane flows of a multi-plane engine
 	// rparams are the receivers' parameters: the engine's, acknowledging
-	// every packet (the wire ACK has no selective bitmap).
+	// every packet.
 	rparams transport.Params
+	v6      bool
+	nsFD    int
+	t0      time.Time
+	local   netip.AddrPort
+	port    uint16
+	id      uint32
+	logf    func(string, ...any)
+
+	planes []*portSet
 
 	marksMu  sync.Mutex
-	marks    map[uint32]*net.UDPConn
+	marks    map[uint32]*sock
 	markWarn map[uint32]bool
 
+	// Offloads: GSO as probed and still working, GRO as granted.
+	gsoProbe atomic.Bool
+	gsoOff   atomic.Bool
+	gro      atomic.Bool
+	sndBuf   atomic.Int64
+	rcvBuf   atomic.Int64
+
 	bufWarn  sync.Once
+	gsoWarn  sync.Once
 	sendWarn atomic.Bool
 	recvWarn atomic.Bool
 
@@ -173,7 +283,6 @@ type Engine struct {
 	mu      sync.Mutex
 	cmds    []FlowSpec
 	spare   []FlowSpec
-	queries []chan []ReceiverInfo
 	used    map[uint32]struct{}
 	started bool
 	closed  bool
@@ -185,42 +294,50 @@ type Engine struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// Received packets: the reader appends to rxCur and signals rxReady
-	// when the batch was empty; the engine goroutine swaps rxCur for its
-	// empty rxSpare and processes the batch. When rxCur is full the reader
-	// waits for rxSpace (the kernel's socket buffer queues meanwhile).
-	rxMu    sync.Mutex
-	rxCur   *rxBatch
-	rxSpare *rxBatch
-	rxReady chan struct{}
-	rxSpace chan struct{}
+	// Received ACKs: the receiving goroutines append to ackCur and signal
+	// ackReady when it was empty; the sending goroutine swaps it for its
+	// empty ackSpare. When ackCur is full a receiving goroutine waits for
+	// ackSpace (the kernel's socket buffer queues meanwhile).
+	ackMu    sync.Mutex
+	ackCur   []ackRec
+	ackSpare []ackRec
+	ackReady chan struct{}
+	ackSpace chan struct{}
+
+	// Receivers, run by the receiving goroutines.
+	rcvMu sync.Mutex
+	rcv   map[rxKey]*recvFlow
 
 	c counters
 
-	// Owned by the engine goroutine.
-	flows      map[uint32]*sendFlow
-	active     []*sendFlow
-	rr         int
-	rcv        map[rxKey]*recvFlow
-	timers     timerHeap
-	doneQ      []Completion
-	rate       int64
-	nicNext    Time
-	backlogged bool
-	burst      Time
-	catchUp    Time
-	sendBuf    []byte
-	ackBuf     []byte
-	txData     transport.Data
+	// Owned by the sending goroutine.
+	flows    map[uint32]*sendFlow
+	active   []*sendFlow
+	rr       int
+	timers   timerHeap
+	doneQ    []Completion
+	rate     int64
+	burst    Time
+	catchUp  Time
+	ahead    Time // the pacing batch beyond the first packet
+	run      int  // packets taken from one flow in a row (one GSO message)
+	slackNs  int  // timer slack of the sending thread
+	tx       *txBatch
+	txData   transport.Data
+	postpone Time // a due timeout waiting for ACKs in flight since
 	// RTT estimates of finished flows, by destination and the latest of
 	// any: a new flow's measured RTO starts from them (rttHintAge).
 	rttHints map[netip.Addr]rttHint
 	lastHint rttHint
+	// The largest delay the hosts added to an ACK's round trip (the
+	// receiver's hold and this host's wait) in the last rttHintAge, and
+	// when it was seen.
+	hostMax, hostAt Time
 }
 
-// rttHint is a finished flow's RTT estimate.
+// rttHint is a finished flow's RTT estimate and its fabric's minimum RTT.
 type rttHint struct {
-	srtt, rttvar, at Time
+	srtt, rttvar, min, at Time
 }
 
 // rttHintAge is how long a finished flow's RTT estimate seeds new flows.
@@ -234,32 +351,37 @@ type sendFlow struct {
 	timerAt Time
 	active  bool
 	done    bool
-	sock    *net.UDPConn // marked socket; nil: by entropy
+	sock    *sock            // marked socket; nil: by entropy
+	dst     []netip.AddrPort // per plane
+	multi   bool             // spread over the planes
+	pnext   int              // the plane to offer first
+	minRTT  Time
+	maxCwnd float64
 }
 
 type rxKey struct {
-	src  netip.Addr
-	port uint16 // the sender's reply port: tells engines sharing an address apart
-	flow uint32
+	sender uint32 // the sending engine's ID (several planes: several addresses)
+	port   uint16 // the sender's reply port
+	flow   uint32
 }
 
 type recvFlow struct {
 	r           *transport.Receiver
+	src         netip.AddrPort
+	srcPlane    int // the plane src is on: the lowest a packet arrived on
 	npkts       uint32
 	mark        uint32
-	sock        *net.UDPConn
+	sock        *sock
 	pkts        uint64
 	first, last Time
 }
 
-type rxPkt struct {
-	src netip.AddrPort
-	n   int
-	tos uint8
-	p   Packet
+// ackRec is a received ACK on its way to the sending goroutine.
+type ackRec struct {
+	h     AckHeader
+	rxAt  Time // kernel receive time, transport clock
+	plane uint8
 }
-
-type rxBatch struct{ pkts []rxPkt }
 
 // New validates cfg and opens the engine's sockets.
 func New(cfg Config) (*Engine, error) {
@@ -279,11 +401,34 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("dataplane: negative RateBps %d", cfg.RateBps)
 	case cfg.FlowTimeout < 0:
 		return nil, fmt.Errorf("dataplane: negative FlowTimeout %v", cfg.FlowTimeout)
+	case 1+len(cfg.Planes) > transport.MaxPlanes:
+		return nil, fmt.Errorf("dataplane: %d planes, at most %d", 1+len(cfg.Planes), transport.MaxPlanes)
+	}
+	addrs := []netip.Addr{cfg.Addr}
+	for i, a := range cfg.Planes {
+		a = a.Unmap()
+		switch {
+		case !a.IsValid():
+			return nil, fmt.Errorf("dataplane: Config.Planes[%d] is not set", i)
+		case a.Is6() != cfg.Addr.Is6():
+			return nil, fmt.Errorf("dataplane: plane %d address %v is not in the family of %v", i+1, a, cfg.Addr)
+		}
+		for _, b := range addrs {
+			if a == b {
+				return nil, fmt.Errorf("dataplane: plane %d address %v is already another plane's", i+1, a)
+			}
+		}
+		addrs = append(addrs, a)
 	}
 	e := &Engine{cfg: cfg, v6: cfg.Addr.Is6(), nsFD: -1, logf: cfg.Logf}
 	if e.logf == nil {
 		e.logf = func(string, ...any) {}
 	}
+	var idb [4]byte
+	for binary.BigEndian.Uint32(idb[:]) == 0 {
+		_, _ = rand.Read(idb[:])
+	}
+	e.id = binary.BigEndian.Uint32(idb[:])
 	maxUDP := 65507
 	if e.v6 {
 		maxUDP = 65527
@@ -304,6 +449,10 @@ func New(cfg Config) (*Engine, error) {
 		p.AckBytes = ack
 	}
 	p.MeasureRTO = !cfg.ModelRTO
+	p.Planes = 0
+	if len(addrs) > 1 {
+		p.Planes = len(addrs)
+	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("dataplane: transport params: %w", err)
 	}
@@ -311,22 +460,35 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("dataplane: MTU %d + header %d exceeds the largest UDP payload (%d)", p.MTU, DataHeaderLen, maxUDP)
 	}
 	e.params = p
+	e.params1 = p
+	e.params1.Planes = 0
 	e.cfg.Params = p
 	e.rparams = p
 	e.rparams.AckEvery, e.rparams.AckEveryBytes, e.rparams.AckDelay, e.rparams.GoBackN = 0, 0, 0, false
-	e.ackOOB = notECTOOB(e.v6)
 	e.rate = cfg.RateBps
+	slot := DataHeaderLen + p.MTU
+	e.run = max(1, min(gsoMaxSegments, gsoMaxBytes/slot))
+	e.slackNs = int(paceGrain / 10 / transport.Nanosecond)
 	if e.rate > 0 {
 		pkt := Time(p.MTU+p.HeaderBytes) * 8 * transport.Second / e.rate
-		e.burst = 2 * pkt
+		batch := max(1, min(int(paceGrain/max(pkt, 1)), e.run))
+		e.ahead = Time(batch-1) * pkt
+		e.burst = max(2*pkt, Time(batch)*pkt)
 		e.catchUp = max(e.burst, catchUpMax)
+		e.slackNs = int(max(min(Time(batch)*pkt/10, paceGrain/10), transport.Microsecond) / transport.Nanosecond)
 	}
+	snd, rcv := bufferSizes(cfg.RateBps, 0, bufStall)
+	e.sndBuf.Store(int64(snd))
+	e.rcvBuf.Store(int64(rcv))
 	if cfg.Netns != "" {
 		fd, err := unix.Open(cfg.Netns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return nil, fmt.Errorf("dataplane: open netns %s: %w", cfg.Netns, err)
 		}
 		e.nsFD = fd
+	}
+	for i, a := range addrs {
+		e.planes = append(e.planes, &portSet{plane: i, addr: a})
 	}
 	if err := e.openSockets(); err != nil {
 		if e.nsFD >= 0 {
@@ -337,35 +499,34 @@ func New(cfg Config) (*Engine, error) {
 	e.port = uint16(e.cfg.Port)
 	e.local = netip.AddrPortFrom(cfg.Addr, e.port)
 	e.t0 = time.Now()
-	e.marks = map[uint32]*net.UDPConn{}
+	e.marks = map[uint32]*sock{}
 	e.markWarn = map[uint32]bool{}
 	e.used = map[uint32]struct{}{}
 	e.wake = make(chan struct{}, 1)
 	e.out = make(chan Completion, completionBuf)
 	e.closing = make(chan struct{})
 	e.stopped = make(chan struct{})
-	e.rxCur = &rxBatch{pkts: make([]rxPkt, 0, maxBatch)}
-	e.rxSpare = &rxBatch{pkts: make([]rxPkt, 0, maxBatch)}
-	e.rxReady = make(chan struct{}, 1)
-	e.rxSpace = make(chan struct{}, 1)
+	e.ackReady = make(chan struct{}, 1)
+	e.ackSpace = make(chan struct{}, 1)
+	e.ackCur = make([]ackRec, 0, 1024)
+	e.ackSpare = make([]ackRec, 0, 1024)
 	e.flows = map[uint32]*sendFlow{}
 	e.rcv = map[rxKey]*recvFlow{}
 	e.rttHints = map[netip.Addr]rttHint{}
-	e.sendBuf = make([]byte, DataHeaderLen+p.MTU)
-	e.ackBuf = make([]byte, AckHeaderLen)
+	e.tx = newTxBatch(slot, max(16, min(256, (1<<20)/slot)), e.run, e.v6)
 	return e, nil
 }
 
-// openSockets binds the main and entropy sockets; with Port 0 it searches a
-// free block of consecutive ports.
+// openSockets binds every plane's main and entropy sockets; with Port 0 it
+// searches a free block of consecutive ports (free on every plane).
 func (e *Engine) openSockets() error {
 	if e.cfg.Port != 0 {
-		return e.openBlock(e.cfg.Port)
+		return e.openBlocks(e.cfg.Port)
 	}
 	var last error
 	for range 64 {
 		// The kernel picks a free main port; the block above it must be free too.
-		c, err := e.listen(0, sockMain, 0)
+		c, err := e.listen(e.cfg.Addr, 0, sockMain, 0)
 		if err != nil {
 			return err
 		}
@@ -374,7 +535,7 @@ func (e *Engine) openSockets() error {
 		if base+e.cfg.EntropyPorts > 65535 {
 			continue
 		}
-		err = e.openBlock(base)
+		err = e.openBlocks(base)
 		if err == nil {
 			e.cfg.Port = base
 			return nil
@@ -387,29 +548,70 @@ func (e *Engine) openSockets() error {
 	return fmt.Errorf("dataplane: no free block of %d ports on %s: %w", 1+e.cfg.EntropyPorts, e.cfg.Addr, last)
 }
 
-func (e *Engine) openBlock(base int) error {
-	m, err := e.listen(base, sockMain, 0)
-	if err != nil {
-		return err
-	}
-	data := make([]*net.UDPConn, 0, e.cfg.EntropyPorts)
-	for i := range e.cfg.EntropyPorts {
-		c, err := e.listen(base+1+i, sockData, 0)
-		if err != nil {
-			m.Close()
-			for _, c := range data {
-				c.Close()
+func (e *Engine) openBlocks(base int) error {
+	for i, ps := range e.planes {
+		if err := e.openBlock(ps, base); err != nil {
+			for _, q := range e.planes[:i] {
+				q.close()
 			}
 			return err
 		}
-		data = append(data, c)
 	}
-	e.main, e.data = m, data
 	return nil
 }
 
+func (e *Engine) openBlock(ps *portSet, base int) error {
+	var opened []*sock
+	fail := func(err error) error {
+		for _, s := range opened {
+			s.conn.Close()
+		}
+		return err
+	}
+	c, err := e.listen(ps.addr, base, sockMain, 0)
+	if err != nil {
+		return err
+	}
+	m, err := newSock(c)
+	if err != nil {
+		return err
+	}
+	opened = append(opened, m)
+	data := make([]*sock, 0, e.cfg.EntropyPorts)
+	for i := range e.cfg.EntropyPorts {
+		c, err := e.listen(ps.addr, base+1+i, sockData, 0)
+		if err != nil {
+			return fail(err)
+		}
+		s, err := newSock(c)
+		if err != nil {
+			return fail(err)
+		}
+		opened = append(opened, s)
+		data = append(data, s)
+	}
+	ps.main, ps.data = m, data
+	return nil
+}
+
+func (ps *portSet) close() []error {
+	var errs []error
+	add := func(err error) {
+		if err != nil && !isClosed(err) {
+			errs = append(errs, err)
+		}
+	}
+	if ps.main != nil {
+		add(ps.main.conn.Close())
+	}
+	for _, s := range ps.data {
+		add(s.conn.Close())
+	}
+	return errs
+}
+
 // markSocket returns the socket for path class mark, opening it on first use.
-func (e *Engine) markSocket(mark uint32) (*net.UDPConn, error) {
+func (e *Engine) markSocket(mark uint32) (*sock, error) {
 	e.marksMu.Lock()
 	defer e.marksMu.Unlock()
 	if c := e.marks[mark]; c != nil {
@@ -418,19 +620,52 @@ func (e *Engine) markSocket(mark uint32) (*net.UDPConn, error) {
 	if e.marks == nil {
 		return nil, ErrClosed
 	}
-	c, err := e.listen(0, sockMark, mark)
+	c, err := e.listen(e.cfg.Addr, 0, sockMark, mark)
 	if err != nil {
 		return nil, err
 	}
-	e.marks[mark] = c
-	return c, nil
+	s, err := newSock(c)
+	if err != nil {
+		return nil, err
+	}
+	e.marks[mark] = s
+	return s, nil
 }
 
 // LocalAddr returns the main address and port: the Dst peers use.
 func (e *Engine) LocalAddr() netip.AddrPort { return e.local }
 
+// PlaneAddrs returns the data addresses of every plane, plane 0 first.
+func (e *Engine) PlaneAddrs() []netip.Addr {
+	out := make([]netip.Addr, len(e.planes))
+	for i, ps := range e.planes {
+		out[i] = ps.addr
+	}
+	return out
+}
+
+// PlaneCounts returns the data packets sent (queued for the NIC,
+// retransmissions included) and received on each plane, plane 0 first.
+func (e *Engine) PlaneCounts() (sent, recv []uint64) {
+	for _, ps := range e.planes {
+		sent = append(sent, ps.sentPkts.Load())
+		recv = append(recv, ps.recvPkts.Load())
+	}
+	return sent, recv
+}
+
+// ID returns the engine's sender ID, carried in its data packets.
+func (e *Engine) ID() uint32 { return e.id }
+
 // Params returns the transport parameters in effect (after defaults).
 func (e *Engine) Params() transport.Params { return e.params }
+
+// Offloads reports whether the engine sends with UDP GSO and receives
+// with UDP GRO (the kernel has them, they are not disabled, and GSO has
+// not failed).
+func (e *Engine) Offloads() (gso, gro bool) {
+	return e.gsoProbe.Load() && !e.gsoOff.Load(), e.gro.Load()
+}
 
 // Stats returns a snapshot of the counters.
 func (e *Engine) Stats() Stats { return e.c.snapshot() }
@@ -456,6 +691,21 @@ func (e *Engine) StartFlow(f FlowSpec) error {
 		return fmt.Errorf("dataplane: flow %d: BaseRTT must be positive", f.ID)
 	case f.RateBps < 0:
 		return fmt.Errorf("dataplane: flow %d: negative RateBps", f.ID)
+	case len(f.PlaneDsts) > 0 && 1+len(f.PlaneDsts) != len(e.planes):
+		return fmt.Errorf("dataplane: flow %d: %d destination planes, but this engine has %d", f.ID, 1+len(f.PlaneDsts), len(e.planes))
+	case len(f.PlaneDsts) > 0 && f.Mark != 0:
+		return fmt.Errorf("dataplane: flow %d: a marked flow stays on plane 0 (no PlaneDsts)", f.ID)
+	}
+	if len(f.PlaneDsts) > 0 {
+		ds := make([]netip.Addr, len(f.PlaneDsts))
+		for i, a := range f.PlaneDsts {
+			a = a.Unmap()
+			if !a.IsValid() || a.Is6() != e.v6 {
+				return fmt.Errorf("dataplane: flow %d: plane %d destination %v is not an address of %v's family", f.ID, i+1, a, e.cfg.Addr)
+			}
+			ds[i] = a
+		}
+		f.PlaneDsts = ds
 	}
 	if f.RateBps == 0 {
 		f.RateBps = e.cfg.RateBps
@@ -484,23 +734,24 @@ func (e *Engine) StartFlow(f FlowSpec) error {
 	return nil
 }
 
-// Receivers returns the state of every receiving flow. The engine goroutine
-// answers, so Run must be running (or have returned).
+// Receivers returns the state of every receiving flow.
 func (e *Engine) Receivers(ctx context.Context) ([]ReceiverInfo, error) {
-	ch := make(chan []ReceiverInfo, 1)
-	e.mu.Lock()
-	e.queries = append(e.queries, ch)
-	e.mu.Unlock()
-	e.notify()
-	select {
-	case r := <-ch:
-		return r, nil
-	case <-e.stopped:
-		// Run has returned: its state is ours to read.
-		return e.receivers(), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
+	return e.receivers(), nil
+}
+
+func (e *Engine) receivers() []ReceiverInfo {
+	e.rcvMu.Lock()
+	defer e.rcvMu.Unlock()
+	r := make([]ReceiverInfo, 0, len(e.rcv))
+	for k, v := range e.rcv {
+		r = append(r, ReceiverInfo{Src: v.src, Flow: k.flow, Mark: v.mark,
+			Packets: v.npkts, Received: v.pkts, Bytes: v.r.Bytes(), Done: v.r.Done(),
+			First: e.wall(v.first), Last: e.wall(v.last)})
+	}
+	return r
 }
 
 func (e *Engine) notify() {
@@ -524,23 +775,21 @@ func (e *Engine) Close() error {
 			close(e.out)
 		}
 		var errs []error
-		add := func(err error) {
-			if err != nil && !isClosed(err) {
-				errs = append(errs, err)
-			}
-		}
-		add(e.main.Close())
-		for _, c := range e.data {
-			add(c.Close())
+		for _, ps := range e.planes {
+			errs = append(errs, ps.close()...)
 		}
 		e.marksMu.Lock()
 		for _, c := range e.marks {
-			add(c.Close())
+			if err := c.conn.Close(); err != nil && !isClosed(err) {
+				errs = append(errs, err)
+			}
 		}
 		e.marks = nil
 		e.marksMu.Unlock()
 		if e.nsFD >= 0 {
-			add(unix.Close(e.nsFD))
+			if err := unix.Close(e.nsFD); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		e.closeErr = errors.Join(errs...)
 	})
@@ -570,14 +819,18 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	stopRead := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		e.reader(stopRead)
-	}()
+	for _, ps := range e.planes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.reader(ps, stopRead)
+		}()
+	}
 	err := e.loop(ctx)
 	close(stopRead)
-	_ = e.main.SetReadDeadline(time.Now())
+	for _, ps := range e.planes {
+		_ = ps.main.conn.SetReadDeadline(time.Now())
+	}
 	wg.Wait()
 	e.shutdown()
 	return err
@@ -612,69 +865,6 @@ func (e *Engine) shutdown() {
 	close(e.out)
 }
 
-func (e *Engine) loop(ctx context.Context) error {
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		e.takeCommands()
-		e.takeRx()
-		e.deliverCompletions()
-		now := e.now()
-		e.runTimers(now)
-		wakeAt, more := e.sendPass(now)
-		if !more {
-			if t := e.timers.next(); t > 0 && (wakeAt == 0 || t < wakeAt) {
-				wakeAt = t
-			}
-		}
-		var wait Time = -1 // block without a deadline
-		switch {
-		case more:
-			wait = 0
-		case wakeAt > 0:
-			wait = max(wakeAt-e.now(), 0)
-		}
-		if wait >= 0 && wait < dueSlack {
-			// Busy, or due within a few microseconds, far below what a Go
-			// timer can sleep: go round again. (Yielding here would keep
-			// this goroutine runnable and starve the network poller.)
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-e.closing:
-				return nil
-			default:
-			}
-			continue
-		}
-		armed := wait > 0
-		if armed {
-			timer.Reset(time.Duration(wait / 1000))
-		}
-		var outc chan Completion
-		var first Completion
-		if len(e.doneQ) > 0 {
-			outc, first = e.out, e.doneQ[0]
-		}
-		select {
-		case <-e.rxReady:
-			e.takeRx()
-		case <-e.wake:
-		case <-timer.C:
-			armed = false
-		case outc <- first:
-			e.popCompletion()
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-e.closing:
-			return nil
-		}
-		if armed {
-			timer.Stop()
-		}
-	}
-}
-
 func (e *Engine) deliverCompletions() {
 	for len(e.doneQ) > 0 {
 		select {
@@ -697,14 +887,12 @@ func (e *Engine) popCompletion() {
 // takeCommands starts queued flows and answers queries.
 func (e *Engine) takeCommands() {
 	e.mu.Lock()
-	if len(e.cmds) == 0 && len(e.queries) == 0 {
+	if len(e.cmds) == 0 {
 		e.mu.Unlock()
 		return
 	}
 	cmds := e.cmds
 	e.cmds = e.spare[:0]
-	queries := e.queries
-	e.queries = nil
 	e.mu.Unlock()
 	now := e.now()
 	for i := range cmds {
@@ -714,36 +902,37 @@ func (e *Engine) takeCommands() {
 	e.mu.Lock()
 	e.spare = cmds[:0]
 	e.mu.Unlock()
-	if len(queries) > 0 {
-		r := e.receivers()
-		for _, q := range queries {
-			q <- r
-		}
-	}
-}
-
-func (e *Engine) receivers() []ReceiverInfo {
-	r := make([]ReceiverInfo, 0, len(e.rcv))
-	for k, v := range e.rcv {
-		r = append(r, ReceiverInfo{Src: netip.AddrPortFrom(k.src, k.port), Flow: k.flow, Mark: v.mark,
-			Packets: v.npkts, Received: v.pkts, Bytes: v.r.Bytes(), Done: v.r.Done(),
-			First: e.wall(v.first), Last: e.wall(v.last)})
-	}
-	return r
 }
 
 func (e *Engine) startFlow(spec FlowSpec, now Time) {
 	e.c.flowsStarted.Add(1)
-	path := transport.Path{BaseRTT: spec.BaseRTT, RateBps: spec.RateBps}
-	f := &sendFlow{spec: spec, start: now}
-	f.snd = transport.NewSender(&e.params, transport.Flow{ID: spec.ID, Size: spec.Size, Path: path})
-	f.npkts = f.snd.Packets()
 	// Without samples of its own, a flow's RTO starts from the estimate of
 	// a recent flow to the same host, else of any host: this host's delays
-	// are what the fabric model misses.
+	// are what the fabric model misses. Its base RTT is the model's, or
+	// the fabric's measured minimum to that host when that is larger.
 	h, ok := e.rttHints[spec.Dst.Addr()]
+	if ok && now-h.at <= rttHintAge && h.min > spec.BaseRTT {
+		spec.BaseRTT = h.min
+	}
 	if !ok {
 		h = e.lastHint
+	}
+	path := transport.Path{BaseRTT: spec.BaseRTT, RateBps: spec.RateBps}
+	f := &sendFlow{spec: spec, start: now}
+	params := &e.params
+	if len(e.planes) > 1 && len(spec.PlaneDsts) == 0 {
+		params = &e.params1
+	}
+	f.snd = transport.NewSender(params, transport.Flow{ID: spec.ID, Size: spec.Size, Path: path})
+	f.npkts = f.snd.Packets()
+	f.multi = f.snd.Planes() > 1
+	f.dst = make([]netip.AddrPort, len(e.planes))
+	f.dst[0] = spec.Dst
+	for i, a := range spec.PlaneDsts {
+		f.dst[i+1] = netip.AddrPortFrom(a, spec.Dst.Port())
+	}
+	if e.hostMax > 0 && now-e.hostAt <= rttHintAge {
+		f.snd.SeedHostDelay(now, e.hostMax)
 	}
 	if h.srtt > 0 && now-h.at <= rttHintAge {
 		f.snd.SeedRTT(h.srtt, h.rttvar)
@@ -756,6 +945,9 @@ func (e *Engine) startFlow(spec FlowSpec, now Time) {
 		}
 		f.sock = sock
 	}
+	// The socket buffers hold the flow's window (both ways: the peer's
+	// flows are alike) and what arrives while a goroutine waits for a CPU.
+	e.sizeBuffers(max(e.rate, spec.RateBps), f.snd.Cwnd())
 	e.flows[spec.ID] = f
 	if e.cfg.FlowTimeout > 0 {
 		e.timers.push(timerEnt{at: now + Time(e.cfg.FlowTimeout)*1000, f: f, deadline: true})
@@ -780,8 +972,13 @@ func (e *Engine) complete(f *sendFlow, now Time, err error) {
 		delete(e.flows, f.spec.ID)
 	}
 	st := f.snd.Stats
+	var loop, srtt Time
 	if est := f.snd.RTT(); est != nil && est.Samples() > 0 {
-		h := rttHint{srtt: est.SRTT(), rttvar: est.RTTVar(), at: now}
+		loop, srtt = est.MinRTT(), est.SRTT()
+		h := rttHint{srtt: est.SRTT(), rttvar: est.RTTVar(), min: f.minRTT, at: now}
+		if old, ok := e.rttHints[f.spec.Dst.Addr()]; ok && now-old.at <= rttHintAge && old.min > 0 && (h.min == 0 || old.min < h.min) {
+			h.min = old.min
+		}
 		e.rttHints[f.spec.Dst.Addr()] = h
 		e.lastHint = h
 	}
@@ -793,273 +990,16 @@ func (e *Engine) complete(f *sendFlow, now Time, err error) {
 		e.c.flowsFailed.Add(1)
 	}
 	e.doneQ = append(e.doneQ, Completion{ID: f.spec.ID, Start: e.wall(f.start), End: e.wall(end),
-		FCT: time.Duration((end - f.start) / 1000), Stats: st, Err: err})
+		FCT: time.Duration((end - f.start) / 1000), Stats: st, Err: err,
+		MinRTT: time.Duration(f.minRTT / 1000), LoopRTT: time.Duration(loop / 1000), SRTT: time.Duration(srtt / 1000), MaxCwnd: int64(f.maxCwnd)})
 	// The flow may linger in the timer heap (until its FlowTimeout) and in
 	// the active list; its per-packet state is not needed any more.
 	f.snd = nil
 }
 
-// sendPass sends what the windows and the NIC pacing allow, round robin over
-// the flows that may send. It returns when pacing next allows a packet (0:
-// nothing waits for the NIC) and whether it stopped early with more to send.
-func (e *Engine) sendPass(now Time) (wakeAt Time, more bool) {
-	if e.rate > 0 {
-		// Token bucket: idle credit is capped at a small burst; after a
-		// late wake-up with packets waiting, the missed time is caught up.
-		floor := now - e.burst
-		if e.backlogged {
-			floor = now - e.catchUp
-		}
-		e.nicNext = max(e.nicNext, floor)
-	}
-	e.backlogged = false
-	d := &e.txData // a field: the DropData hook would make a local escape
-	sent := 0
-	for len(e.active) > 0 {
-		if e.rate > 0 && e.nicNext > now {
-			e.backlogged = true
-			return e.nicNext, false
-		}
-		if sent == maxPerPass {
-			e.backlogged = true // keep the catch-up credit for the next pass
-			return 0, true
-		}
-		if e.rr >= len(e.active) {
-			e.rr = 0
-		}
-		f := e.active[e.rr]
-		var size int64
-		if !f.done {
-			size = f.snd.NextPacket(now, d)
-		}
-		if size == 0 {
-			f.active = false
-			last := len(e.active) - 1
-			copy(e.active[e.rr:], e.active[e.rr+1:])
-			e.active[last] = nil
-			e.active = e.active[:last]
-			continue
-		}
-		e.rr++
-		sent++
-		e.transmit(f, d)
-		// A socket write takes microseconds: keep timestamps honest.
-		now = e.now()
-		if e.rate > 0 {
-			e.nicNext += size * 8 * transport.Second / e.rate
-		}
-		if f.timerAt == 0 {
-			e.armTimer(f)
-		}
-	}
-	return 0, false
-}
-
-func (e *Engine) transmit(f *sendFlow, d *transport.Data) {
-	if e.cfg.DropData != nil && e.cfg.DropData(d) {
-		e.c.dataDropped.Add(1)
-		return
-	}
-	h := DataHeader{RunID: e.cfg.RunID, Flow: d.Flow, PSN: d.PSN, NPkts: f.npkts, Payload: d.Payload,
-		Entropy: d.Entropy, ReplyPort: e.port, Mark: f.spec.Mark, SentAt: d.SentAt, Retx: d.Retx,
-		AckRoute: d.AckRoute, AckRouteValid: d.AckRouteValid}
-	n, err := EncodeData(e.sendBuf, &h)
-	if err != nil {
-		// Cannot happen: the sender respects the MTU the buffer was sized for.
-		e.c.sendErrors.Add(1)
-		return
-	}
-	sock := f.sock
-	if sock == nil {
-		sock = e.data[int(d.Entropy)%len(e.data)]
-	}
-	if _, err := sock.WriteToUDPAddrPort(e.sendBuf[:n], f.spec.Dst); err != nil {
-		// The packet is lost; the transport's timeout recovers it.
-		e.sendError(err)
-		return
-	}
-	e.c.dataSent.Add(1)
-	if d.Retx {
-		e.c.dataRetx.Add(1)
-	}
-	e.c.dataBytesSent.Add(uint64(n))
-}
-
 func (e *Engine) sendError(err error) {
-	e.c.sendErrors.Add(1)
 	if !e.sendWarn.Swap(true) {
 		e.logf("dataplane: send: %v (further send errors are only counted)", err)
-	}
-}
-
-func (e *Engine) armTimer(f *sendFlow) {
-	if t := f.snd.NextTimeout(); t > 0 {
-		f.timerAt = t
-		e.timers.push(timerEnt{at: t, f: f})
-	}
-}
-
-func (e *Engine) runTimers(now Time) {
-	for len(e.timers) > 0 && e.timers[0].at <= now {
-		t := e.timers.pop()
-		f := t.f
-		if f.done {
-			continue
-		}
-		if t.deadline {
-			st := f.snd.Stats
-			e.complete(f, now, fmt.Errorf("dataplane: flow %d to %v abandoned after %v (FlowTimeout): %d packets, %d sent, %d retransmitted, %d timeouts",
-				f.spec.ID, f.spec.Dst, e.cfg.FlowTimeout, f.npkts, st.Sent, st.Retx, st.Timeouts))
-			continue
-		}
-		if f.timerAt != t.at {
-			continue
-		}
-		f.timerAt = 0
-		if n := f.snd.OnTimeout(now); n > 0 {
-			e.c.timeouts.Add(uint64(n))
-			e.activate(f)
-		}
-		if f.timerAt == 0 {
-			e.armTimer(f)
-		}
-	}
-}
-
-// takeRx processes the packets the reader has queued.
-func (e *Engine) takeRx() {
-	e.rxMu.Lock()
-	b := e.rxCur
-	if len(b.pkts) == 0 {
-		e.rxMu.Unlock()
-		return
-	}
-	full := len(b.pkts) == cap(b.pkts)
-	e.rxCur, e.rxSpare = e.rxSpare, nil
-	e.rxMu.Unlock()
-	if full {
-		select {
-		case e.rxSpace <- struct{}{}:
-		default:
-		}
-	}
-	e.c.rxBatches.Add(1)
-	now := e.now()
-	for i := range b.pkts {
-		p := &b.pkts[i]
-		if p.p.Type == TypeData {
-			e.onData(p, now)
-		} else {
-			e.onAck(&p.p.Ack, now)
-		}
-	}
-	clear(b.pkts)
-	b.pkts = b.pkts[:0]
-	e.rxSpare = b
-}
-
-func (e *Engine) onAck(h *AckHeader, now Time) {
-	f := e.flows[h.Flow]
-	if f == nil {
-		e.c.staleAcks.Add(1)
-		return
-	}
-	if h.Nack {
-		e.c.nacksRecv.Add(1)
-	} else {
-		e.c.acksRecv.Add(1)
-		if h.ECN {
-			e.c.ecnAcks.Add(1)
-		}
-	}
-	a := h.Transport()
-	spurious := f.snd.Stats.Spurious
-	f.snd.OnAck(now, &a)
-	if n := f.snd.Stats.Spurious - spurious; n > 0 {
-		e.c.spurious.Add(n)
-	}
-	if f.snd.Done() {
-		e.complete(f, now, nil)
-		return
-	}
-	if !f.active && f.snd.CanSend(now) {
-		e.activate(f)
-	}
-}
-
-func (e *Engine) onData(p *rxPkt, now Time) {
-	h := &p.p.Data
-	if h.ReplyPort == 0 {
-		e.c.badPackets.Add(1)
-		return
-	}
-	key := rxKey{src: p.src.Addr(), port: h.ReplyPort, flow: h.Flow}
-	r := e.rcv[key]
-	if r == nil || r.npkts != h.NPkts {
-		r = &recvFlow{r: transport.NewReceiverFor(&e.rparams, h.Flow, h.NPkts), npkts: h.NPkts, mark: h.Mark, first: now}
-		if h.Mark != 0 {
-			if s, err := e.markSocket(h.Mark); err == nil {
-				r.sock = s
-			} else {
-				// Its ACKs leave by their route, as unmarked ones do.
-				e.c.markErrors.Add(1)
-				e.markWarning(h.Mark, err)
-			}
-		}
-		e.rcv[key] = r
-		e.c.recvFlows.Add(1)
-	}
-	r.pkts++
-	r.last = now
-	e.c.dataRecv.Add(1)
-	e.c.dataBytesRecv.Add(uint64(p.n))
-	ecn := p.tos&tosCE == tosCE
-	if ecn {
-		e.c.ecnMarked.Add(1)
-	}
-	if h.Trimmed {
-		e.c.trimmed.Add(1)
-	}
-	d := h.Transport()
-	before, wasDone := r.r.Bytes(), r.r.Done()
-	ack, complete := r.r.OnData(&d, ecn, h.Trimmed)
-	if got := r.r.Bytes() - before; got > 0 {
-		e.c.payloadRecv.Add(uint64(got))
-	} else if !h.Trimmed && (d.Payload > 0 || wasDone) {
-		// Only zero-size flows have empty packets, and they have one.
-		e.c.dataDup.Add(1)
-	}
-	if complete {
-		e.c.recvFlowsDone.Add(1)
-	}
-	ah := AckHeader{RunID: e.cfg.RunID, Flow: ack.Flow, PSN: ack.PSN, CumAck: ack.CumAck, Entropy: ack.Entropy,
-		Route: ack.Route, Mark: h.Mark, EchoTS: ack.EchoTS, ECN: ack.ECN, Nack: ack.Nack}
-	n, _ := EncodeAck(e.ackBuf, &ah)
-	to := netip.AddrPortFrom(key.src, h.ReplyPort)
-	if r.sock != nil {
-		// A marked flow: policy routing steers its ACKs, not the route.
-		if _, err := r.sock.WriteToUDPAddrPort(e.ackBuf[:n], to); err != nil {
-			e.sendError(err)
-			return
-		}
-	} else {
-		i := int(ack.Route) % len(e.data)
-		if e.cfg.DropAck != nil && e.cfg.DropAck(uint16(e.cfg.Port+1+i), ack) {
-			e.c.acksDropped.Add(1)
-			return
-		}
-		if _, _, err := e.data[i].WriteMsgUDPAddrPort(e.ackBuf[:n], e.ackOOB, to); err != nil {
-			e.sendError(err)
-			return
-		}
-	}
-	if ack.Nack {
-		e.c.nacksSent.Add(1)
-	} else {
-		e.c.acksSent.Add(1)
-	}
-	if ack.ECN {
-		e.c.ecnAcksSent.Add(1)
 	}
 }
 
@@ -1072,71 +1012,6 @@ func (e *Engine) markWarning(mark uint32, err error) {
 	e.marksMu.Unlock()
 	if !warned {
 		e.logf("dataplane: ACKs of mark %d leave from the entropy sockets: %v", mark, err)
-	}
-}
-
-// reader receives datagrams on the main socket, decodes them and queues
-// them for the engine goroutine, waking it when the queue was empty. While
-// the engine is busy, packets accumulate into a batch.
-func (e *Engine) reader(stop <-chan struct{}) {
-	buf := make([]byte, DataHeaderLen+e.params.MTU)
-	oob := make([]byte, tosOOBLen)
-	var pk rxPkt
-	for {
-		n, oobn, flags, src, err := e.main.ReadMsgUDPAddrPort(buf, oob)
-		if err != nil {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if isClosed(err) {
-				return
-			}
-			e.c.recvErrors.Add(1)
-			if !e.recvWarn.Swap(true) {
-				e.logf("dataplane: receive on %v: %v (further receive errors are only counted)", e.local, err)
-			}
-			time.Sleep(time.Millisecond) // a persistent error must not spin
-			continue
-		}
-		if flags&unix.MSG_TRUNC != 0 {
-			e.c.badPackets.Add(1)
-			continue
-		}
-		if err := Decode(buf[:n], &pk.p); err != nil {
-			e.c.badPackets.Add(1)
-			continue
-		}
-		run := pk.p.Ack.RunID
-		if pk.p.Type == TypeData {
-			run = pk.p.Data.RunID
-		}
-		if run != e.cfg.RunID {
-			e.c.foreignRun.Add(1)
-			continue
-		}
-		pk.src, pk.n = src, n
-		pk.tos, _ = parseTOS(oob[:oobn])
-		e.rxMu.Lock()
-		for len(e.rxCur.pkts) == cap(e.rxCur.pkts) {
-			e.rxMu.Unlock()
-			select {
-			case <-e.rxSpace:
-			case <-stop:
-				return
-			}
-			e.rxMu.Lock()
-		}
-		e.rxCur.pkts = append(e.rxCur.pkts, pk)
-		first := len(e.rxCur.pkts) == 1
-		e.rxMu.Unlock()
-		if first {
-			select {
-			case e.rxReady <- struct{}{}:
-			default:
-			}
-		}
 	}
 }
 

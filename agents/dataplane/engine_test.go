@@ -415,7 +415,7 @@ func TestMarkedSockets(t *testing.T) {
 			t.Errorf("%s: marked sockets %d, want one for mark 42", name, n)
 			continue
 		}
-		rc, _ := c.SyscallConn()
+		rc := c.rc
 		var mark int
 		var err error
 		rc.Control(func(fd uintptr) { mark, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MARK) })

@@ -98,7 +98,11 @@ func TestPathAwareLoopback(t *testing.T) {
 // source ports is lost (as if the fabric hashed it onto a dead link).
 // Spritz-Spray learns that its EV times out and never comes back good, and
 // keeps fewer of its packets there than weighted OPS, which keeps sending
-// an eighth of them; both complete every flow.
+// an eighth of them; both complete every flow. The flows' base RTT is of
+// the loopback's order (50 us): the congestion control's RTT leaves the
+// hosts' delays out, so a 500 us model RTT would keep a 45-packet window,
+// more than Spray's 8 recycled EVs cover, and most of its packets would
+// be fresh random draws.
 func TestSprayAvoidsDeadSourcePort(t *testing.T) {
 	const ports, dead = 8, 3
 	share := map[transport.LBKind]float64{}
@@ -113,7 +117,7 @@ func TestSprayAvoidsDeadSourcePort(t *testing.T) {
 		var plans []flowPlan
 		for i := range 4 {
 			plans = append(plans, flowPlan{a, b, FlowSpec{ID: uint32(200 + i), Dst: b.LocalAddr(), Size: 1 << 20,
-				BaseRTT: 500 * transport.Microsecond, RateBps: 2e9}})
+				BaseRTT: 50 * transport.Microsecond, RateBps: 2e9}})
 		}
 		comps := runFlows(t, []*Engine{a, b}, plans, 60*time.Second)
 		n, tot := ec.snapshot()

@@ -6,19 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"syscall"
-	"unsafe"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Socket options.
 const (
-	sockBufBytes = 4 << 20
-	tosECT0      = 0x02 // ECN-capable transport, ECT(0)
-	tosCE        = 0x03 // congestion experienced
+	// minSockBuf is the smallest socket buffer the engine asks for;
+	// sizeBuffers raises it from the bandwidth-delay product.
+	minSockBuf = 4 << 20
+	// maxSockBuf bounds what the bandwidth-delay product asks for.
+	maxSockBuf = 256 << 20
+	tosECT0    = 0x02 // ECN-capable transport, ECT(0)
+	tosCE      = 0x03 // congestion experienced
 )
 
 // sockKind says what a socket is for; it selects its options.
@@ -42,22 +47,22 @@ func (k sockKind) String() string {
 
 // listen opens a UDP socket on addr:port with the options of its kind. It
 // runs in the engine's network namespace.
-func (e *Engine) listen(port int, kind sockKind, mark uint32) (*net.UDPConn, error) {
+func (e *Engine) listen(addr netip.Addr, port int, kind sockKind, mark uint32) (*net.UDPConn, error) {
 	var conn *net.UDPConn
 	err := e.inNetns(func() error {
-		c, err := e.listenHere(port, kind, mark)
+		c, err := e.listenHere(addr, port, kind, mark)
 		conn = c
 		return err
 	})
 	return conn, err
 }
 
-func (e *Engine) listenHere(port int, kind sockKind, mark uint32) (*net.UDPConn, error) {
+func (e *Engine) listenHere(addr netip.Addr, port int, kind sockKind, mark uint32) (*net.UDPConn, error) {
 	network := "udp4"
 	if e.v6 {
 		network = "udp6"
 	}
-	where := net.JoinHostPort(e.cfg.Addr.String(), strconv.Itoa(port))
+	where := net.JoinHostPort(addr.String(), strconv.Itoa(port))
 	var optErr error
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
 		err := rc.Control(func(fd uintptr) {
@@ -71,7 +76,7 @@ func (e *Engine) listenHere(port int, kind sockKind, mark uint32) (*net.UDPConn,
 	pc, err := lc.ListenPacket(context.Background(), network, where)
 	if err != nil {
 		if kind == sockMark {
-			return nil, fmt.Errorf("dataplane: marked socket (mark %d) on %s: %w", mark, e.cfg.Addr, err)
+			return nil, fmt.Errorf("dataplane: marked socket (mark %d) on %s: %w", mark, addr, err)
 		}
 		return nil, fmt.Errorf("dataplane: listen on %s (%s): %w", where, kind, err)
 	}
@@ -85,6 +90,24 @@ func (e *Engine) setOptions(fd int, kind sockKind, mark uint32) error {
 	if kind == sockMark {
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_MARK, int(mark)); err != nil {
 			return fmt.Errorf("setsockopt SO_MARK=%d: %w", mark, err)
+		}
+	}
+	if kind == sockMain {
+		// Kernel receive timestamps: RTT samples without this host's
+		// scheduling delay (the hold time in ACKs, HostDelay at the sender).
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+			return fmt.Errorf("setsockopt SO_TIMESTAMPNS: %w", err)
+		}
+		// UDP GRO: a train of datagrams arrives as one buffer. Kernels
+		// before 5.0 lack it; the engine then receives them one by one.
+		if !e.cfg.DisableGRO && unix.SetsockoptInt(fd, unix.SOL_UDP, unix.UDP_GRO, 1) == nil {
+			e.gro.Store(true)
+		}
+	} else if !e.cfg.DisableGSO {
+		// UDP GSO (kernel 4.18 and later): probed per socket, used per
+		// message (a UDP_SEGMENT control message).
+		if _, err := unix.GetsockoptInt(fd, unix.SOL_UDP, unix.UDP_SEGMENT); err == nil {
+			e.gsoProbe.Store(true)
 		}
 	}
 	switch {
@@ -109,32 +132,98 @@ func (e *Engine) setOptions(fd int, kind sockKind, mark uint32) error {
 	return nil
 }
 
-// setBuffers asks for large socket buffers. Without privileges the kernel
-// caps them at net.core.{r,w}mem_max; that is logged once, not an error.
+// setBuffers asks for the socket buffers of its kind (sizeBuffers' sizes).
+// Without privileges the kernel caps them at net.core.{r,w}mem_max; that
+// is logged once, not an error.
 func (e *Engine) setBuffers(conn *net.UDPConn, kind sockKind) {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return
 	}
+	snd, rcv := int(e.sndBuf.Load()), int(e.rcvBuf.Load())
 	_ = rc.Control(func(fd uintptr) {
-		set := func(opt, force int, name string) {
-			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, opt, sockBufBytes)
-			// The kernel reports twice the size it grants.
-			if got, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, opt); err == nil && got >= sockBufBytes {
-				return
-			}
-			if err := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, force, sockBufBytes); err != nil {
-				e.bufWarn.Do(func() {
-					got, _ := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, opt)
-					e.logf("dataplane: %s limited to %d bytes (want %d): %v; raise net.core.rmem_max/wmem_max or run with CAP_NET_ADMIN", name, got/2, sockBufBytes, err)
-				})
-			}
-		}
-		set(unix.SO_SNDBUF, unix.SO_SNDBUFFORCE, "SO_SNDBUF")
+		e.setBuf(int(fd), unix.SO_SNDBUF, unix.SO_SNDBUFFORCE, "SO_SNDBUF", snd)
 		if kind == sockMain {
-			set(unix.SO_RCVBUF, unix.SO_RCVBUFFORCE, "SO_RCVBUF")
+			e.setBuf(int(fd), unix.SO_RCVBUF, unix.SO_RCVBUFFORCE, "SO_RCVBUF", rcv)
 		}
 	})
+}
+
+func (e *Engine) setBuf(fd, opt, force int, name string, want int) {
+	// The kernel reports twice the size it grants.
+	if got, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, opt); err == nil && got >= 2*want {
+		return
+	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, opt, want)
+	if got, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, opt); err == nil && got >= want {
+		return
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, force, want); err != nil {
+		e.bufWarn.Do(func() {
+			got, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, opt)
+			e.logf("dataplane: %s limited to %d bytes (want %d): %v; raise net.core.rmem_max/wmem_max or run with CAP_NET_ADMIN", name, got/2, want, err)
+		})
+	}
+}
+
+// bufferSizes returns the send and receive buffer sizes for a NIC of
+// rateBps and flows whose largest window is window bytes: the receive
+// buffer holds what the senders may have in flight towards this host
+// (twice the largest window, or 2 ms at the NIC rate, whichever is more)
+// plus what arrives while the receiving goroutine is not scheduled for
+// stall (the time a busy 2-core host keeps a runnable thread waiting);
+// the send buffer holds 1 ms at the NIC rate. Both are at least
+// minSockBuf and at most maxSockBuf.
+func bufferSizes(rateBps int64, window float64, stall time.Duration) (snd, rcv int) {
+	clamp := func(v float64) int { return int(min(max(v, minSockBuf), maxSockBuf)) }
+	bps := float64(rateBps) / 8
+	rcv = clamp(max(2*window, bps*0.002) + bps*stall.Seconds())
+	snd = clamp(bps * 0.001)
+	return snd, rcv
+}
+
+// sizeBuffers grows every socket's buffers to what a NIC of rateBps and a
+// window of window bytes need (bufferSizes); it never shrinks them.
+func (e *Engine) sizeBuffers(rateBps int64, window float64) {
+	snd, rcv := bufferSizes(rateBps, window, bufStall)
+	growS, growR := int64(snd) > e.sndBuf.Load(), int64(rcv) > e.rcvBuf.Load()
+	if !growS && !growR {
+		return
+	}
+	if growS {
+		e.sndBuf.Store(int64(snd))
+	}
+	if growR {
+		e.rcvBuf.Store(int64(rcv))
+	}
+	for _, ps := range e.planes {
+		if ps.main == nil {
+			continue
+		}
+		e.setBuffers(ps.main.conn, sockMain)
+		if growS {
+			for _, s := range ps.data {
+				e.setBuffers(s.conn, sockData)
+			}
+		}
+	}
+}
+
+// bufStall is the receiving goroutine's scheduling stall the receive
+// buffer absorbs at the NIC rate.
+const bufStall = 5 * time.Millisecond
+
+// RcvBufBytes returns the receive buffer the kernel granted the main
+// socket of plane 0 (what SO_RCVBUF reports, halved: the kernel doubles
+// the request for its bookkeeping).
+func (e *Engine) RcvBufBytes() int {
+	rc, err := e.planes[0].main.conn.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var got int
+	_ = rc.Control(func(fd uintptr) { got, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF) })
+	return got / 2
 }
 
 // inNetns runs fn with the calling thread in the engine's network namespace
@@ -186,20 +275,6 @@ func parseTOS(oob []byte) (uint8, bool) {
 		oob = rest
 	}
 	return 0, false
-}
-
-// notECTOOB returns the control message that sends a datagram Not-ECT
-// (TOS / traffic class 0) from a socket whose default is ECT(0): ACKs leave
-// from the entropy sockets but are not ECN-capable (RFC 3168 Sec. 6.1.4).
-func notECTOOB(v6 bool) []byte {
-	b := make([]byte, unix.CmsgSpace(4))
-	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
-	h.Level, h.Type = unix.IPPROTO_IP, unix.IP_TOS
-	if v6 {
-		h.Level, h.Type = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
-	}
-	h.SetLen(unix.CmsgLen(4)) // the data, an int, stays 0
-	return b
 }
 
 // tosOOBLen is room for one TOS/TCLASS control message, with slack.

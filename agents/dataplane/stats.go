@@ -34,8 +34,17 @@ type Stats struct {
 	BadPackets uint64 // undecodable, truncated or otherwise invalid datagrams
 	ForeignRun uint64 // valid packets of another run ID (ignored)
 	RecvErrors uint64 // failed socket reads
-	RxBatches  uint64 // batches handed from the reader to the engine goroutine
+	RxBatches  uint64 // batches of ACKs handed from the receiving goroutines to the sending goroutine
 	MarkErrors uint64 // ACKs of marked flows sent by their route because the marked socket could not be opened
+
+	// System calls and offloads.
+	SendCalls    uint64 // sendmmsg calls (data and ACKs)
+	SendMsgs     uint64 // messages they sent: a GSO message carries several datagrams
+	GSOSegments  uint64 // datagrams sent inside GSO messages of more than one
+	RecvCalls    uint64 // recvmmsg calls that returned datagrams
+	RecvMsgs     uint64 // messages they returned: a GRO buffer carries several datagrams
+	GROSegments  uint64 // datagrams received inside GRO buffers of more than one
+	TimeoutsHeld uint64 // times a due retransmission timeout waited for ACKs not yet handed over
 
 	// Flows.
 	FlowsStarted   uint64
@@ -53,6 +62,8 @@ type counters struct {
 	trimmed, ecnMarked, acksSent, nacksSent, ecnAcksSent atomic.Uint64
 	badPackets, foreignRun, recvErrors, rxBatches        atomic.Uint64
 	markErrors, acksDropped                              atomic.Uint64
+	sendCalls, sendMsgs, gsoSegs                         atomic.Uint64
+	recvCalls, recvMsgs, groSegs, timeoutsHeld           atomic.Uint64
 	flowsStarted, flowsCompleted, flowsFailed            atomic.Uint64
 	recvFlows, recvFlowsDone                             atomic.Uint64
 }
@@ -70,6 +81,9 @@ func (c *counters) snapshot() Stats {
 		AcksDropped: c.acksDropped.Load(),
 		BadPackets:  c.badPackets.Load(), ForeignRun: c.foreignRun.Load(), RecvErrors: c.recvErrors.Load(),
 		RxBatches: c.rxBatches.Load(), MarkErrors: c.markErrors.Load(),
+		SendCalls: c.sendCalls.Load(), SendMsgs: c.sendMsgs.Load(), GSOSegments: c.gsoSegs.Load(),
+		RecvCalls: c.recvCalls.Load(), RecvMsgs: c.recvMsgs.Load(), GROSegments: c.groSegs.Load(),
+		TimeoutsHeld: c.timeoutsHeld.Load(),
 		FlowsStarted: c.flowsStarted.Load(), FlowsCompleted: c.flowsCompleted.Load(),
 		FlowsFailed: c.flowsFailed.Load(), RecvFlows: c.recvFlows.Load(), RecvFlowsDone: c.recvFlowsDone.Load(),
 	}

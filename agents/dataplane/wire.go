@@ -7,10 +7,11 @@ import (
 	"github.com/fabricbench/fabricbench/agents/transport"
 )
 
-// Wire format, version 2. All fields are big-endian. Version 1 (before the
-// receiver routed its ACKs: no ACK route in either header, 36-byte ACKs) is
+// Wire format, version 3. All fields are big-endian. Earlier versions are
 // refused with ErrVersion, so agents of mixed versions fail loudly instead
-// of misreading each other.
+// of misreading each other: version 1 had no ACK route in either header
+// (36-byte ACKs), version 2 no sender ID in data packets (44-byte headers)
+// and no hold time in ACKs (40 bytes).
 //
 // Every packet starts with the same 16-byte prefix:
 //
@@ -35,7 +36,9 @@ import (
 //	                      received, transport.Data.AckRoute, when flag 0x02;
 //	                      0 otherwise)
 //	36 sent at    int64  (sender clock, picoseconds)
-//	44 payload bytes (padding)
+//	44 sender     uint32 (the sending engine's ID: with several planes
+//	                      a flow's packets come from several addresses)
+//	48 payload bytes (padding)
 //
 // and an ACK or NACK with
 //
@@ -46,21 +49,24 @@ import (
 //	36 route    uint16 (transport.Ack.Route: the entropy the receiver sent
 //	                    it on, i.e. the source port it left from)
 //	38 reserved uint16 (0)
-//	40 end
+//	40 hold     uint32 (nanoseconds from the kernel's receive timestamp
+//	                    of the data packet to this ACK's send: the
+//	                    receiver's share of the round trip, saturating)
+//	44 end
 //
 // A data packet whose header is intact but which carries fewer payload
 // bytes than it announces was trimmed by the fabric: Decode reports it with
 // DataHeader.Trimmed and the receiver answers with a NACK.
 const (
 	Magic   uint16 = 0x4642
-	Version uint8  = 2
+	Version uint8  = 3
 
 	// PrefixLen is the length of the prefix every packet type shares.
 	PrefixLen = 16
 	// DataHeaderLen is the header length of a data packet (the payload follows).
-	DataHeaderLen = 44
+	DataHeaderLen = 48
 	// AckHeaderLen is the length of an ACK or NACK (they carry no payload).
-	AckHeaderLen = 40
+	AckHeaderLen = 44
 	// MaxHeaderLen is the longest header of any packet type.
 	MaxHeaderLen = DataHeaderLen
 )
@@ -141,6 +147,8 @@ type DataHeader struct {
 	// (transport.Data.AckRoute), when AckRouteValid.
 	AckRoute      uint16
 	AckRouteValid bool
+	// Sender identifies the sending engine (Engine.ID).
+	Sender uint32
 	// Trimmed is set by Decode when fewer payload bytes arrived than Payload
 	// announces; it is not encoded.
 	Trimmed bool
@@ -156,8 +164,11 @@ type AckHeader struct {
 	Route   uint16 // the entropy the ACK travels on (transport.Ack.Route)
 	Mark    uint32
 	EchoTS  int64
-	ECN     bool
-	Nack    bool
+	// HoldNs is how long the receiver held the data packet, from its
+	// kernel receive timestamp to the ACK's send, in nanoseconds.
+	HoldNs uint32
+	ECN    bool
+	Nack   bool
 }
 
 // Packet is any decoded packet: Data is valid when Type is TypeData, Ack
@@ -236,6 +247,7 @@ func PutDataHeader(b []byte, h *DataHeader) error {
 	be.PutUint16(b[32:], h.ReplyPort)
 	be.PutUint16(b[34:], route)
 	be.PutUint64(b[36:], uint64(h.SentAt))
+	be.PutUint32(b[44:], h.Sender)
 	return nil
 }
 
@@ -260,6 +272,7 @@ func EncodeAck(b []byte, h *AckHeader) (int, error) {
 	be.PutUint64(b[28:], uint64(h.EchoTS))
 	be.PutUint16(b[36:], h.Route)
 	be.PutUint16(b[38:], 0)
+	be.PutUint32(b[40:], h.HoldNs)
 	return AckHeaderLen, nil
 }
 
@@ -347,6 +360,7 @@ func decodeData(b []byte, h *DataHeader) error {
 		Mark:      be.Uint32(b[28:]),
 		ReplyPort: be.Uint16(b[32:]),
 		SentAt:    int64(be.Uint64(b[36:])),
+		Sender:    be.Uint32(b[44:]),
 		Retx:      b[4]&FlagRetx != 0,
 	}
 	if b[4]&FlagAckRoute != 0 {
@@ -383,6 +397,7 @@ func decodeAck(b []byte, t Type, h *AckHeader) error {
 		Mark:    be.Uint32(b[24:]),
 		EchoTS:  int64(be.Uint64(b[28:])),
 		Route:   be.Uint16(b[36:]),
+		HoldNs:  be.Uint32(b[40:]),
 		ECN:     b[4]&FlagECN != 0,
 		Nack:    t == TypeNack,
 	}

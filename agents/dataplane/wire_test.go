@@ -10,11 +10,11 @@ import (
 
 func sampleData() DataHeader {
 	return DataHeader{RunID: 0xdeadbeef, Flow: 42, PSN: 7, NPkts: 9, Payload: 1000, Entropy: 0xabcd,
-		ReplyPort: 40000, Mark: 3, SentAt: -5 + 1<<40, Retx: true, AckRoute: 0xbeef, AckRouteValid: true}
+		ReplyPort: 40000, Mark: 3, SentAt: -5 + 1<<40, Retx: true, AckRoute: 0xbeef, AckRouteValid: true, Sender: 0xfeedf00d}
 }
 
 func sampleAck() AckHeader {
-	return AckHeader{RunID: 0xdeadbeef, Flow: 42, PSN: 7, CumAck: 5, Entropy: 0xabcd, Route: 0x1234, Mark: 3, EchoTS: 1 << 50, ECN: true}
+	return AckHeader{RunID: 0xdeadbeef, Flow: 42, PSN: 7, CumAck: 5, Entropy: 0xabcd, Route: 0x1234, Mark: 3, EchoTS: 1 << 50, HoldNs: 123456789, ECN: true}
 }
 
 func TestDataRoundTrip(t *testing.T) {
@@ -118,12 +118,16 @@ func TestDecodeErrors(t *testing.T) {
 		"data header cut": {data[:DataHeaderLen-1], ErrShort},
 		"ack cut":         {ack[:AckHeaderLen-1], ErrShort},
 		"magic":           {mod(data, func(b []byte) { b[0] ^= 1 }), ErrMagic},
-		"version":         {mod(ack, func(b []byte) { b[2] = 3 }), ErrVersion},
-		// Version 1 (no ACK routes) against version 2: refused by version,
-		// whatever the length, never read as the other layout.
+		"version":         {mod(ack, func(b []byte) { b[2] = 4 }), ErrVersion},
+		// Versions 1 (no ACK routes) and 2 (no sender ID, no hold time)
+		// against version 3: refused by version, whatever the length,
+		// never read as the other layout.
 		"v1 ack":           {mod(ack[:36], func(b []byte) { b[2] = 1 }), ErrVersion},
 		"v1 data":          {mod(data, func(b []byte) { b[2] = 1 }), ErrVersion},
+		"v2 ack":           {mod(ack[:40], func(b []byte) { b[2] = 2 }), ErrVersion},
+		"v2 data":          {mod(data[:len(data)-4], func(b []byte) { b[2] = 2 }), ErrVersion},
 		"v1-length ack":    {ack[:36], ErrShort},
+		"v2-length ack":    {ack[:40], ErrShort},
 		"ack reserved":     {mod(ack, func(b []byte) { b[39] = 1 }), ErrGarbled},
 		"route sans flag":  {mod(data, func(b []byte) { b[4] &^= FlagAckRoute }), ErrGarbled},
 		"ack route flag":   {mod(ack, func(b []byte) { b[4] |= 0x02 }), ErrGarbled},

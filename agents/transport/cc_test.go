@@ -443,3 +443,57 @@ func TestDCTCPECNFastIncrease(t *testing.T) {
 		}
 	}
 }
+
+// TestEntropyRun: with Params.EntropyRun every balancer's choice holds for
+// that many packets in a row (OPS: a fresh draw per run; REPS: a recycled
+// entropy per run), and without it each packet is a choice of its own.
+func TestEntropyRun(t *testing.T) {
+	for _, lb := range []LBKind{OPS, REPS, Spray} {
+		for _, run := range []int{0, 4} {
+			p := DefaultParams()
+			p.LB, p.EntropyRun, p.Entropies = lb, run, 256
+			s := NewSender(&p, Flow{ID: 1, Size: 1 << 24, Path: refPath})
+			var d Data
+			var ents []uint16
+			var inflight []Ack
+			for i := 0; i < 400; i++ {
+				if s.NextPacket(Time(i)*Microsecond, &d) == 0 {
+					break
+				}
+				ents = append(ents, d.Entropy)
+				// Acknowledged 32 packets later: REPS recycles a window's
+				// entropies.
+				inflight = append(inflight, Ack{Flow: 1, PSN: d.PSN, Entropy: d.Entropy, EchoTS: d.SentAt})
+				if len(inflight) > 32 {
+					s.OnAck(Time(i)*Microsecond, &inflight[0])
+					inflight = inflight[1:]
+				}
+			}
+			if len(ents) < 400 {
+				t.Fatalf("%s run %d: only %d packets", lb, run, len(ents))
+			}
+			changes := 0
+			for i := 1; i < len(ents); i++ {
+				if ents[i] != ents[i-1] {
+					changes++
+					if run > 1 && i%run != 0 {
+						t.Fatalf("%s run %d: entropy changed at packet %d: %v", lb, run, i, ents[:i+1])
+					}
+				}
+			}
+			switch {
+			case run > 1 && lb != Spray && changes < len(ents)/run/2:
+				// (Spray reuses a good path once per ACK: with every packet
+				// acknowledged at once it keeps the few it found.)
+				t.Errorf("%s run %d: %d changes in %d packets: not spraying", lb, run, changes, len(ents))
+			case run <= 1 && changes < len(ents)/2:
+				t.Errorf("%s: %d changes in %d packets, want a choice per packet", lb, changes, len(ents))
+			}
+		}
+	}
+	p := DefaultParams()
+	p.EntropyRun = 1025
+	if err := p.Validate(); err == nil {
+		t.Error("entropy run 1025 validated")
+	}
+}

@@ -163,3 +163,27 @@ func TestCoalescingParams(t *testing.T) {
 		t.Error("the default receiver coalesces; want per-packet ACKs")
 	}
 }
+
+// TestReceiverFarAheadIsNotDuplicate: a packet more than the receiver's
+// ring above the cumulative point (heavy reordering, e.g. two planes with
+// different delays) is new, even when the PSN one ring below it arrived:
+// it must not be taken for a duplicate and acknowledged unrecorded.
+func TestReceiverFarAheadIsNotDuplicate(t *testing.T) {
+	r := NewReceiver(1, 4096)
+	// PSN 0 is late; 1..300 arrive, growing the ring past 256 bits.
+	for psn := uint32(1); psn <= 300; psn++ {
+		r.OnData(&Data{Flow: 1, PSN: psn, Payload: 100}, false, false)
+	}
+	// Far ahead: one ring (and more) above PSNs that arrived.
+	for _, psn := range []uint32{513, 301 + 512, 1000, 1025} {
+		before := r.Bytes()
+		r.OnData(&Data{Flow: 1, PSN: psn, Payload: 100}, false, false)
+		if r.Bytes() != before+100 {
+			t.Fatalf("PSN %d (cum %d) taken for a duplicate", psn, r.cum)
+		}
+	}
+	r.OnData(&Data{Flow: 1, PSN: 0, Payload: 100}, false, false)
+	if r.cum != 301 || r.received != 305 {
+		t.Fatalf("cum %d received %d, want 301 and 305", r.cum, r.received)
+	}
+}

@@ -33,6 +33,11 @@ type balancer struct {
 	sp *spritzState
 	// ow is the OWD balancer's state (owd.go), nil for the others.
 	ow *owdState
+
+	// Params.EntropyRun: the entropy cur holds for left more packets.
+	run  int
+	left int
+	cur  uint16
 }
 
 func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng, p *Params, paths []PathEV) balancer {
@@ -50,6 +55,9 @@ func newBalancer(kind LBKind, entropies uint32, bufSize int, r *rng, p *Params, 
 		b.ring = make([]uint16, bufSize)
 	}
 	b.initPaths(p, paths)
+	if p != nil && p.EntropyRun > 1 {
+		b.run = p.EntropyRun
+	}
 	return b
 }
 
@@ -86,8 +94,22 @@ func (b *balancer) nextInCycle() uint16 {
 	}
 }
 
-// next returns the entropy for the next packet sent at now.
+// next returns the entropy for the next packet sent at now: a new choice
+// every packet, or every Params.EntropyRun packets.
 func (b *balancer) next(now Time) uint16 {
+	if b.run > 1 {
+		if b.left > 0 {
+			b.left--
+			return b.cur
+		}
+		b.cur, b.left = b.choose(now), b.run-1
+		return b.cur
+	}
+	return b.choose(now)
+}
+
+// choose is the load balancer's choice of an entropy at now.
+func (b *balancer) choose(now Time) uint16 {
 	if b.ow != nil {
 		return b.ow.cands[b.ow.cur]
 	}

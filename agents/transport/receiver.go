@@ -108,7 +108,9 @@ func (r *Receiver) tooFar(psn uint32) bool {
 }
 
 func (r *Receiver) duplicate(psn uint32) bool {
-	return psn < r.cum || psn >= r.npkts || r.got.get(psn)
+	// The ring covers [cum, cum+size): a PSN beyond it is new (its bit
+	// would be another PSN's, one ring below).
+	return psn < r.cum || psn >= r.npkts || (psn-r.cum < r.got.size() && r.got.get(psn))
 }
 
 // record marks a new PSN received and reports whether it completed the flow.

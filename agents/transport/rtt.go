@@ -25,7 +25,17 @@ package transport
 //   - the smallest sample of a sliding window is the measured base RTT;
 //   - an ACK for an earlier transmission than the latest one means the
 //     retransmission was spurious (the Eifel detection of RFC 3522, with
-//     the echoed timestamp); SenderStats.Spurious counts them.
+//     the echoed timestamp); SenderStats.Spurious counts them;
+//   - when the driver measures the hosts' share of each round trip
+//     (Ack.HostDelay: the receiver's hold and the sender's wait, from
+//     kernel timestamps), the largest of a sliding window is a floor of
+//     the variance term: RTO = SRTT + max(G, 4·RTTVAR, host delay). A
+//     host that stalled its threads for some milliseconds once will do it
+//     again, and RTTVAR forgets a stall within a few round trips; a
+//     timeout that fires while the ACK waits in a stalled host resends
+//     a whole window for nothing. A spurious retransmission's original,
+//     late by more than SRTT, counts likewise (the Eifel response of RFC
+//     4015: the RTO grows past the delay that fooled it).
 
 // Defaults of the measured RTO.
 const (
@@ -37,6 +47,13 @@ const (
 	// DefaultMinRTTWindow is how long a minimum RTT sample stays the base
 	// RTT when no smaller one arrives.
 	DefaultMinRTTWindow = 10 * Second
+	// InitialMeasuredRTO is the least RTO of a measuring sender before its
+	// first sample (and without a seed): a host's first packets can take
+	// milliseconds (a thread to wake, buffers to fault in, a cold
+	// receiver), and a timeout then resends the whole first window for
+	// nothing. RFC 6298 starts from 1 s; the fabric model's RTO is the
+	// initial value when it is longer.
+	InitialMeasuredRTO = 10 * Millisecond
 )
 
 // RTTConfig configures an RTTEstimator. Zero fields take the defaults above;
@@ -63,6 +80,8 @@ type RTTEstimator struct {
 
 	minRTT   Time // base RTT: the smallest sample in the window
 	minAt    Time // when minRTT was taken
+	hostMax  Time // the largest host delay in the window
+	hostAt   Time // when hostMax was seen
 	maxRTT   Time
 	timeouts uint64
 }
@@ -112,11 +131,35 @@ func (e *RTTEstimator) Sample(now, rtt Time) {
 	}
 	e.samples++
 	e.backoff = 0 // 5.7: a new sample recomputes the RTO
-	e.rto = e.srtt + max(e.cfg.Granularity, 4*e.rttvar)
+	e.rto = e.srtt + max(e.cfg.Granularity, 4*e.rttvar, e.hostMax)
 	if e.minRTT == 0 || rtt <= e.minRTT || now-e.minAt > e.cfg.MinRTTWindow {
 		e.minRTT, e.minAt = rtt, now
 	}
 	e.maxRTT = max(e.maxRTT, rtt)
+}
+
+// HostDelay notes the hosts' share d of a round trip measured at now
+// (Ack.HostDelay): the largest of the last MinRTTWindow floors the RTO's
+// variance term. It takes effect with the next sample.
+func (e *RTTEstimator) HostDelay(now, d Time) {
+	if d > e.hostMax || now-e.hostAt > e.cfg.MinRTTWindow {
+		e.hostMax, e.hostAt = max(d, 0), now
+	}
+}
+
+// MaxHostDelay returns the largest host delay of the window (0 when the
+// driver reports none).
+func (e *RTTEstimator) MaxHostDelay() Time { return e.hostMax }
+
+// SeedHostDelay starts the host delay window from another flow's at now
+// (a flow of the same host: the same host stalls).
+func (e *RTTEstimator) SeedHostDelay(now, d Time) {
+	if d > e.hostMax {
+		e.hostMax, e.hostAt = d, now
+		if e.srtt > 0 {
+			e.rto = e.srtt + max(e.cfg.Granularity, 4*e.rttvar, e.hostMax)
+		}
+	}
 }
 
 // Seed starts an estimator that has no samples from an estimate of the same
@@ -129,7 +172,7 @@ func (e *RTTEstimator) Seed(srtt, rttvar Time) {
 		return
 	}
 	e.srtt, e.rttvar = srtt, rttvar
-	e.rto = srtt + max(e.cfg.Granularity, 4*rttvar)
+	e.rto = srtt + max(e.cfg.Granularity, 4*rttvar, e.hostMax)
 }
 
 // Backoff doubles the RTO after a timeout (RFC 6298 5.5), up to MaxRTO.
@@ -167,10 +210,11 @@ func (e *RTTEstimator) MaxRTT() Time { return e.maxRTT }
 func (e *RTTEstimator) Samples() uint64 { return e.samples }
 
 // rttConfig is the estimator configuration of a sender whose model RTO is
-// rto: the model RTO is the initial RTO and the floor, so the measurement
-// only ever lengthens the timeout beyond what the fabric model derives.
+// rto: the model RTO is the floor, so the measurement only ever lengthens
+// the timeout beyond what the fabric model derives, and the initial RTO
+// unless InitialMeasuredRTO is longer.
 func (p *Params) rttConfig(rto Time) RTTConfig {
-	return RTTConfig{Initial: rto, MinRTO: rto, MaxRTO: max(p.MaxRTO, 0), Granularity: p.RTOGranularity}
+	return RTTConfig{Initial: max(rto, InitialMeasuredRTO), MinRTO: rto, MaxRTO: max(p.MaxRTO, 0), Granularity: p.RTOGranularity}
 }
 
 // onFreshAck is called with the first ACK of a packet whose latest
@@ -183,6 +227,16 @@ func (s *Sender) onFreshAck(now Time, a *Ack, sentAt Time) {
 	}
 	if s.est == nil || a.EchoTS > now {
 		return
+	}
+	if a.HostDelay > 0 {
+		s.est.HostDelay(now, a.HostDelay)
+	}
+	if a.EchoTS < sentAt && s.est.srtt > 0 {
+		// Eifel response (RFC 4015): the original was late, not lost. Its
+		// lateness beyond SRTT, a delay this path or host showed once and
+		// will show again, floors the RTO's variance term for the window
+		// as a host delay does (a stalled forwarding CPU, not only a host).
+		s.est.HostDelay(now, now-a.EchoTS-s.est.srtt)
 	}
 	s.est.Sample(now, now-a.EchoTS)
 	s.rto = s.est.RTO()
@@ -204,6 +258,17 @@ func (s *Sender) SeedRTT(srtt, rttvar Time) {
 		return
 	}
 	s.est.Seed(srtt, rttvar)
+	s.rto = s.est.RTO()
+}
+
+// SeedHostDelay starts the sender's host delay window (see
+// RTTEstimator.HostDelay) from another flow's largest; nothing happens
+// without Params.MeasureRTO.
+func (s *Sender) SeedHostDelay(now, d Time) {
+	if s.est == nil {
+		return
+	}
+	s.est.SeedHostDelay(now, d)
 	s.rto = s.est.RTO()
 }
 

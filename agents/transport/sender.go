@@ -50,6 +50,13 @@ type Params struct {
 	MaxRTO Time `json:"max_rto_ps"`
 	// Entropies is the size of the entropy space (at most 65536).
 	Entropies uint32 `json:"entropies"`
+	// EntropyRun makes the load balancer's choice hold for this many
+	// consecutive packets of a flow (a flowcell, as Flicr's, for every
+	// balancer); 0 or 1: a choice per packet. A real host's kernel sends
+	// a run on one path as one UDP GSO message (agents/dataplane), so
+	// spraying costs it a packet per run instead of per packet. At most
+	// 1024.
+	EntropyRun int `json:"entropy_run"`
 	// OPSCycle makes OPS walk every entropy once per cycle, in an order
 	// shuffled anew each cycle (htsim_uec's "oblivious" load balancer),
 	// instead of drawing each packet's entropy independently at random (the
@@ -171,6 +178,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("owd delta2 %g MTU times out of range [0, 1e6]", p.OWDDelta2)
 	case p.OWDDelta3 < 0 || p.OWDDelta3 > 1<<20:
 		return fmt.Errorf("owd delta3 %d packets out of range [0, %d]", p.OWDDelta3, 1<<20)
+	case p.EntropyRun < 0 || p.EntropyRun > 1024:
+		return fmt.Errorf("entropy run %d packets out of range [0, 1024]", p.EntropyRun)
 	case p.FlicrCell < 0 || p.FlicrCell > 1<<20:
 		return fmt.Errorf("flicr cell %d packets out of range [0, %d]", p.FlicrCell, 1<<20)
 	}
@@ -301,6 +310,8 @@ type Sender struct {
 	// Bytes still in flight on earlier paths after a path change: they
 	// do not count against the new path's window.
 	oldIn int64
+	// lastAck is when the latest ACK or NACK arrived (0: none yet).
+	lastAck Time
 
 	Stats SenderStats
 }
@@ -379,6 +390,7 @@ func NewSender(p *Params, f Flow) *Sender {
 	s.rto = min(s.rto, maxRTO)
 	if p.MeasureRTO {
 		s.est = NewRTTEstimator(p.rttConfig(s.rto))
+		s.rto = s.est.RTO()
 	}
 	return s
 }
@@ -554,6 +566,7 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 		return // never sent
 	}
 	s.ackRoute, s.hasAckRoute = a.Route, true
+	s.lastAck = now
 	if a.Nack {
 		s.onNack(now, a)
 		return
@@ -602,7 +615,7 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 		// Only an ACK for the latest transmission gives a valid RTT sample.
 		rtt := Time(-1)
 		if fresh && a.EchoTS == sentAt {
-			rtt = now - a.EchoTS
+			rtt = fabricRTT(now, a)
 		}
 		if s.pl != nil && s.pl.mode == PlanePLB {
 			// Per-plane CC: the ACK's plane's controller sees it.
@@ -722,9 +735,18 @@ func (s *Sender) cleanOrder() {
 }
 
 // OnTimeout retransmits every packet outstanding for longer than the RTO.
+// With a measured RTO (Params.MeasureRTO), when nothing at all was
+// acknowledged since the earliest of them left, only that one times out
+// (a probe, as RFC 6298 5.4 resends the earliest) and the RTO backs off:
+// on a host, a silent flow is most often a host (the sender's or the
+// receiver's) that did not run for longer than the RTO, not a lost window,
+// and then one packet is resent for nothing instead of every one in
+// flight; the others time out in turn unless an ACK comes first. A flow
+// that still hears ACKs lost what timed out, and resends all of it.
 // It returns the number of packets that timed out.
 func (s *Sender) OnTimeout(now Time) int {
 	n := 0
+	probe := false
 	for {
 		s.cleanOrder()
 		if s.orderHead == len(s.order) {
@@ -733,6 +755,9 @@ func (s *Sender) OnTimeout(now Time) int {
 		e := s.order[s.orderHead]
 		if e.at+s.rto > now {
 			break
+		}
+		if n == 0 {
+			probe = s.est != nil && s.lastAck <= e.at
 		}
 		s.orderHead++
 		s.queueRetx(e.psn)
@@ -745,6 +770,9 @@ func (s *Sender) OnTimeout(now Time) int {
 			s.planeTimedOut(now, pl)
 		}
 		n++
+		if probe {
+			break // a silent flow: the earliest outstanding packet only
+		}
 	}
 	if n > 0 && s.p.GoBackN {
 		s.resendFrom(s.base)

@@ -203,6 +203,26 @@ type Ack struct {
 	// QDelay echoes the data packet's accumulated queuing delay.
 	QDelay      Time
 	QDelayValid bool
+	// HostDelay is the part of this ACK's round trip that the hosts, not
+	// the fabric, added: the time the receiver held the data packet
+	// before its ACK left and the time the ACK waited at the sender
+	// before OnAck, which a real driver measures from kernel receive
+	// timestamps (the UDP agent). The congestion control's RTT sample
+	// leaves it out, so host scheduling delay does not look like
+	// queuing; the retransmission timeout (MeasureRTO) keeps it, since a
+	// timeout fires on the host's clock. 0 (the simulator): none.
+	HostDelay Time
+}
+
+// fabricRTT is the RTT sample of a fresh ACK for the congestion control:
+// now minus the echoed send time, without the hosts' share (HostDelay)
+// when that is known and shorter than the whole.
+func fabricRTT(now Time, a *Ack) Time {
+	rtt := now - a.EchoTS
+	if a.HostDelay > 0 && a.HostDelay < rtt {
+		rtt -= a.HostDelay
+	}
+	return rtt
 }
 
 // SackBits is the span of an ACK's selective bitmap: a coalescing receiver

@@ -154,6 +154,7 @@ The flags below set the same fields by hand, over the file's values.`,
 	f.Uint64Var(&seed, "seed", def.Params.Seed, "seed of the entropy choices")
 	f.Uint32Var(&runID, "run-id", def.RunID, "run identifier carried in every packet")
 	f.DurationVar(&flowTimeout, "flow-timeout", def.FlowTimeout, "abandon a flow after this long (0: never)")
+	cmd.AddCommand(newAgentBenchCmd())
 	return cmd
 }
 

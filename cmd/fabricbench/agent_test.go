@@ -39,6 +39,15 @@ func TestAgentAndExporterBadInput(t *testing.T) {
 		{[]string{"agent", "--config", badConf}, "rps"},
 		{[]string{"agent", "--config", goodConf, "--mtu", "10"}, "mtu 10"},
 		{[]string{"agent", "--config", filepath.Join(dir, "missing.json")}, "--config"},
+		{[]string{"agent", "bench", "--flows", "1,0"}, "--flows"},
+		{[]string{"agent", "bench", "--bytes", "1KiB"}, "--bytes"},
+		{[]string{"agent", "bench", "--lb", "rps"}, "--lb"},
+		{[]string{"agent", "bench", "--planes", "9"}, "--planes"},
+		{[]string{"agent", "bench", "--link-rate", "fast"}, "--link-rate"},
+		{[]string{"agent", "bench", "--entropy-run", "5000"}, "entropy run"},
+		{[]string{"agent", "bench", "--src-netns", "x"}, "--src-netns"},
+		{[]string{"agent", "bench", "--src-netns", "fbab-none-a", "--dst-netns", "fbab-none-b", "--src", "10.0.0.1", "--dst", "10.0.0.2,10.0.1.2"}, "as many addresses"},
+		{[]string{"agent", "bench", "--src-netns", "fbab-none-a", "--dst-netns", "fbab-none-b", "--src", "10.0.0.1", "--dst", "10.0.0.2"}, "fbab-none-a"},
 		{[]string{"exporter", "--password-file", tok, "--interface", "Ethernet0"}, "NAME=DEVICE"},
 		{[]string{"exporter", "--password-file", tok, "--interface", "Ethernet0=lo@fast"}, `--interface "Ethernet0=lo@fast": rate: "fast" is not a rate`},
 		{[]string{"exporter", "--password-file", tok, "--interface", "Ethernet0=lo@"}, "NAME=DEVICE@RATE"},
@@ -54,9 +63,9 @@ func TestAgentAndExporterBadInput(t *testing.T) {
 }
 
 // TestLabSuitesOnSim: the lab suites run on the simulator too (SRv6 paths
-// included).
+// and planes included).
 func TestLabSuitesOnSim(t *testing.T) {
-	for _, s := range []string{"lab-srv6.yaml", "lab-smoke.yaml"} {
+	for _, s := range []string{"lab-srv6.yaml", "lab-smoke.yaml", "lab-planes.yaml"} {
 		code, stdout, stderr := runCLI(t, "run", suites+s, "--out", t.TempDir(), "--quiet")
 		if code != exitOK {
 			t.Errorf("%s on sim: exit %d\n%s\n%s", s, code, stdout, stderr)

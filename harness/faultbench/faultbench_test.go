@@ -15,7 +15,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/harness"
-	_ "github.com/fabricbench/fabricbench/harness/netnsbackend" // the "netns" backend (lab runs)
+	_ "github.com/fabricbench/fabricbench/harness/labbackend" // the "netns" backend (lab runs)
 	"github.com/fabricbench/fabricbench/results"
 )
 

@@ -126,13 +126,16 @@ type Agent struct {
 	Control string         // host:port of its control API
 	Data    netip.AddrPort // its data-plane address (the NIC's) and first port
 	RateBps int64          // its NIC's rate
+	// Planes are the addresses of its further NIC ports, one per plane
+	// after plane 0 (multi-plane fabrics); the same ports as Data's.
+	Planes []netip.Addr
 }
 
 // AgentConfig is the configuration file of an agent.
 func AgentConfig(a Agent, p transport.Params, entropyPorts int, runID uint32, tokenFile string) ([]byte, error) {
 	cfg := agent.DefaultConfig()
 	cfg.Name, cfg.Control, cfg.TokenFile = a.Node, a.Control, tokenFile
-	cfg.Data, cfg.EntropyPorts, cfg.RateBps = a.Data, entropyPorts, a.RateBps
+	cfg.Data, cfg.EntropyPorts, cfg.RateBps, cfg.Planes = a.Data, entropyPorts, a.RateBps, a.Planes
 	cfg.Params, cfg.RunID = p, runID
 	return agent.EncodeConfig(cfg)
 }
@@ -404,6 +407,11 @@ type Jobs struct {
 	// HostIP[h]:DataPort is the data-plane address of host h's agent.
 	HostIP   []netip.Addr
 	DataPort uint16
+	// HostPlaneIP[h] are host h's addresses on planes 1, 2, ... (nil on a
+	// single-plane fabric): a flow between two hosts that have them is
+	// spread over every plane, unless it carries a mark (a pinned path
+	// is plane 0's).
+	HostPlaneIP [][]netip.Addr
 	// Mark, when set, gives the flows from host src to host dst their
 	// policy-routing mark (read when each flow starts).
 	Mark func(src, dst int) uint32
@@ -440,6 +448,12 @@ func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(har
 			BaseRTTPs: paths.BaseRTT(fl.Src, fl.Dst), RateBps: HostRate(j.Fabric, fl.Src)}
 		if j.Mark != nil {
 			cf.Mark = j.Mark(fl.Src, fl.Dst)
+		}
+		if cf.Mark == 0 && fl.Src < len(j.HostPlaneIP) && fl.Dst < len(j.HostPlaneIP) &&
+			len(j.HostPlaneIP[fl.Dst]) > 0 && len(j.HostPlaneIP[fl.Src]) == len(j.HostPlaneIP[fl.Dst]) {
+			for _, a := range j.HostPlaneIP[fl.Dst] {
+				cf.PlaneDsts = append(cf.PlaneDsts, a.String())
+			}
 		}
 		return cf
 	}

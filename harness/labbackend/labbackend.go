@@ -69,28 +69,31 @@ const (
 
 // Backend is the lab backend on one runtime.
 type Backend struct {
-	runtime  string
-	env      harness.Env
-	f        *inventory.Fabric
-	lab      *containerlab.Lab
-	rt       labrt.Runtime
-	st       *labrt.State
-	target   *bringup.Target
-	nodes    map[string]*nodeInfo
-	hostIP   []netip.Addr // host number -> data address
-	feat     harness.Features
-	tp       transport.Params
-	token    string
-	gnmiPW   string
-	runID    uint32
-	faults   hostdeploy.Faults
-	marks    map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
-	hd       *hostdeploy.Deployment
-	agents   []fleet.Host
-	srFeats  map[string]*drivers.DeviceFeatures // the SRv6 features applied per node (Steer updates them)
-	steerMu  sync.Mutex                         // serialises Steer
-	drvMu    sync.Mutex
-	steerDrv map[string]drivers.Driver // host -> driver kept open for Steer
+	runtime string
+	env     harness.Env
+	f       *inventory.Fabric
+	lab     *containerlab.Lab
+	rt      labrt.Runtime
+	st      *labrt.State
+	target  *bringup.Target
+	nodes   map[string]*nodeInfo
+	hostIP  []netip.Addr // host number -> data address
+	// hostPlaneIP[h] are host h's data addresses on planes 1, 2, ... of
+	// a multi-plane fabric (its NICs eth2, eth3, ...); nil otherwise.
+	hostPlaneIP [][]netip.Addr
+	feat        harness.Features
+	tp          transport.Params
+	token       string
+	gnmiPW      string
+	runID       uint32
+	faults      hostdeploy.Faults
+	marks       map[[2]int]uint32 // (src, dst) host -> SRv6 path mark
+	hd          *hostdeploy.Deployment
+	agents      []fleet.Host
+	srFeats     map[string]*drivers.DeviceFeatures // the SRv6 features applied per node (Steer updates them)
+	steerMu     sync.Mutex                         // serialises Steer
+	drvMu       sync.Mutex
+	steerDrv    map[string]drivers.Driver // host -> driver kept open for Steer
 }
 
 type nodeInfo struct {
@@ -151,7 +154,7 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	var lastErr error
 	for attempt := 0; attempt < 6; attempt++ {
 		name := labName(b.env.RunID, attempt)
-		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, MgmtSubnet: mgmtSubnet(name),
+		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, MgmtSubnet: labMgmtSubnet(name),
 			LinkRates: true, MTU: LinkMTU, SRv6: true, FRRImage: frrImage, HostImage: hostImage})
 		if err != nil {
 			return fmt.Errorf("generate lab: %w", err)
@@ -211,6 +214,10 @@ func labName(run string, attempt int) string {
 	return fmt.Sprintf("fbn%06x", h.Sum32()&0xffffff)
 }
 
+// labMgmtSubnet is the management subnet of a lab: mgmtSubnet, or a test's
+// fixed one.
+var labMgmtSubnet = mgmtSubnet
+
 // mgmtSubnet picks the lab's management /24 from 198.19.100.0 to
 // 198.19.199.0 (a hash of its name), away from the fixed subnets of
 // hand-written labs and tests (198.19.240.0 and up).
@@ -249,6 +256,35 @@ func (b *Backend) index() error {
 			return fmt.Errorf("lab %s: host %s has no IPv4 address on eth1", b.lab.Name, name)
 		}
 	}
+	// A multi-plane fabric: host port i (eth<i+1>) is on plane i.
+	b.hostPlaneIP = nil
+	if n := b.f.NumPlanes(); n > 1 {
+		b.hostPlaneIP = make([][]netip.Addr, b.f.NumHosts())
+		for h := range b.hostPlaneIP {
+			node := b.f.Host(h)
+			addrs := make([]netip.Addr, n-1)
+			for i, p := range node.Ports {
+				pl := b.f.Ports[p].Plane
+				if pl < 1 || pl >= n {
+					continue
+				}
+				ifname := "eth" + strconv.Itoa(i+1)
+				for _, l := range b.lab.Links {
+					for _, ep := range []containerlab.Endpoint{l.A, l.B} {
+						if ep.Node == node.Name && ep.Interface == ifname && ep.IPv4.IsValid() {
+							addrs[pl-1] = ep.IPv4.Addr()
+						}
+					}
+				}
+			}
+			for pl, a := range addrs {
+				if !a.IsValid() {
+					return fmt.Errorf("lab %s: host %s has no IPv4 address on plane %d", b.lab.Name, node.Name, pl+1)
+				}
+			}
+			b.hostPlaneIP[h] = addrs
+		}
+	}
 	return nil
 }
 
@@ -272,7 +308,6 @@ var capabilities = harness.Capabilities{
 		harness.FeatPFC:         "veth links have no pause frames",
 		harness.FeatQueue:       "lab links are tbf-shaped with a 5 ms queue",
 		harness.FeatAdaptive:    "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no per-packet adaptive routing",
-		harness.FeatPlanes:      "lab hosts have one NIC into one fabric; multi-plane hosts and plane load balancing are simulator only",
 		harness.FeatLowDiameter: "the lab's switches route by BGP shortest paths and ECMP hashing, without Dragonfly minimal, Valiant, UGAL or source-guided modes",
 		harness.FeatSRv6Control: "the lab pins host pairs (both directions, by firewall mark) with loose paths; placement at job start (features.srv6.placement), per-job and strict paths are simulator only",
 		harness.FeatFlowlet:     "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no flowlet load balancing",
@@ -349,6 +384,9 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 		n := b.nodes[b.f.Host(h).Name]
 		specs[h] = hostdeploy.Agent{Node: n.name, Control: hostdeploy.ControlAddr(n.mgmt, ControlPort),
 			Data: netip.AddrPortFrom(b.hostIP[h], DataPort), RateBps: hostdeploy.HostRate(b.f, h)}
+		if b.hostPlaneIP != nil {
+			specs[h].Planes = b.hostPlaneIP[h]
+		}
 	}
 	b.agents, err = b.hd.StartAgents(ctx, specs, p, EntropyPorts, b.runID, b.token)
 	if err != nil {
@@ -398,7 +436,7 @@ func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error 
 // carry its mark.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
 	out, err := hostdeploy.RunJobs(ctx, hostdeploy.Jobs{Agents: b.agents, Fabric: b.f, Params: b.tp,
-		Costs: hostdeploy.Costs{HopPs: hopForwardPs, EndpointPs: endpointPs}, HostIP: b.hostIP, DataPort: DataPort,
+		Costs: hostdeploy.Costs{HopPs: hopForwardPs, EndpointPs: endpointPs}, HostIP: b.hostIP, HostPlaneIP: b.hostPlaneIP, DataPort: DataPort,
 		Mark:   func(src, dst int) uint32 { return b.marks[[2]int{src, dst}] },
 		Faults: b.faults, Apply: b.applyFault, Logf: b.logf}, w, progress)
 	if err != nil {

@@ -259,6 +259,11 @@ type Transport struct {
 	// based source routing: the entropy picks the plane, one window).
 	// Single-plane fabrics ignore it.
 	Planes string `yaml:"planes"`
+	// EntropyRun makes the load balancer's choice hold for this many
+	// consecutive packets of a flow (transport.Params.EntropyRun): the
+	// agents send a run as one UDP GSO message. 0 or 1 (default): a
+	// choice per packet. At most 1024.
+	EntropyRun int `yaml:"entropy_run"`
 }
 
 // Agents says how the transport agents are started on the hosts.

@@ -855,6 +855,9 @@ func (c *checker) transport() {
 	if t.MTU < minMTU || t.MTU > maxMTU {
 		c.errf("transport.mtu", "%d is out of range (want %d..%d)", t.MTU, minMTU, maxMTU)
 	}
+	if t.EntropyRun < 0 || t.EntropyRun > 1024 {
+		c.errf("transport.entropy_run", "%d is out of range (want 0..1024 packets)", t.EntropyRun)
+	}
 }
 
 // pathAwareLB checks the routing a path-aware load balancer (ops-w,
