@@ -55,7 +55,11 @@ const (
 	MetricAnomalies         = "anomalies"
 	MetricImbalancedGroups  = "imbalanced_groups"
 	MetricMinGroupJain      = "min_group_jain"
-	MetricUnmatchedFaults   = "unmatched_faults"
+	// MetricMaxGroupMMR is the largest max-mean ratio of an active
+	// symmetry group's member loads (IETF BMWG AI-fabric draft, ECMP
+	// imbalance MMR; 1: equal loads).
+	MetricMaxGroupMMR     = "max_group_mmr"
+	MetricUnmatchedFaults = "unmatched_faults"
 	// Multi-plane fabrics only: the least-loaded plane's share of the host
 	// NIC bytes times the number of planes (1: an equal share), and the
 	// planes' coefficient of variation (plane symmetry).
@@ -327,7 +331,7 @@ func Analyze(in Input) (*Output, error) {
 	baselines(out.Jobs, in.Jobs)
 
 	groups := a.buildGroups()
-	maxCV, active, minJain := 0.0, 0, 1.0
+	maxCV, active, minJain, maxMMR := 0.0, 0, 1.0, 1.0
 	data := make([]groupData, len(groups))
 	starvedBy := make([][]starved, len(groups))
 	for gi, gr := range groups {
@@ -347,6 +351,7 @@ func Analyze(in Input) (*Output, error) {
 			if len(vals) >= 2 {
 				_, _, j := spread(vals)
 				minJain = math.Min(minJain, j)
+				maxMMR = math.Max(maxMMR, maxMean(vals))
 			}
 		}
 	}
@@ -406,6 +411,7 @@ func Analyze(in Input) (*Output, error) {
 	m[MetricTimeToDetect] = ttd
 	m[MetricImbalancedGroups] = float64(len(at.imbalances))
 	m[MetricMinGroupJain] = round(minJain, 6)
+	m[MetricMaxGroupMMR] = round(maxMMR, 6)
 	unmatched := 0
 	for _, fm := range at.matches {
 		if fm.Anomaly == 0 {

@@ -727,8 +727,13 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	extra := map[string]float64{
 		"retransmitted": float64(rr.Packets.Retransmitted), "trimmed": float64(rr.Packets.Trimmed),
 		"dropped": float64(rr.Packets.Dropped), "ecn_marked_packets": float64(rr.Packets.ECNMarked),
-		"incomplete_flows": float64(countIncomplete(rr)),
+		"incomplete_flows":     float64(countIncomplete(rr)),
+		kpis.MetricSentPackets: float64(rr.Packets.Sent),
 	}
+	if span, payload := flowSpan(rr, w); span > 0 {
+		extra[kpis.MetricDurationUs], extra[kpis.MetricPayloadBytes] = float64(span)/1e6, float64(payload)
+	}
+	maps.Copy(extra, kpis.ECNExtras(rr.ECNProfile))
 	maps.Copy(extra, rr.Extra)
 	run.KPIs = judgeUnfinished(kpis.Evaluate(p.KPIs, out, extra), p.KPIs, out.Jobs, rr.Interrupted)
 	if k, ok := unfinishedFlowsKPI(p.KPIs, rr); ok {
@@ -883,21 +888,13 @@ func (m *memSink) samples() []telemetry.Sample {
 	return out
 }
 
-// fromBackend are the fabric metrics the backend reports; the other
-// fabric metrics are computed from telemetry.
-var fromBackend = map[string]bool{"retransmitted": true, "incomplete_flows": true, "reroutes": true}
-
 // skipTelemetryKPIs skips the KPIs of a run without telemetry that are
 // computed from it (every fabric metric but the backend's counters): with
 // no samples they would pass for want of evidence. kp[i] is the result of
 // specs[i].
 func skipTelemetryKPIs(kp []results.KPI, specs []kpis.Spec) {
-	scope := map[string]string{}
-	for _, m := range kpis.Metrics() {
-		scope[m.Name] = m.Scope
-	}
 	for i := range kp {
-		if i >= len(specs) || scope[specs[i].Metric] == kpis.ScopeJob || fromBackend[specs[i].Metric] {
+		if i >= len(specs) || !kpis.NeedsTelemetry(specs[i].Metric) {
 			continue
 		}
 		kp[i].Verdict, kp[i].Value = results.Skipped, 0
@@ -1012,6 +1009,26 @@ func unfinishedFlowsKPI(specs []kpis.Spec, rr *RunResult) (results.KPI, bool) {
 	}
 	return results.KPI{Name: "fabric.incomplete_flows", Metric: "incomplete_flows", Scope: "fabric", Op: "<=",
 		Threshold: 0, Value: float64(n), Unit: "count", Verdict: results.Fail, Message: msg}, true
+}
+
+// flowSpan returns the span of the finished flows (ps: first start to
+// last end) and their payload (bytes).
+func flowSpan(rr *RunResult, w *Workload) (span, payload int64) {
+	first, last := int64(-1), int64(-1)
+	for i, f := range rr.Flows {
+		if f.FCT < 0 || f.Start < 0 || i >= len(w.Matrix.Flows) {
+			continue
+		}
+		if first < 0 || f.Start < first {
+			first = f.Start
+		}
+		last = max(last, f.Start+f.FCT)
+		payload += w.Matrix.Flows[i].Size
+	}
+	if first < 0 {
+		return 0, 0
+	}
+	return last - first, payload
 }
 
 func countIncomplete(rr *RunResult) int {
