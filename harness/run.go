@@ -212,6 +212,12 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		}
 	}
 	next := make(chan int)
+	// done[i] is closed when point i's worker is through with it (run or
+	// not started): a binary search waits for its probes.
+	done := make([]chan struct{}, len(points))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
 	failStop := "" // the run --fail-fast stopped the suite at (guarded by mu)
 	failStopped := func() bool {
 		mu.Lock()
@@ -223,6 +229,7 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		wg.Go(func() {
 			for i := range next {
 				if ctx.Err() != nil || failStopped() {
+					close(done[i])
 					continue // not started: filled in below
 				}
 				p := points[i]
@@ -248,13 +255,32 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 				finish(res)
 				saveAll(opts.Out, res)
 				mu.Unlock()
+				close(done[i])
 			}
 		})
+	}
+	// A binary-search test runs only its probes, each search in its own
+	// goroutine feeding the workers one probe at a time.
+	searches, inSearch := searchGroups(points)
+	var swg sync.WaitGroup
+	if stopped == "" {
+		for _, g := range searches {
+			swg.Go(func() {
+				g.run(ctx, next, done, func(i int) *results.Run {
+					mu.Lock()
+					defer mu.Unlock()
+					return runs[i]
+				}, failStopped)
+			})
+		}
 	}
 feed:
 	for i := range points {
 		if stopped != "" || ctx.Err() != nil || failStopped() {
 			break
+		}
+		if inSearch[i] {
+			continue
 		}
 		select {
 		case next <- i:
@@ -262,8 +288,10 @@ feed:
 			break feed
 		}
 	}
+	swg.Wait()
 	close(next)
 	wg.Wait()
+	finishSearches(searches, points, runs, res)
 	for i, p := range points {
 		if runs[i] != nil {
 			continue
@@ -331,6 +359,7 @@ func finish(res *results.Results) {
 	sum := results.Summary{Runs: len(res.Runs)}
 	status := results.Pass
 	bringupFailed, failFast := false, false
+	failed := 0 // failed KPIs that fail the suite
 	for _, r := range res.Runs {
 		for _, k := range r.KPIs {
 			sum.KPIs++
@@ -339,6 +368,9 @@ func finish(res *results.Results) {
 				sum.Passed++
 			case results.Fail:
 				sum.Failed++
+				if r.Search != results.SearchAbove {
+					failed++
+				}
 			case results.Skipped:
 				sum.Skipped++
 			default:
@@ -379,7 +411,7 @@ func finish(res *results.Results) {
 	if status == results.Pass && sum.Errors > 0 {
 		status = results.Error
 	}
-	if status == results.Pass && sum.Failed > 0 {
+	if status == results.Pass && failed > 0 {
 		status = results.Fail
 	}
 	// A failed bring-up skips the runs: the suite failed, it was not

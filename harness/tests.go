@@ -213,8 +213,8 @@ func DescribeTests(pl *SuitePlan) []string {
 // most.
 func searchProbes(n int) int {
 	k := 0
-	for lo, hi := 0, n; hi-lo > 1; k++ {
-		hi = (lo + hi + 1) / 2 // the worst case keeps the larger half
+	for m := 1; m < n+1; m *= 2 { // ceil(log2(n+1)): searchGroup.run
+		k++
 	}
 	return max(k, 1)
 }

@@ -22,6 +22,13 @@ const (
 	NotApplicable = "n/a"
 )
 
+// Outcomes of a binary-search probe (Run.Search).
+const (
+	SearchPass  = "pass"
+	SearchAbove = "above-limit"
+	SearchFail  = "fail"
+)
+
 // Exit statuses of fabricbench (ExitStatuses documents them).
 const (
 	ExitOK       = 0 // success: every KPI and check passed
@@ -96,6 +103,9 @@ type Test struct {
 	SearchKey    string   `json:"search_key,omitempty"`
 	SearchValues []string `json:"search_values,omitempty"`
 	Found        string   `json:"found,omitempty"`
+	// FoundBy is, for a search swept over other keys too, the value found
+	// per combination of their values ("seed=2": "60%").
+	FoundBy map[string]string `json:"found_by,omitempty"`
 	// ReferenceKey and ReferenceValue name the point the others are
 	// compared with.
 	ReferenceKey   string `json:"reference_key,omitempty"`
@@ -133,6 +143,11 @@ type Run struct {
 	ID string `json:"id"` // directory name under runs/
 	// Test is the test of the suite's tests section the run belongs to.
 	Test string `json:"test,omitempty"`
+	// Search is, for a probe of a binary-search test, its outcome:
+	// SearchPass, SearchAbove (failed above the value the search found:
+	// the answer, not a failure of the suite) or SearchFail (failed with
+	// nothing passing below it: the suite fails).
+	Search string `json:"search,omitempty"`
 	// Params are the matrix values of this point, e.g. {"transport.lb": "reps"}.
 	Params map[string]string `json:"params,omitempty"`
 	Seed   uint64            `json:"seed"`
