@@ -767,6 +767,11 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	maps.Copy(extra, kpis.ECNExtras(rr.ECNProfile))
 	maps.Copy(extra, rr.Extra)
+	run.Metrics = maps.Clone(out.Metrics)
+	if run.Metrics == nil {
+		run.Metrics = map[string]float64{}
+	}
+	maps.Copy(run.Metrics, extra)
 	run.KPIs = judgeUnfinished(kpis.Evaluate(p.KPIs, out, extra), p.KPIs, out.Jobs, rr.Interrupted)
 	if k, ok := unfinishedFlowsKPI(p.KPIs, rr); ok {
 		run.KPIs = append(run.KPIs, k)

@@ -25,6 +25,10 @@ const (
 	MetricRetxPackets  = "retransmitted"
 	MetricDurationUs   = "duration_us"
 	MetricPayloadBytes = "payload_bytes"
+	// Reported by backends that see packets arrive (the simulator's
+	// delivery stage): data packets delivered, and of them ECN-marked.
+	MetricDeliveredPkts = "delivered_packets"
+	MetricCEPackets     = "ce_packets"
 )
 
 var bmwgJobMetrics = []metric{
@@ -59,8 +63,10 @@ var bmwgFabricMetrics = []metric{
 	{MetricInfo: MetricInfo{"drop_rate_ppm", ScopeFabric, "ppm", "Packet Drop Rate (BMWG primary KPI): data packets dropped by switch queues per million data packets sent (the transport retransmits them; on a lossless fabric it is 0)"}, src: fromDerived, fab: func(get func(string) (float64, error)) (float64, error) {
 		return ratioOf(get, MetricDroppedPkts, MetricSentPackets, 1e6)
 	}},
-	{MetricInfo: MetricInfo{"ecn_marking_ratio_pct", ScopeFabric, "%", "ECN Marking Ratio (BMWG secondary KPI): data packets marked CE / data packets sent, in percent"}, src: fromDerived, fab: func(get func(string) (float64, error)) (float64, error) {
-		return ratioOf(get, MetricECNMarkedPkt, MetricSentPackets, 100)
+	{MetricInfo: MetricInfo{MetricDeliveredPkts, ScopeFabric, "packets", "data packets delivered to their receivers, retransmissions included, trimmed headers not (simulator)"}, src: fromBackend},
+	{MetricInfo: MetricInfo{MetricCEPackets, ScopeFabric, "packets", "data packets delivered with the CE mark (simulator)"}, src: fromBackend},
+	{MetricInfo: MetricInfo{"ecn_marking_ratio_pct", ScopeFabric, "%", "ECN Marking Ratio (BMWG secondary KPI): data packets delivered marked CE / data packets delivered, in percent (a packet marked at two hops counts once)"}, src: fromDerived, fab: func(get func(string) (float64, error)) (float64, error) {
+		return ratioOf(get, MetricCEPackets, MetricDeliveredPkts, 100)
 	}},
 	{MetricInfo: MetricInfo{"fabric_retx_rate_per_s", ScopeFabric, "retx/s", "Retransmission Rate (BMWG secondary KPI), fabric-wide: retransmitted packets per second of the run's span"}, src: fromDerived, fab: func(get func(string) (float64, error)) (float64, error) {
 		return ratioOf(get, MetricRetxPackets, MetricDurationUs, 1e6)
@@ -101,6 +107,25 @@ func init() {
 		seen[m.Name] = true
 	}
 	metrics = all
+}
+
+// Stored computes a metric from a run as results.json stores it (its jobs
+// and its fabric metrics, Run.Metrics): a report's value of a KPI the
+// suite did not bound. scope is a job name for job metrics.
+func Stored(name, scope string, r *results.Run) (float64, error) {
+	m, ok := lookup(name)
+	if !ok {
+		return 0, fmt.Errorf("unknown metric %q", name)
+	}
+	out := &analysis.Output{Jobs: r.Jobs, Metrics: r.Metrics}
+	if r.Metrics[analysis.MetricCoverage] > 0 {
+		out.Coverage = analysis.Coverage{SwitchPorts: 1, SwitchPortsWithSamples: 1}
+	}
+	v, err := value(m, scope, out, r.Metrics)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		err = fmt.Errorf("%s is %v", name, v)
+	}
+	return v, err
 }
 
 // NeedsTelemetry tells whether a fabric metric is computed from

@@ -32,9 +32,9 @@ func bmwgOutput() *analysis.Output {
 }
 
 func TestBMWGKPIsHandComputed(t *testing.T) {
-	// 2,000,000 packets sent, 5 dropped, 30,000 marked, 40 retransmitted
-	// over 2 ms; 1.5 MB of payload.
-	extra := map[string]float64{MetricSentPackets: 2e6, MetricDroppedPkts: 5, MetricECNMarkedPkt: 3e4,
+	// 2,000,000 packets sent, 5 dropped, 40 retransmitted over 2 ms, 1.5
+	// MB of payload; 1,000,000 delivered of which 30,000 marked CE.
+	extra := map[string]float64{MetricSentPackets: 2e6, MetricDroppedPkts: 5, MetricDeliveredPkts: 1e6, MetricCEPackets: 3e4,
 		MetricRetxPackets: 40, MetricDurationUs: 2000, MetricPayloadBytes: 1.5e6, "loss_duration_us": 12.5}
 	sdRatio := math.Sqrt((0 + 0.125*0.125 + 0.125*0.125) / 2) // ratios 1.25, 1.375, 1.125 around 1.25
 	for _, c := range []struct {
@@ -55,7 +55,7 @@ func TestBMWGKPIsHandComputed(t *testing.T) {
 		{"ooo_rate_pps", "ar", 50 / 320e-6},
 		{"retx_rate_per_s", "ar", 16 / 320e-6},
 		{"drop_rate_ppm", "", 2.5},           // 5 / 2e6 * 1e6
-		{"ecn_marking_ratio_pct", "", 1.5},   // 3e4 / 2e6 * 100
+		{"ecn_marking_ratio_pct", "", 3},     // 3e4 / 1e6 * 100
 		{"fabric_retx_rate_per_s", "", 2e4},  // 40 / 2 ms
 		{"pfc_pause_rate_per_s", "", 1.5e5},  // 300 / 2 ms
 		{"aggregate_throughput_gbps", "", 6}, // 1.5e6*8 bits / 2 ms
@@ -153,5 +153,23 @@ func TestNeedsTelemetry(t *testing.T) {
 		if got := NeedsTelemetry(name); got != want {
 			t.Errorf("NeedsTelemetry(%s) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// Stored recomputes KPIs from a run as results.json keeps it.
+func TestStored(t *testing.T) {
+	o := bmwgOutput()
+	r := &results.Run{Jobs: o.Jobs, Metrics: map[string]float64{MetricDroppedPkts: 3, MetricSentPackets: 1e6,
+		analysis.MetricCoverage: 1, analysis.MetricActiveGroups: 1, analysis.MetricMaxGroupMMR: 1.5}}
+	for _, c := range []struct {
+		metric, scope string
+		want          float64
+	}{{"jct_ratio", "ar", 320.0 / 260}, {"drop_rate_ppm", "", 3}, {"max_group_mmr", "", 1.5}} {
+		if v, err := Stored(c.metric, c.scope, r); err != nil || math.Abs(v-c.want) > 1e-12 {
+			t.Errorf("Stored(%s) = %v, %v; want %v", c.metric, v, err, c.want)
+		}
+	}
+	if _, err := Stored("loss_duration_us", "", r); err == nil {
+		t.Error("a metric the run lacks: want an error")
 	}
 }

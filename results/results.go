@@ -195,6 +195,10 @@ type Run struct {
 	Bringup *Bringup `json:"bringup,omitempty"`
 	// Controller is what a path controller (suite controller) did.
 	Controller *Controller `json:"controller,omitempty"`
+	// Metrics are the run's fabric metrics (kpis.Metrics of scope fabric
+	// that the run computed: telemetry-derived and the backend's
+	// counters), for reports that compute KPIs the suite did not bound.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// ECNProfile is the ECN marking profile of the run's switch queues
 	// (the simulator with ECN on): marking decisions by queue depth.
 	ECNProfile *ECNProfile `json:"ecn_profile,omitempty"`

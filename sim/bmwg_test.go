@@ -221,7 +221,8 @@ func TestECNProfile(t *testing.T) {
 		m.Flows = append(m.Flows, workloads.Flow{ID: i, Src: i, Dst: 4, Size: 2 << 20, After: -1})
 	}
 	p := htsimParams(transport.ECMP)
-	s, err := New(Config{Fabric: f, Matrix: m, Transport: p, Seed: 1, QueueBytes: 64 * 4150, KMin: 0.25, KMax: 0.75, ECNProfile: true})
+	s, err := New(Config{Fabric: f, Matrix: m, Transport: p, Seed: 1, QueueBytes: 64 * 4150, KMin: 0.25, KMax: 0.75, ECNProfile: true,
+		Delivery: Delivery{Enabled: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,6 +243,12 @@ func TestECNProfile(t *testing.T) {
 	}
 	if marked != r.Packets.ECNMarked || seen == 0 || marked == 0 {
 		t.Errorf("profile: %d seen, %d marked; the run marked %d", seen, marked, r.Packets.ECNMarked)
+	}
+	// The receiver sees the marks: every marked packet crossed one
+	// congested port (host4's), so the CE packets delivered are the
+	// marks less the marked packets that were dropped later.
+	if d := s.Delivery(0); d.CE == 0 || d.CE > marked || d.CE+r.Packets.Dropped < marked {
+		t.Errorf("delivered %d CE packets; %d marked, %d dropped", d.CE, marked, r.Packets.Dropped)
 	}
 }
 

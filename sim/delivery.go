@@ -119,6 +119,11 @@ type DeliveryStats struct {
 	// OutOfOrder those of them that arrived after a higher PSN of their
 	// flow, Retransmitted and Trimmed the rest.
 	Delivered, OutOfOrder, Retransmitted, Trimmed uint64
+	// CE counts the delivered data packets (first transmissions and
+	// retransmissions, not trimmed headers) that arrived ECN-marked:
+	// the end-to-end ECN marking ratio is CE / (Delivered +
+	// Retransmitted).
+	CE uint64
 }
 
 type deliveryState struct {
@@ -165,6 +170,11 @@ func (s *Sim) deliveryStage(pkt *packet) {
 	case pkt.flags&pfTrimmed != 0:
 		st.Trimmed++
 		return
+	}
+	if pkt.flags&pfECN != 0 {
+		st.CE++
+	}
+	switch {
 	case pkt.flags&pfRetx != 0:
 		st.Retransmitted++
 		return

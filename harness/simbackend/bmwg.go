@@ -37,6 +37,7 @@ func deliveryMetrics(d *sim.DeliveryStats) map[string]float64 {
 		"delivered_packets":     float64(d.Delivered),
 		"ooo_packets":           float64(d.OutOfOrder),
 		"retransmitted_arrived": float64(d.Retransmitted),
+		"ce_packets":            float64(d.CE),
 	}
 	if d.Latency.N == 0 {
 		return m

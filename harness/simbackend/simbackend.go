@@ -15,6 +15,7 @@ import (
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/kpis"
 	"github.com/fabricbench/fabricbench/pathctl"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/sim"
@@ -244,9 +245,15 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		out.Flows[i] = harness.FlowOutcome{ID: fr.ID, Start: fr.Start, FCT: fr.FCT, Retx: fr.Retx, Nacks: fr.Nacks, Timeouts: fr.Timeouts}
 	}
 	bmwgExtras(s, res, b.feat, b.links, out)
+	var ce, delivered uint64
 	for j := range w.Jobs {
-		out.JobExtra = append(out.JobExtra, deliveryMetrics(s.Delivery(j)))
+		d := s.Delivery(j)
+		out.JobExtra = append(out.JobExtra, deliveryMetrics(d))
+		if d != nil {
+			ce, delivered = ce+d.CE, delivered+d.Delivered+d.Retransmitted
+		}
 	}
+	out.Extra[kpis.MetricCEPackets], out.Extra[kpis.MetricDeliveredPkts] = float64(ce), float64(delivered)
 	return out, nil
 }
 
