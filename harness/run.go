@@ -162,6 +162,12 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		Schema: results.Schema, Suite: s.Name, SuiteFile: opts.SuiteFile, Backend: opts.Backend,
 		Started: time.Now().UTC(), Status: results.Pass, Tests: testsOf(s),
 	}
+	for _, p := range points {
+		if len(p.NotApplicable) == 0 && p.Fabric != nil {
+			res.DUT, res.Topology = dutOf(opts.Backend, p), topologyOf(p.Fabric, p.Fabric.Summary())
+			break
+		}
+	}
 	prog := newProgress(ctx, opts.Progress, opts.Bars)
 	// The run tag keeps runs of different invocations apart in InfluxDB.
 	invocation := s.Name + "-" + res.Started.Format("20060102T150405.000Z")

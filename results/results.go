@@ -85,6 +85,34 @@ type Results struct {
 	// Tests describe the suite's tests (a suite with a tests section):
 	// each run of a test names it in Run.Test.
 	Tests []Test `json:"tests,omitempty"`
+	// DUT identifies the device under test and Topology the test
+	// topology (the first run's fabric), for methodology reports (IETF
+	// BMWG AI-fabric draft, reporting format).
+	DUT      *DUT      `json:"dut,omitempty"`
+	Topology *Topology `json:"topology,omitempty"`
+}
+
+// Topology describes a fabric for reports: its tiers of nodes, top
+// first, and its links grouped by the tiers they join.
+type Topology struct {
+	Description string      `json:"description"`
+	Tiers       []TopoTier  `json:"tiers"`
+	Links       []TopoLinks `json:"links"`
+	Planes      int         `json:"planes,omitempty"`
+}
+
+// TopoTier is one tier of nodes (hosts, leaves, spines, cores).
+type TopoTier struct {
+	Role  string   `json:"role"`
+	Nodes []string `json:"nodes"`
+}
+
+// TopoLinks counts the links between two roles at one rate.
+type TopoLinks struct {
+	From  string  `json:"from"`
+	To    string  `json:"to"`
+	Count int     `json:"count"`
+	Gbps  float64 `json:"gbps"`
 }
 
 // Test is one test of a suite's tests section, as reports need it.

@@ -1,6 +1,7 @@
 package simbackend
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/fabricbench/fabricbench/harness"
@@ -93,5 +94,37 @@ func bmwgExtras(s *sim.Sim, res *sim.Result, feat harness.Features, links []sim.
 	}
 	if p := s.ECNProfile(); p != nil {
 		out.ECNProfile = &results.ECNProfile{BucketBytes: p.BucketBytes, KMinBytes: p.KMin, KMaxBytes: p.KMax, Seen: p.Seen, Marked: p.Marked}
+	}
+}
+
+// DescribeDUT implements harness.DUTDescriber: the simulated switches.
+func (b *Backend) DescribeDUT(p *harness.Point) *results.DUT {
+	ft := p.Features
+	q := "one bandwidth-delay product per port (features.queue: bdp)"
+	if ft.QueueBytes > 0 {
+		q = fmt.Sprintf("%d bytes per port and class", ft.QueueBytes)
+	} else if ft.QueueLongestPath {
+		q = "sized for the longest path (features.queue: longest-path)"
+	}
+	buf := "output-queued switches, one data queue per egress port (" + q + ") and a priority control queue"
+	if ft.ECN {
+		buf += fmt.Sprintf("; RED/ECN marking at dequeue between kmin %g and kmax %g of the queue", ft.KMin, ft.KMax)
+	}
+	if ft.Trimming {
+		buf += "; packet trimming on a full queue"
+	}
+	if ft.PFC {
+		buf += "; PFC: lossless class with XOFF at the queue size plus one link's headroom, XON two MTUs below"
+		if ft.PFCWatchdogDetect > 0 {
+			buf += fmt.Sprintf(", watchdog detecting after %g us", float64(ft.PFCWatchdogDetect)/1e6)
+		}
+	}
+	ver := harness.BuildVersion()
+	return &results.DUT{
+		Kind:        "simulated",
+		Description: "fabricbench reference simulator (package sim): packet-level, deterministic, store-and-forward switches with per-node forwarding latency",
+		BufferModel: buf,
+		Devices:     harness.SwitchDevices(p.Fabric, "fabricbench-sim", ver, "none (simulated)"),
+		Host:        harness.AgentDescription(p) + "; simulated NICs at line rate, the agents' transport state machines (agents/transport)",
 	}
 }
