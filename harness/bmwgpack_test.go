@@ -100,7 +100,7 @@ func TestBMWGPack(t *testing.T) {
 	if f := test("1-rdma-transport", "burst-absorption").Found; f == "" || f == "256KiB" {
 		t.Errorf("burst absorption found %q", f)
 	}
-	unloaded, loaded := val("1-rdma-transport", "latency,rate=10", "latency_p99_us", "probe"), val("1-rdma-transport", "latency,rate=80", "latency_p99_us", "probe")
+	unloaded, loaded := val("1-rdma-transport", "latency,rate=10,seed=1", "latency_p99_us", "probe"), val("1-rdma-transport", "latency,rate=80,seed=1", "latency_p99_us", "probe")
 	if !(loaded > 1.5*unloaded) {
 		t.Errorf("probe P99 %.2f us loaded, %.2f us unloaded: want the load to show", loaded, unloaded)
 	}

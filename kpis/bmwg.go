@@ -55,13 +55,28 @@ var bmwgJobMetrics = []metric{
 }
 
 var bmwgFabricMetrics = []metric{
-	{MetricInfo: MetricInfo{MetricSentPackets, ScopeFabric, "packets", "data packets the senders sent, retransmissions included (reported by the backend)"}, src: fromBackend},
+	{MetricInfo: MetricInfo{MetricSentPackets, ScopeFabric, "packets", "new data packets the senders sent, retransmissions not included (reported by the backend)"}, src: fromBackend},
 	{MetricInfo: MetricInfo{MetricDroppedPkts, ScopeFabric, "packets", "data packets dropped by switch queues (reported by the backend)"}, src: fromBackend},
 	{MetricInfo: MetricInfo{MetricECNMarkedPkt, ScopeFabric, "packets", "data packets marked CE by switch queues (reported by the backend)"}, src: fromBackend},
 	{MetricInfo: MetricInfo{MetricDurationUs, ScopeFabric, "us", "the run's span: first flow start to last flow end (finished flows)"}, src: fromBackend},
 	{MetricInfo: MetricInfo{MetricPayloadBytes, ScopeFabric, "bytes", "payload of every finished flow"}, src: fromBackend},
-	{MetricInfo: MetricInfo{"drop_rate_ppm", ScopeFabric, "ppm", "Packet Drop Rate (BMWG primary KPI): data packets dropped by switch queues per million data packets sent (the transport retransmits them; on a lossless fabric it is 0)"}, src: fromDerived, fab: func(get func(string) (float64, error)) (float64, error) {
-		return ratioOf(get, MetricDroppedPkts, MetricSentPackets, 1e6)
+	{MetricInfo: MetricInfo{"drop_rate_ppm", ScopeFabric, "ppm", "Packet Drop Rate (BMWG primary KPI): data packets dropped by switch queues per million data packets transmitted (new and retransmitted; the transport recovers them; on a lossless fabric it is 0)"}, src: fromDerived, fab: func(get func(string) (float64, error)) (float64, error) {
+		d, err := get(MetricDroppedPkts)
+		if err != nil {
+			return 0, err
+		}
+		n, err := get(MetricSentPackets)
+		if err != nil {
+			return 0, err
+		}
+		r, err := get(MetricRetxPackets)
+		if err != nil {
+			return 0, err
+		}
+		if n+r <= 0 {
+			return 0, errors.New("no data packets were sent")
+		}
+		return d / (n + r) * 1e6, nil
 	}},
 	{MetricInfo: MetricInfo{MetricDeliveredPkts, ScopeFabric, "packets", "data packets delivered to their receivers, retransmissions included, trimmed headers not (simulator)"}, src: fromBackend},
 	{MetricInfo: MetricInfo{MetricCEPackets, ScopeFabric, "packets", "data packets delivered with the CE mark (simulator)"}, src: fromBackend},

@@ -54,7 +54,7 @@ func TestBMWGKPIsHandComputed(t *testing.T) {
 		{"ooo_fraction", "ar", 0.05},
 		{"ooo_rate_pps", "ar", 50 / 320e-6},
 		{"retx_rate_per_s", "ar", 16 / 320e-6},
-		{"drop_rate_ppm", "", 2.5},           // 5 / 2e6 * 1e6
+		{"drop_rate_ppm", "", 5 / 2.00004},   // 5 / (2e6 + 40) * 1e6
 		{"ecn_marking_ratio_pct", "", 3},     // 3e4 / 1e6 * 100
 		{"fabric_retx_rate_per_s", "", 2e4},  // 40 / 2 ms
 		{"pfc_pause_rate_per_s", "", 1.5e5},  // 300 / 2 ms
@@ -159,7 +159,7 @@ func TestNeedsTelemetry(t *testing.T) {
 // Stored recomputes KPIs from a run as results.json keeps it.
 func TestStored(t *testing.T) {
 	o := bmwgOutput()
-	r := &results.Run{Jobs: o.Jobs, Metrics: map[string]float64{MetricDroppedPkts: 3, MetricSentPackets: 1e6,
+	r := &results.Run{Jobs: o.Jobs, Metrics: map[string]float64{MetricDroppedPkts: 3, MetricSentPackets: 1e6, MetricRetxPackets: 0,
 		analysis.MetricCoverage: 1, analysis.MetricActiveGroups: 1, analysis.MetricMaxGroupMMR: 1.5}}
 	for _, c := range []struct {
 		metric, scope string

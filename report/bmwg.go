@@ -258,7 +258,7 @@ func bmwgTest(t results.Test, runs []*results.Run) BMWGTest {
 		bt.Units = append(bt.Units, info.Unit)
 	}
 	na, applicable := "", 0
-	var ref *float64
+	var refs []float64 // the reference points' primary values (one per seed)
 	statuses := map[string]bool{}
 	for _, run := range runs {
 		row := BMWGRow{Run: run.ID, Params: params(run), Status: run.Status, Values: []*float64{}}
@@ -287,7 +287,7 @@ func bmwgTest(t results.Test, runs []*results.Run) BMWGTest {
 			if v, err := kpis.Stored(t.PrimaryMetric, primaryScope(t), run); err == nil {
 				row.Primary = ptr(v)
 				if t.ReferenceKey != "" && run.Params[t.ReferenceKey] == t.ReferenceValue {
-					ref = ptr(v)
+					refs = append(refs, v)
 				}
 			}
 		}
@@ -297,10 +297,10 @@ func bmwgTest(t results.Test, runs []*results.Run) BMWGTest {
 		}
 		bt.Rows = append(bt.Rows, row)
 	}
-	if ref != nil && *ref != 0 {
+	if ref, _ := kpis.MeanSD(refs); len(refs) > 0 && ref != 0 {
 		for i := range bt.Rows {
 			if p := bt.Rows[i].Primary; p != nil {
-				bt.Rows[i].VsReference = ptr(*p / *ref)
+				bt.Rows[i].VsReference = ptr(*p / ref)
 			}
 		}
 	}
@@ -367,6 +367,10 @@ func params(r *results.Run) string {
 // metric's job; a single iteration cannot show one.
 func repeatability(t results.Test, runs []*results.Run) Repeatability {
 	rp := Repeatability{Test: t.Name, Metric: scoped(t.PrimaryScope, t.PrimaryMetric)}
+	if len(runs) > 0 && allNA(runs) {
+		rp.Basis, rp.Warning = "not applicable on this backend", "not run"
+		return rp
+	}
 	if t.PrimaryMetric == "" {
 		rp.Metric, rp.Basis = "", "no primary metric (tests[].primary)"
 		rp.Warning = "no primary metric: repeatability not assessed"

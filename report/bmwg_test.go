@@ -39,9 +39,9 @@ func bmwgResults() *results.Results {
 			{ID: "soak", Test: "soak", Status: results.Pass, Config: cfg, Jobs: []results.Job{job("train", []float64{100, 100, 100, 104}, 1)}},
 			{ID: "gpu", Test: "gpu", Status: results.NotApplicable, Error: "not applicable: no accelerators"},
 			{ID: "search,rate=30%", Test: "search", Status: results.Pass, Search: results.SearchPass, Params: map[string]string{"rate": "30%"}, Config: cfg,
-				Metrics: map[string]float64{"dropped": 0, "sent_packets": 1000}},
+				Metrics: map[string]float64{"dropped": 0, "sent_packets": 1000, "retransmitted": 0}},
 			{ID: "search,rate=40%", Test: "search", Status: results.Fail, Search: results.SearchAbove, Params: map[string]string{"rate": "40%"}, Config: cfg,
-				Metrics: map[string]float64{"dropped": 3, "sent_packets": 1000},
+				Metrics: map[string]float64{"dropped": 3, "sent_packets": 1000, "retransmitted": 0},
 				KPIs:    []results.KPI{{Name: "fabric.drop_rate_ppm", Metric: "drop_rate_ppm", Scope: "fabric", Op: "<=", Value: 3000, Verdict: results.Fail}}},
 		},
 	}
