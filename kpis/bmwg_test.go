@@ -2,6 +2,7 @@ package kpis
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -171,5 +172,18 @@ func TestStored(t *testing.T) {
 	}
 	if _, err := Stored("loss_duration_us", "", r); err == nil {
 		t.Error("a metric the run lacks: want an error")
+	}
+}
+
+// docs/bmwg.md documents every BMWG metric.
+func TestBMWGMetricsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/bmwg.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range append(append([]metric{}, bmwgJobMetrics...), bmwgFabricMetrics...) {
+		if !strings.Contains(string(b), "| `"+m.Name+"` | "+m.Scope+" | "+m.Unit+" |") {
+			t.Errorf("docs/bmwg.md lacks the row of %s (%s, %s)", m.Name, m.Scope, m.Unit)
+		}
 	}
 }
