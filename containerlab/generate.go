@@ -384,6 +384,8 @@ func Generate(f *inventory.Fabric, opt GenOptions) (*Generated, error) {
 				}
 				table := hostTableBase + i
 				nc.Exec = append(nc.Exec,
+					fmt.Sprintf("ip addr replace %s dev %s", up.ipv4, up.ifname),
+					fmt.Sprintf("ip -6 addr replace %s dev %s nodad", up.ipv6, up.ifname),
 					fmt.Sprintf("ip rule add from %s lookup %d priority %d", up.ipv4.Addr(), table, table),
 					fmt.Sprintf("ip route replace %s via %s dev %s table %d", FabricIPv4, up.peer.ipv4.Addr(), up.ifname, table),
 					fmt.Sprintf("ip -6 rule add from %s lookup %d priority %d", up.ipv6.Addr(), table, table),

@@ -727,6 +727,8 @@ func TestPlaneHostsRouteBySource(t *testing.T) {
 			if f.Ports[p].Plane != i || self.Interface != "eth"+strconv.Itoa(i+1) {
 				t.Fatalf("%s port %d: plane %d, interface %s", in.Name, i, f.Ports[p].Plane, self.Interface)
 			}
+			want = append(want, "ip addr replace "+self.IPv4.String()+" dev eth"+strconv.Itoa(i+1),
+				"ip -6 addr replace "+self.IPv6.String()+" dev eth"+strconv.Itoa(i+1)+" nodad")
 			if i == 0 {
 				want = append(want, "ip route replace 198.18.0.0/15 via "+peer.IPv4.Addr().String()+" dev eth1",
 					"ip -6 route replace fd00::/8 via "+peer.IPv6.Addr().String()+" dev eth1")

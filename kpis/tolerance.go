@@ -30,8 +30,7 @@ func DirectionOf(op string) Direction {
 	return Either
 }
 
-// Default regression tolerances (see Tolerance and the README, "Nightly
-// history"): a KPI may get this much worse, relative to the base value,
+// Default regression tolerances (see Tolerance and docs/nightly.md): a KPI may get this much worse, relative to the base value,
 // before it counts as a regression.
 const (
 	// DefaultRegressMin is for KPIs with a min (higher is better:

@@ -5,7 +5,7 @@ package preset_test
 // 800 Gb/s, 4 KiB MTU, 400 ns switches, 600 ns links, RED 20%/80% of a
 // 1-BDP queue, trimming, target RTT 1.5 x base, window <= 1.5 BDP). Each
 // test runs seeds 1-3; the simulator is deterministic, so the margins below
-// are the distance from the measured values (README, "SMaRTT paper
+// are the distance from the measured values (docs/papers.md, "SMaRTT paper
 // figures"), kept so that modelling changes that keep the paper's result
 // still pass.
 

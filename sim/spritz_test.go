@@ -191,7 +191,7 @@ func runTableIIIQuiet(t *testing.T, f *inventory.Fabric, m *workloads.Matrix, se
 // average [paper: 502 us, every other scheme <= 244]. The paper's other
 // ordering, Scout and Spray >= 1.3x faster than UGAL-L [110/121 vs 199
 // us], does not hold with this background here and is only logged
-// (README): the background's congestion is transient in this simulator
+// (docs/papers.md): the background's congestion is transient in this simulator
 // (DCTCP settles the exit routers' incasts within ~35 us, after which no
 // monitored packet is marked), so the monitored FCT is decided by how
 // fast each flow's window recovers, not by the paths it finds; UGAL-L's
@@ -286,7 +286,7 @@ func TestSpritzFreeGroups(t *testing.T) {
 }
 
 // TestSpritzTableIIIExitLink is Table III with the exit-link background
-// (not the paper's text; README): in each congested group as many hosts
+// (not the paper's text; docs/papers.md): in each congested group as many hosts
 // as a router has (2 here) send over the exit router's global link to the
 // hosts of the router at its far end
 // (monitored:size=6MiB,free=1,into=peer,flows=2). The exit links stay
@@ -294,7 +294,7 @@ func TestSpritzFreeGroups(t *testing.T) {
 // stay congested; every flow, background too, runs the scheme under
 // test. Over seeds 1-10: ECMP the worst [paper 502 us] and Spray (u) and
 // Spray (w) at least 1.3x faster than UGAL-L [paper 1.6-1.8x]. Scout is
-// 1.40x over seeds 1-5 but 1.26x over seeds 1-10 (README), below the
+// 1.40x over seeds 1-5 but 1.26x over seeds 1-10 (docs/papers.md), below the
 // paper's bar on this fabric: asserted >= 1.2x, against regressions.
 func TestSpritzTableIIIExitLink(t *testing.T) {
 	spritzExitLink(t, spritzDragonfly(t, 2, 4, 2, 400), "monitored:size=6MiB,free=1,into=peer,flows=2", map[string]float64{"Spray (u)": 1.3, "Spray (w)": 1.3, "Scout": 1.2})
@@ -343,7 +343,7 @@ func spritzExitLink(t *testing.T, f *inventory.Fabric, spec string, min map[stri
 	}
 }
 
-// TestSpritzTableIIIBackgrounds is the README's table of Table III
+// TestSpritzTableIIIBackgrounds is docs/papers.md's table of Table III
 // backgrounds on the 72-host Dragonfly, seeds 1-5: where the background
 // goes (into=exit, the paper's text; dst; peer), how many flows per
 // congested group (all, 2, 4) and whether it runs the scheme under test
@@ -398,7 +398,7 @@ func meanFCTUs(t testing.TB, r *Result) float64 {
 // routing modes, ECMP and Flicr) by >= 1.2x [paper: 1.3-1.5x over the
 // next best]. Against weighted OPS (a Spritz-framework sprayer) the gap
 // is smaller and only logged: both come close to the pattern's capacity
-// bound (README), which leaves no room for 1.2x between them here.
+// bound (docs/papers.md), which leaves no room for 1.2x between them here.
 func TestSpritzAdversarial(t *testing.T) {
 	spritzAdversarial(t, spritzDragonfly(t, 2, 4, 2, 400))
 }
@@ -624,7 +624,7 @@ func TestSpritzTableIII342(t *testing.T) {
 // for Minimal, UGAL-L, ECMP, Scout and Spray (w), the last two also with
 // minimal ACKs (spritzVariants), then with the exit-link background
 // (into=peer,flows=4; also with bg=minimal) for every scheme. A
-// measurement for the README (about three minutes of CPU, with
+// measurement for docs/papers.md (about three minutes of CPU, with
 // FABRICBENCH_SPRITZ_1056=1): it asserts only that the monitored flow
 // finishes.
 func TestSpritzTableIII1056(t *testing.T) {

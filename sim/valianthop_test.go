@@ -73,7 +73,7 @@ func TestValiantHopFavoursDirectGlobalLinks(t *testing.T) {
 // TestValiantHopTableIII logs the Table III benchmark (72 hosts, the
 // paper's Figure 5 background, seeds 1-5, TestSpritzTableIII's setting)
 // for valiant-hop next to the textbook Valiant [paper Valiant: 228 us].
-// Both must finish; only the figures are compared (README).
+// Both must finish; only the figures are compared (docs/papers.md).
 func TestValiantHopTableIII(t *testing.T) {
 	f := spritzDragonfly(t, 2, 4, 2, 400)
 	m, err := workloads.ParseSpec("monitored:size=6MiB,free=1", f, 1)

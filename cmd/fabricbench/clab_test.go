@@ -167,7 +167,9 @@ func TestCorpusLabsDeploy(t *testing.T) {
 				})
 				code, stdout, stderr := runCLI(t, "lab", "up", topo, "--runtime", rt, "--state-dir", state, "--timeout", "150s")
 				if code != 0 {
-					t.Fatalf("lab up --runtime %s: exit %d\n%s\n%s", rt, code, stdout, stderr)
+					routes, _ := exec.Command("ip", "-4", "route", "show", "table", "main").CombinedOutput()
+					nets, _ := exec.Command("docker", "network", "ls").CombinedOutput()
+					t.Fatalf("lab up --runtime %s: exit %d\n%s\n%s\nroutes:\n%s\ndocker networks:\n%s", rt, code, stdout, stderr, routes, nets)
 				}
 				t.Logf("%s", stdout)
 				validate := func(converge string) (int, string) {

@@ -44,7 +44,7 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SUITE",
 		Short: "Run a suite: bring up the fabric, run its jobs, collect gNMI telemetry, judge KPIs and write reports",
-		Long: `Run a suite file (YAML; see examples/suites/ and the README).
+		Long: `Run a suite file (YAML; see examples/suites/ and docs/suites.md).
 
 Every point of the suite's matrix runs on the backend: fabric up, features
 configured, transport agents deployed, gNMI telemetry subscribed, faults

@@ -80,8 +80,8 @@ func newSimCmd() *cobra.Command {
   permutation:size=2MiB
   incast:senders=32,size=2MB,dst=host5   (dst: a host name or number)
   alltoall:size=1MiB,k=4
-The spec grammars are documented in the README ("Fabric specs", "Traffic
-specs" and "Faults" under "fabricbench sim").
+The spec grammars are documented in docs/simulator.md ("Fabric specs",
+"Traffic specs" and "Faults").
 
 --preset smartt runs in the SMaRTT paper's setting (Sec. IV): it adds
 gbps=800,latency=600ns,switch_latency=400ns to a --topo spec that does not

@@ -14,7 +14,7 @@ import (
 // path (94 packets of 4160 B, longest RTT 7.79 µs), DCTCP, and Spritz-Spray
 // on source-guided routing gives the monitored flow the FCT that
 // TestSpritzTableIII (sim package, the same sizing code) logs for Spray (w)
-// on seed 1: 160.1 µs (README, Table III row).
+// on seed 1: 160.1 µs (docs/papers.md, Table III row).
 func TestSimPresetSpritz(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.json")
 	code, stdout, stderr := runCLI(t, "sim", "--preset", "spritz", "--topo", "dragonfly:p=2,a=4,h=2", "--routing", "source-guided",

@@ -292,7 +292,15 @@ func (r *Runtime) deploy(ctx context.Context, lab *containerlab.Lab) (*labrt.Sta
 	}
 	if !netExisted && lab.Mgmt.IsValid() {
 		if err := labrt.MgmtFree(lab.Mgmt); err != nil {
-			return nil, err
+			// The route may be the lab's own network, which a busy Docker
+			// engine did not report the first time: ask again before
+			// refusing.
+			time.Sleep(time.Second)
+			if !networkExists(ctx, lab.MgmtNetwork) {
+				return nil, err
+			}
+			netExisted = true
+			st.MgmtNetworkOwned = false
 		}
 	}
 	start := time.Now()

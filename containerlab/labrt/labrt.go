@@ -322,7 +322,11 @@ func MgmtFree(p netip.Prefix) error {
 		ones, _ := r.Dst.Mask.Size()
 		other := netip.PrefixFrom(rp.Unmap(), ones)
 		if other.Overlaps(p) && ones > 0 {
-			return fmt.Errorf("management subnet %s overlaps route %s on this machine; set mgmt.ipv4-subnet to a free subnet", p, other)
+			dev := ""
+			if l, err := netlink.LinkByIndex(r.LinkIndex); err == nil {
+				dev = " dev " + l.Attrs().Name
+			}
+			return fmt.Errorf("management subnet %s overlaps route %s%s on this machine; set mgmt.ipv4-subnet to a free subnet", p, other, dev)
 		}
 	}
 	return nil

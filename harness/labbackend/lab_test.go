@@ -214,7 +214,7 @@ func checkLabSmoke(t *testing.T, suite string, res *results.Results, out string)
 		t.Errorf("suite status %s (%s): KPIs %+v", res.Status, run.Error, run.KPIs)
 	}
 	// Correctness, not speed: on a loaded runner the host's scheduling sets
-	// the pace, so the figures are only logged (the README has them).
+	// the pace, so the figures are only logged (docs/labs.md has them).
 	var retx uint64
 	for _, j := range run.Jobs {
 		if j.Completed != j.Flows {

@@ -1,7 +1,7 @@
 // Package suite loads fabricbench suite files (YAML): what fabric to bring
 // up, how to configure it, which jobs to run, which faults to inject, what
 // telemetry to collect and which KPIs decide the verdict, plus a matrix of
-// parameters to sweep. See README.md ("Suite files") for the annotated format.
+// parameters to sweep. See docs/suites.md for the annotated format.
 //
 // Where things are:
 //

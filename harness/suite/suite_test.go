@@ -564,7 +564,7 @@ func TestKPIBoundWithUnit(t *testing.T) {
 		{"  - {max: 1%, metric: drops}\n",
 			`t.yaml:5:11: kpis[0].max: want a number, got "1%": a KPI bound is a plain number in the metric's unit, without the unit (drops is in packets)`},
 		{"  - {max: 1%, metric: drop}\n",
-			`t.yaml:5:11: kpis[0].max: want a number, got "1%": a KPI bound is a plain number in the metric's unit, without the unit (see the metric table in the README)`},
+			`t.yaml:5:11: kpis[0].max: want a number, got "1%": a KPI bound is a plain number in the metric's unit, without the unit (see the metric table in docs/suites.md)`},
 	} {
 		_, err := Parse("t.yaml", []byte(base+c.kpi))
 		if err == nil || strings.Split(err.Error(), "\n")[0] != c.want || strings.Contains(err.Error(), "max and min") {

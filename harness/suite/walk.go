@@ -532,5 +532,5 @@ func (d *doc) boundHint(path string) string {
 		}
 		return fmt.Sprintf(": a KPI bound is a plain number in the metric's unit, without the unit (%s is %s)", m.Name, unit)
 	}
-	return ": a KPI bound is a plain number in the metric's unit, without the unit (see the metric table in the README)"
+	return ": a KPI bound is a plain number in the metric's unit, without the unit (see the metric table in docs/suites.md)"
 }
