@@ -316,6 +316,8 @@ const (
 	FeatFlowlet Feature = "flowlet"
 	// FeatPFCWatchdog: the PFC watchdog: features.pfc.watchdog.
 	FeatPFCWatchdog Feature = "pfc-watchdog"
+	// FeatPacing: senders paced at a job's rate (jobs[].rate).
+	FeatPacing Feature = "pacing"
 	// FeatSRv6Control: features.srv6.placement (a path controller) and
 	// per-job or strict features.srv6.paths.
 	FeatSRv6Control Feature = "srv6-control"

@@ -613,7 +613,7 @@ func allChecks(checks ...suite.CheckFunc) suite.CheckFunc {
 var featureNames = map[Feature]string{
 	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
 	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
-	FeatAdaptive: "adaptive routing", FeatFlowlet: "flowlet load balancing (DLB)", FeatPFCWatchdog: "the PFC watchdog", FeatOneWayDelay: "one-way delay measurement", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatController: "a path controller", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
+	FeatAdaptive: "adaptive routing", FeatFlowlet: "flowlet load balancing (DLB)", FeatPFCWatchdog: "the PFC watchdog", FeatPacing: "paced senders (jobs[].rate)", FeatOneWayDelay: "one-way delay measurement", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatController: "a path controller", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
 }
 
 // check returns the suite check of the named backend's capabilities: one
@@ -679,6 +679,11 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if ft.Queue != "" && ft.Queue != "bdp" {
 			feature(FeatQueue, "features.queue", "leave it out or set bdp")
+		}
+		for i, j := range s.Jobs {
+			if j.Rate != "" {
+				feature(FeatPacing, fmt.Sprintf("jobs[%d].rate", i), "leave it out (the congestion control sets the rate)")
+			}
 		}
 		if _, ok := c.Unsupported[FeatPlanes]; ok {
 			if f, err := s.LoadFabric(); err == nil && f.NumPlanes() > 1 {

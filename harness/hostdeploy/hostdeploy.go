@@ -446,10 +446,6 @@ func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(har
 	flow := func(i int, fl workloads.Flow) control.Flow {
 		cf := control.Flow{ID: uint32(i), Dst: netip.AddrPortFrom(j.HostIP[fl.Dst], j.DataPort).String(), Size: fl.Size,
 			BaseRTTPs: paths.BaseRTT(fl.Src, fl.Dst), RateBps: HostRate(j.Fabric, fl.Src)}
-		if fl.Rate > 0 && (cf.RateBps == 0 || fl.Rate < cf.RateBps) {
-			// jobs[].rate: the flow's pacing (the agent paces at it).
-			cf.RateBps = fl.Rate
-		}
 		if j.Mark != nil {
 			cf.Mark = j.Mark(fl.Src, fl.Dst)
 		}

@@ -311,6 +311,7 @@ var capabilities = harness.Capabilities{
 		harness.FeatLowDiameter: "the lab's switches route by BGP shortest paths and ECMP hashing, without Dragonfly minimal, Valiant, UGAL or source-guided modes",
 		harness.FeatSRv6Control: "the lab pins host pairs (both directions, by firewall mark) with loose paths; placement at job start (features.srv6.placement), per-job and strict paths are simulator only",
 		harness.FeatFlowlet:     "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no flowlet load balancing",
+		harness.FeatPacing:      "the transport agents pace a host at its NIC rate and let the congestion control set each flow's; a per-job offered load is simulator only",
 		harness.FeatPFCWatchdog: "veth links have no pause frames (no PFC)",
 		harness.FeatOneWayDelay: "each transport agent timestamps packets on its own clock (time since its start), so a receiver cannot tell a packet's one-way delay; the lab measures flow completion times",
 	},
