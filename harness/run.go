@@ -245,6 +245,9 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 					run = notApplicableRun(p)
 				} else {
 					run, err = runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
+					if p.Test != nil && p.Test.LeakCheck && run != nil {
+						run.Resources = sampleResources()
+					}
 				}
 				mu.Lock()
 				runs[i], errs[i] = run, err
@@ -298,6 +301,7 @@ feed:
 	close(next)
 	wg.Wait()
 	finishSearches(searches, points, runs, res)
+	finishLeakChecks(points, runs, res)
 	for i, p := range points {
 		if runs[i] != nil {
 			continue

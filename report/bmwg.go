@@ -84,6 +84,8 @@ type BMWGTest struct {
 	Rows    []BMWGRow `json:"rows"`
 	// KPIs are the test's bounded KPIs, every run's verdict.
 	KPIs []BMWGKPI `json:"kpis"`
+	// Leak is the resource trend of a test with leak_check.
+	Leak *results.LeakTrend `json:"leak,omitempty"`
 }
 
 // BMWGRow is one point of a test.
@@ -177,7 +179,7 @@ func BuildBMWG(r *results.Results) *BMWGReport {
 
 func bmwgTest(t results.Test, runs []*results.Run) BMWGTest {
 	bt := BMWGTest{Name: t.Name, Section: t.Section, Title: t.Title, Search: t.SearchKey, Found: t.Found, Columns: []string{}, Units: []string{},
-		Rows: []BMWGRow{}, KPIs: []BMWGKPI{}}
+		Rows: []BMWGRow{}, KPIs: []BMWGKPI{}, Leak: t.Leak}
 	if t.SearchKey != "" && t.Found == "" && len(t.FoundBy) > 0 {
 		var parts []string
 		for k, v := range t.FoundBy {
@@ -670,6 +672,13 @@ func (rep *BMWGReport) Markdown() []byte {
 				p("| %s | %s | %s %s | %s | %s |\n", k.Run, k.Name, fmtSig(k.Value), k.Unit, k.Bound, k.Verdict)
 			}
 		}
+		if l := t.Leak; l != nil {
+			p("\nResource leak check over %d runs (the first left out as warm-up): goroutines %+.2f per run, open file descriptors %+.2f per run, heap %+.2f MiB per run: **%s**", l.Runs, l.GoroutinesPerRun, l.FDsPerRun, l.HeapMiBPerRun, l.Verdict)
+			if l.Message != "" {
+				p(" (%s)", l.Message)
+			}
+			p(".\n")
+		}
 		p("\nPlot: `%s`\n", plotFile(t.Name))
 	}
 	p("\n## 6. Anomalies\n\n")
@@ -831,6 +840,7 @@ var bmwgTmpl = template.Must(template.New("bmwg").Funcs(template.FuncMap{"cell":
 <p class="meta">{{.Title}}{{if .NotApplicable}} — not applicable: {{.NotApplicable}}{{end}}{{if .Search}} — binary search over <code>{{.Search}}</code>: <b>{{if .Found}}{{.Found}}{{else}}none passed{{end}}</b>{{end}}{{if .Primary}} — primary metric <code>{{.Primary}}</code> ({{.PrimaryUnit}}){{end}}{{if .Reference}} — reference {{.Reference}}{{end}}</p>
 {{if not .NotApplicable}}{{$t := .}}<div class="scroll"><table><tr><th>Point</th><th>Status</th>{{if .Primary}}<th>{{.Primary}}</th>{{if .Reference}}<th>vs reference</th>{{end}}{{end}}{{range $i, $c := .Columns}}<th>{{$c}} ({{index $t.Units $i}})</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{if .Params}}{{.Params}}{{else}}{{.Run}}{{end}}</td><td>{{.Status}}{{if .Note}} ({{.Note}}){{end}}</td>{{if $t.Primary}}<td>{{cell .Primary}}</td>{{if $t.Reference}}<td>{{cell .VsReference}}</td>{{end}}{{end}}{{range .Values}}<td>{{cell .}}</td>{{end}}</tr>{{end}}</table></div>{{end}}
+{{with .Leak}}<p class="meta">resource leak check over {{.Runs}} runs: goroutines {{num .GoroutinesPerRun}}/run, file descriptors {{num .FDsPerRun}}/run, heap {{num .HeapMiBPerRun}} MiB/run: <b>{{.Verdict}}</b> {{.Message}}</p>{{end}}
 {{end}}
 <h3>6. Anomalies</h3>
 {{if .Anomalies}}<ul>{{range .Anomalies}}<li>{{.}}</li>{{end}}</ul>{{else}}<p class="note">None.</p>{{end}}

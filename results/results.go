@@ -140,6 +140,28 @@ type Test struct {
 	ReferenceValue string `json:"reference_value,omitempty"`
 	// Needs are what the test needs beyond its fields.
 	Needs []string `json:"needs,omitempty"`
+	// Leak is the resource trend of a test with leak_check.
+	Leak *LeakTrend `json:"leak,omitempty"`
+}
+
+// Resources are the harness process's resources after a run (garbage
+// collected): goroutines, open file descriptors (-1: unknown), heap in use.
+type Resources struct {
+	Goroutines int    `json:"goroutines"`
+	FDs        int    `json:"fds"`
+	HeapBytes  uint64 `json:"heap_bytes"`
+}
+
+// LeakTrend is the growth of the harness's resources over a test's runs
+// (least-squares slopes per run, the first run left out as warm-up) and
+// its verdict: fail when a slope exceeds its limit.
+type LeakTrend struct {
+	Runs             int     `json:"runs"`
+	GoroutinesPerRun float64 `json:"goroutines_per_run"`
+	FDsPerRun        float64 `json:"fds_per_run"`
+	HeapMiBPerRun    float64 `json:"heap_mib_per_run"`
+	Verdict          string  `json:"verdict"`
+	Message          string  `json:"message,omitempty"`
 }
 
 // Summary counts over all runs.
@@ -223,6 +245,9 @@ type Run struct {
 	Bringup *Bringup `json:"bringup,omitempty"`
 	// Controller is what a path controller (suite controller) did.
 	Controller *Controller `json:"controller,omitempty"`
+	// Resources are the harness's resources after the run (a test with
+	// leak_check).
+	Resources *Resources `json:"resources,omitempty"`
 	// Metrics are the run's fabric metrics (kpis.Metrics of scope fabric
 	// that the run computed: telemetry-derived and the backend's
 	// counters), for reports that compute KPIs the suite did not bound.

@@ -56,6 +56,13 @@ type Test struct {
 	// one-way-delay, ...). A test the backend cannot run is planned as
 	// not applicable, with the reason, and reported so.
 	Needs []string `yaml:"needs"`
+	// LeakCheck samples the harness process's resources (goroutines, open
+	// file descriptors, heap in use after a garbage collection) after each
+	// of the test's runs and fails the test when they grow with the runs
+	// (IETF BMWG draft, resource leak detection). On the simulator the
+	// transport endpoints run in the harness process. Needs 4 or more runs
+	// (sweep seed); run them one at a time (--parallel 1) for exact counts.
+	LeakCheck bool `yaml:"leak_check"`
 }
 
 // Primary names a test's primary metric (a KPI metric and its scope: a
