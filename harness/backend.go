@@ -174,6 +174,14 @@ type Validator interface {
 	ValidateFabric(ctx context.Context, env Env) (*results.Bringup, error)
 }
 
+// PlanChecker is implemented by backends that check a planned point
+// against what they know without bringing anything up (the hardware
+// backend: each device's platform); an error is bad input (exit 2) naming
+// what cannot be done.
+type PlanChecker interface {
+	CheckPlan(p *Point) error
+}
+
 // Preparer is implemented by backends that want the run's Env.
 type Preparer interface {
 	Prepare(env Env)
@@ -333,6 +341,10 @@ type Capabilities struct {
 	// Unsupported maps each feature the backend cannot do to the reason;
 	// features not listed are supported.
 	Unsupported map[Feature]string
+	// ByDevice lists default-on features (ECN, trimming) the backend
+	// supports only where its devices can: off unless the suite turns them
+	// on, and then checked device by device (the reason says how).
+	ByDevice map[Feature]string
 	// ECMPHashNeeds are fields every features.ecmp.hash must include
 	// (ECMPHashReason says why); nil: any hash.
 	ECMPHashNeeds  []string

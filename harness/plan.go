@@ -148,6 +148,12 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 	}
 	fabrics := map[string]*inventory.Fabric{}
 	notes := map[string]bool{}
+	var pc PlanChecker
+	if backend != "" {
+		if b, err := newBackend(backend); err == nil {
+			pc, _ = b.(PlanChecker)
+		}
+	}
 	for _, sp := range pts {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -170,6 +176,11 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 				err = fmt.Errorf("%s: %w", file, err)
 			}
 			return nil, &InputError{err}
+		}
+		if pc != nil {
+			if err := pc.CheckPlan(p); err != nil {
+				return nil, &InputError{fmt.Errorf("%s: %w", file, err)}
+			}
 		}
 		for _, n := range defaultNotes(sp.Suite, backend, pl.Caps) {
 			if !notes[n] {
@@ -194,17 +205,20 @@ var defaultOn = []struct {
 }
 
 // featureOn is whether a default-on feature is on: as the suite says, or,
-// left at its default, whether the backend can do it.
+// left at its default, whether the backend can do it (off where only some
+// devices can: Capabilities.ByDevice).
 func featureOn(enabled *bool, f Feature, caps Capabilities) bool {
 	if enabled != nil {
 		return *enabled
 	}
 	_, cannot := caps.Unsupported[f]
-	return !cannot
+	_, byDevice := caps.ByDevice[f]
+	return !cannot && !byDevice
 }
 
 // defaultNotes says which default-on features s leaves at their default
-// and the backend cannot do (so they are off), one line each.
+// and the backend cannot do, or does only where its devices can (so they
+// are off), one line each.
 func defaultNotes(s *suite.Suite, backend string, caps Capabilities) []string {
 	var out []string
 	for _, d := range defaultOn {
@@ -213,6 +227,8 @@ func defaultNotes(s *suite.Suite, backend string, caps Capabilities) []string {
 		}
 		if reason, cannot := caps.Unsupported[d.f]; cannot {
 			out = append(out, fmt.Sprintf("%s: off (on by default, but the %s backend cannot do %s: %s)", d.field, backend, featureNames[d.f], reason))
+		} else if reason, some := caps.ByDevice[d.f]; some {
+			out = append(out, fmt.Sprintf("%s: off (on by default, but on the %s backend only where the devices can: %s)", d.field, backend, reason))
 		}
 	}
 	return out

@@ -151,6 +151,10 @@ type Device struct {
 	// GNMI is the device's own gNMI server (nil: none; a run deploys the
 	// kernel exporter to Linux and FRR devices instead).
 	GNMI *GNMI
+	// Container, when set, is the device's container on this machine:
+	// its shell is reached with docker exec instead of SSH (a containerlab
+	// node whose image has no sshd); Mgmt stays its management address.
+	Container string
 }
 
 // GNMI telemetry profiles (GNMI.Profile): which paths a run subscribes
@@ -568,7 +572,9 @@ var (
 	hwNameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 	hwPortRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_./:-]*$`)
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	speedRE   = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([MGT])(?:bps)?$`)
+	// containerRE is Docker's container name syntax.
+	containerRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$`)
+	speedRE     = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([MGT])(?:bps)?$`)
 )
 
 const maxNameLen = 64
@@ -706,7 +712,7 @@ func checkRef(field, ref string) string {
 var (
 	topKeys        = []string{"name", "known_hosts", "default_speed", "timeout", "credentials", "devices", "links", "planes", "rails"}
 	credentialKeys = []string{"user", "password", "key", "passphrase", "ssh_agent"}
-	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics", "gnmi", "slurm_node"}
+	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics", "gnmi", "slurm_node", "container"}
 	portKeys       = []string{"name", "speed", "interface"}
 	gnmiKeys       = []string{"address", "profile", "credentials", "tls", "insecure"}
 	tlsKeys        = []string{"ca", "server_name", "skip_verify"}
@@ -951,6 +957,13 @@ func (p *hwParser) devices(o *obj) []devMeta {
 				p.errKey(do, "slurm_node", "only hosts run agents (this is a %s)", d.Role)
 			} else {
 				d.SlurmNode = sn
+			}
+		}
+		if c, ok := p.str(do, "container", false, ""); ok {
+			if !containerRE.MatchString(c) {
+				p.errKey(do, "container", "%q is not a container name", c)
+			} else {
+				d.Container = c
 			}
 		}
 		if nameOK {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/clabrt"
+	"github.com/fabricbench/fabricbench/containerlab/labinv"
 	"github.com/fabricbench/fabricbench/containerlab/labrt"
 	"github.com/fabricbench/fabricbench/containerlab/native"
 	"github.com/fabricbench/fabricbench/drivers"
@@ -48,6 +49,9 @@ type labOpts struct {
 	image, hostImage       string
 	srv6                   bool
 	mtu                    int
+	// inventory
+	invOut, invName, defaultSpeed string
+	gnmi                          []string
 }
 
 func newLabCmd() *cobra.Command {
@@ -163,7 +167,37 @@ runtime would create are listed. Needs no Docker and no root.
 	gf.StringVar(&o.hostImage, "host-image", "", "image of the hosts (default "+containerlab.DefaultHostImage+")")
 	gf.BoolVar(&o.srv6, "srv6", false, "give every switch an SRv6 uN micro-SID locator")
 	gf.IntVar(&o.mtu, "mtu", 0, "every link's MTU, 68 to 65535 (default: the runtime's, 1500 natively, 9500 under containerlab)")
-	cmd.AddCommand(up, check, validate, down, status, gen)
+	inv := &cobra.Command{
+		Use:   "inventory TOPOLOGY",
+		Short: "Write the hardware inventory of a deployed lab, to drive it through the hardware path (run --inventory)",
+		Long: `Writes the inventory (docs/inventory.md) of a deployed lab, native or
+containerlab: its devices with their platform, role and management address,
+the lab's SSH user and key (as a file: reference) and known_hosts, switch
+ports (a router's ethN is EthernetN-1, with interface ethN), host NICs with
+their addresses, and links with their rates. fabricbench run SUITE
+--inventory FILE then drives the lab exactly as real switches: bring-up
+checks, the configuration diff (--apply), agents over SSH and telemetry
+from each switch's own gNMI server (--gnmi) or the kernel exporter.
+
+  fabricbench lab up lab.clab.yml
+  fabricbench lab inventory lab.clab.yml --out lab.inventory.yaml
+  fabricbench run suite.yaml --inventory lab.inventory.yaml --apply
+
+The inventory is valid while the lab is deployed (the key and known_hosts
+are the lab's). See docs/hardware.md.
+
+` + exitStatusHelp(exitOK, exitBadInput, exitInfra),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return labInventory(cmd.OutOrStdout(), args[0], o)
+		},
+	}
+	ivf := inv.Flags()
+	ivf.StringVar(&o.invOut, "out", "-", "the inventory file to write (- for standard output)")
+	ivf.StringVar(&o.invName, "name", "", "the inventory's name (default the lab's)")
+	ivf.StringVar(&o.defaultSpeed, "default-speed", "", "the speed of links without a rate (vars.rate), e.g. 10G; without it such a link is an error")
+	ivf.StringArrayVar(&o.gnmi, "gnmi", nil, "a switch's own gNMI server: NODE=HOST:PORT,ca=FILE|skip-verify|insecure[,profile=openconfig|sonic][,user=U][,password=env:NAME|file:PATH] (repeatable; other devices get the kernel exporter)")
+	cmd.AddCommand(up, check, validate, down, status, gen, inv)
 	return cmd
 }
 
@@ -763,6 +797,43 @@ func labGenerate(stdout io.Writer, spec string, o labOpts) error {
 		return infraError(err)
 	}
 	fmt.Fprintf(stdout, "wrote %d files under %s\n", len(g.Files), o.out)
+	return nil
+}
+
+// labInventory is lab inventory: the inventory of a deployed lab.
+func labInventory(stdout io.Writer, path string, o labOpts) error {
+	lab, st, err := deployedLab(path, o)
+	if err != nil {
+		return err
+	}
+	opt := labinv.Options{Name: o.invName, Topology: path, GNMI: map[string]labinv.GNMI{}}
+	if o.defaultSpeed != "" {
+		if opt.DefaultSpeed, err = inventory.ParseSpeed(o.defaultSpeed); err != nil {
+			return badInput(fmt.Errorf("--default-speed: %w", err))
+		}
+	}
+	for _, g := range o.gnmi {
+		node, srv, err := labinv.ParseGNMI(g)
+		if err != nil {
+			return badInput(fmt.Errorf("--gnmi %w", err))
+		}
+		if _, dup := opt.GNMI[node]; dup {
+			return badInput(fmt.Errorf("--gnmi: %s given twice", node))
+		}
+		opt.GNMI[node] = srv
+	}
+	out, err := labinv.Generate(lab, st, opt, drivers.Platforms()...)
+	if err != nil {
+		return badInput(err)
+	}
+	if o.invOut == "" || o.invOut == "-" {
+		_, err := stdout.Write(out)
+		return err
+	}
+	if err := os.WriteFile(o.invOut, out, 0o644); err != nil {
+		return infraError(err)
+	}
+	fmt.Fprintf(stdout, "wrote the inventory of lab %s (%s runtime, %d devices) to %s\n", lab.Name, orDash(st.Runtime), len(lab.Devices()), o.invOut)
 	return nil
 }
 
