@@ -18,6 +18,10 @@ const (
 	Incast      = "incast"
 	AllToAll    = "all-to-all"
 	AllReduce   = "all-reduce"
+	// AllGather and ReduceScatter are ring collectives whose size is the
+	// total over all ranks (nccl-tests).
+	AllGather     = "all-gather"
+	ReduceScatter = "reduce-scatter"
 )
 
 // Group kinds (GroupStat.Kind, results.GroupSeries.Kind).
@@ -52,7 +56,11 @@ const (
 	MetricAnomalies         = "anomalies"
 	MetricImbalancedGroups  = "imbalanced_groups"
 	MetricMinGroupJain      = "min_group_jain"
-	MetricUnmatchedFaults   = "unmatched_faults"
+	// MetricMaxGroupMMR is the largest max-mean ratio of an active
+	// symmetry group's member loads (IETF BMWG AI-fabric draft, ECMP
+	// imbalance MMR; 1: equal loads).
+	MetricMaxGroupMMR     = "max_group_mmr"
+	MetricUnmatchedFaults = "unmatched_faults"
 	// Multi-plane fabrics only: the least-loaded plane's share of the host
 	// NIC bytes times the number of planes (1: an equal share), and the
 	// planes' coefficient of variation (plane symmetry).
@@ -104,6 +112,11 @@ type JobInput struct {
 	SizeBytes   int64
 	Repetitions int
 	Flows       []FlowRecord
+	// GapPs is the pause between repetitions (a synthetic training step's
+	// compute phase), for the roofline JCT; Baseline names the job this
+	// one is compared with (interference factor).
+	GapPs    int64
+	Baseline string
 }
 
 // Input is everything Analyze needs about one run.
@@ -328,9 +341,10 @@ func Analyze(in Input) (*Output, error) {
 	for ji := range in.Jobs {
 		out.Jobs = append(out.Jobs, a.job(&in.Jobs[ji]))
 	}
+	baselines(out.Jobs, in.Jobs)
 
 	groups := a.buildGroups()
-	maxCV, active, minJain := 0.0, 0, 1.0
+	maxCV, active, minJain, maxMMR := 0.0, 0, 1.0, 1.0
 	data := make([]groupData, len(groups))
 	starvedBy := make([][]starved, len(groups))
 	for gi, gr := range groups {
@@ -350,6 +364,7 @@ func Analyze(in Input) (*Output, error) {
 			if len(vals) >= 2 {
 				_, _, j := spread(vals)
 				minJain = math.Min(minJain, j)
+				maxMMR = math.Max(maxMMR, maxMean(vals))
 			}
 		}
 	}
@@ -412,6 +427,7 @@ func Analyze(in Input) (*Output, error) {
 	m[MetricTimeToDetect] = ttd
 	m[MetricImbalancedGroups] = float64(len(at.imbalances))
 	m[MetricMinGroupJain] = round(minJain, 6)
+	m[MetricMaxGroupMMR] = round(maxMMR, 6)
 	unmatched := 0
 	for _, fm := range at.matches {
 		if fm.Anomaly == 0 {

@@ -88,6 +88,13 @@ type Features struct {
 	// StallAfter ends a simulation without progress for this long (0:
 	// the simulator's default, -1: never; sim.Config.StallAfter).
 	StallAfter int64
+	// Flowlet: switch flowlet load balancing (features.ecmp.mode flowlet)
+	// with its gap (ps, 0: the default).
+	Flowlet    bool
+	FlowletGap int64
+	// PFCWatchdogDetect and PFCWatchdogRestore (ps) run the PFC watchdog
+	// (features.pfc.watchdog); 0: none.
+	PFCWatchdogDetect, PFCWatchdogRestore int64
 }
 
 // SRv6Path pins the flows from host Src to host Dst (host numbers)
@@ -280,6 +287,12 @@ type RunResult struct {
 	Ideal func(src, dst int, size int64) int64
 	// Extra are backend-specific counters reported as fabric metrics.
 	Extra map[string]float64
+	// JobExtra are backend-specific metrics of each job (Workload.Jobs
+	// order; nil or shorter: none), added to results.Job.Extra: one-way
+	// latency quantiles and reordering (the simulator's delivery stage).
+	JobExtra []map[string]float64
+	// ECNProfile is the ECN marking profile (simulator with ECN on).
+	ECNProfile *results.ECNProfile
 	// Failures are infrastructure failures during the jobs (an agent that
 	// died, naming its host); the flows it owed are in Flows as not
 	// finished and the run is an error, but its results are kept.
@@ -316,6 +329,13 @@ const (
 	FeatLowDiameter Feature = "low-diameter"
 	// FeatController: a path controller during the jobs (suite controller).
 	FeatController Feature = "controller"
+	// FeatFlowlet: switch flowlet load balancing (DLB): features.ecmp.mode
+	// flowlet.
+	FeatFlowlet Feature = "flowlet"
+	// FeatPFCWatchdog: the PFC watchdog: features.pfc.watchdog.
+	FeatPFCWatchdog Feature = "pfc-watchdog"
+	// FeatPacing: senders paced at a job's rate (jobs[].rate).
+	FeatPacing Feature = "pacing"
 	// FeatSRv6Control: features.srv6.placement (a path controller) and
 	// per-job or strict features.srv6.paths.
 	FeatSRv6Control Feature = "srv6-control"

@@ -58,6 +58,11 @@ type Point struct {
 	Jobs        []Job
 	Faults      []Fault
 	KPIs        []kpis.Spec
+	// Test is the suite test the point belongs to (nil: a suite without
+	// tests). NotApplicable, when set, says why the backend cannot run
+	// the point (tests.go): it is reported, not run.
+	Test          *suite.Test
+	NotApplicable []string
 }
 
 // Plan loads a suite file and resolves every matrix point. All errors are
@@ -119,16 +124,16 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 		return nil, err
 	}
 	pl := &SuitePlan{Backend: backend}
-	var check suite.CheckFunc
+	var na suite.CheckFunc
 	if backend != "" {
 		caps, err := BackendCapabilities(backend)
 		if err != nil {
 			return nil, &InputError{fmt.Errorf("--backend: %w", err)}
 		}
 		pl.Caps = caps
-		check = caps.check(backend)
+		na = allChecks(caps.check(backend), needsCheck(backend, caps))
 	}
-	check = allChecks(check, vrfCheck())
+	check := allChecks(vrfCheck(), knownNeeds())
 	s, err := suite.LoadWith(file, suite.Options{Inventory: inv})
 	if err != nil {
 		return nil, &InputError{err}
@@ -137,7 +142,7 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	pts, err := s.PointsChecked(check)
+	pts, err := s.PointsApplicable(check, na)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -156,6 +161,13 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 		p, err := resolve(sp, fabrics, pl.Caps)
 		if planHook != nil {
 			planHook()
+		}
+		if err != nil && len(sp.NotApplicable) > 0 {
+			// Not run: what it cannot do may be why it does not resolve.
+			p, err = &Point{ID: sp.ID, Params: sp.Params, Suite: sp.Suite}, nil
+		}
+		if p != nil {
+			p.Test, p.NotApplicable = sp.Test, sp.NotApplicable
 		}
 		if err != nil {
 			if len(pts) > 1 {
@@ -246,8 +258,21 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil,
 		Adaptive: ft.ECMP.Mode == suite.ECMPModeAdaptive, ARWeighted: ft.ECMP.Weighted,
 	}
-	if m := ft.ECMP.Mode; m != suite.ECMPModeHash && m != suite.ECMPModeAdaptive {
+	if m := ft.ECMP.Mode; m != suite.ECMPModeHash && m != suite.ECMPModeAdaptive && m != suite.ECMPModeFlowlet {
 		p.Features.LowDiameter = m
+	}
+	if ft.ECMP.Mode == suite.ECMPModeFlowlet {
+		p.Features.Flowlet = true
+		if ft.ECMP.FlowletGap != "" {
+			p.Features.FlowletGap, _ = workloads.ParseDuration(ft.ECMP.FlowletGap) // validated
+		}
+	}
+	if ft.PFC != nil && ft.PFC.Watchdog != nil {
+		w := ft.PFC.Watchdog
+		p.Features.PFCWatchdogDetect, _ = workloads.ParseDuration(w.Detect) // validated
+		if w.Restore != "" {
+			p.Features.PFCWatchdogRestore, _ = workloads.ParseDuration(w.Restore)
+		}
 	}
 	if p.Features.Adaptive {
 		// Validated by the suite checker.
@@ -322,7 +347,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 	t := s.Transport
 	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, EntropyRun: t.EntropyRun, Seed: s.Seed,
 		Launcher: s.Agents.Launcher}
-	iv, err := workloads.ParseDuration(s.Telemetry.Interval)
+	iv, err := telemetryInterval(s.Telemetry.Interval, caps)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry.interval: %w", err)
 	}
@@ -375,6 +400,15 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 	return p, nil
 }
 
+// telemetryInterval is a suite's telemetry.interval in ps: fastest is the
+// backend's shortest (its MinInterval, or the suite minimum of 100us).
+func telemetryInterval(v string, caps Capabilities) (int64, error) {
+	if v == suite.IntervalFastest {
+		return max(int64(caps.MinInterval)*1000, 100*1_000_000), nil
+	}
+	return workloads.ParseDuration(v)
+}
+
 func optDuration(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
@@ -383,8 +417,14 @@ func optDuration(s string) (int64, error) {
 }
 
 func resolveJob(f *inventory.Fabric, sj *suite.Job) (Job, error) {
-	j := Job{Name: sj.Name, Workload: sj.Workload, Reps: sj.Repetitions, Senders: sj.Senders, Window: sj.Window, Receiver: -1}
+	j := Job{Name: sj.Name, Workload: sj.Workload, Reps: sj.Repetitions, Senders: sj.Senders, Window: sj.Window, Receiver: -1,
+		QPs: sj.QPs, Baseline: sj.Baseline}
 	var err error
+	if sj.Rate != "" {
+		if j.RateFrac, j.RateBps, err = workloads.ParseRate(sj.Rate); err != nil {
+			return j, fmt.Errorf("rate: %w", err)
+		}
+	}
 	if j.Hosts, err = sj.Participants(f); err != nil {
 		return j, err
 	}
@@ -589,7 +629,7 @@ func allChecks(checks ...suite.CheckFunc) suite.CheckFunc {
 var featureNames = map[Feature]string{
 	FeatECN: "ECN marking (RED/WRED)", FeatTrimming: "packet trimming", FeatPFC: "PFC",
 	FeatSRv6: "SRv6 path placement", FeatVRF: "VRFs", FeatQueue: "per-run queue sizes",
-	FeatAdaptive: "adaptive routing", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatController: "a path controller", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
+	FeatAdaptive: "adaptive routing", FeatFlowlet: "flowlet load balancing (DLB)", FeatPFCWatchdog: "the PFC watchdog", FeatPacing: "paced senders (jobs[].rate)", FeatOneWayDelay: "one-way delay measurement", FeatPlanes: "multi-plane hosts", FeatLowDiameter: "low-diameter routing (minimal, valiant, ugal, source-guided)", FeatController: "a path controller", FeatSRv6Control: "SRv6 path control (placement, per-job or strict paths)",
 }
 
 // check returns the suite check of the named backend's capabilities: one
@@ -625,6 +665,9 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if ft.PFC != nil && ft.PFC.Enabled {
 			feature(FeatPFC, "features.pfc.enabled", "")
+			if ft.PFC.Watchdog != nil {
+				feature(FeatPFCWatchdog, "features.pfc.watchdog", "")
+			}
 		}
 		if ft.SRv6 != nil {
 			feature(FeatSRv6, "features.srv6", "")
@@ -645,11 +688,18 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		if ft.ECMP.Mode == suite.ECMPModeAdaptive {
 			feature(FeatAdaptive, "features.ecmp.mode", "use mode: hash")
+		} else if ft.ECMP.Mode == suite.ECMPModeFlowlet {
+			feature(FeatFlowlet, "features.ecmp.mode", "use mode: hash")
 		} else if ft.ECMP.Mode != suite.ECMPModeHash {
 			feature(FeatLowDiameter, "features.ecmp.mode", "use mode: hash")
 		}
 		if ft.Queue != "" && ft.Queue != "bdp" {
 			feature(FeatQueue, "features.queue", "leave it out or set bdp")
+		}
+		for i, j := range s.Jobs {
+			if j.Rate != "" {
+				feature(FeatPacing, fmt.Sprintf("jobs[%d].rate", i), "leave it out (the congestion control sets the rate)")
+			}
 		}
 		if _, ok := c.Unsupported[FeatPlanes]; ok {
 			if f, err := s.LoadFabric(); err == nil && f.NumPlanes() > 1 {
@@ -670,7 +720,7 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 			cannot("transport.mtu", fmt.Sprintf("an mtu of %d", s.Transport.MTU), c.MaxMTUReason, fmt.Sprintf("at most %d", c.MaxMTU))
 		}
 		if c.MinInterval > 0 && (s.Telemetry.Enabled == nil || *s.Telemetry.Enabled) {
-			if iv, err := workloads.ParseDuration(s.Telemetry.Interval); err == nil && time.Duration(iv/1000) < c.MinInterval {
+			if iv, err := workloads.ParseDuration(s.Telemetry.Interval); s.Telemetry.Interval != suite.IntervalFastest && err == nil && time.Duration(iv/1000) < c.MinInterval {
 				cannot("telemetry.interval", "telemetry every "+s.Telemetry.Interval, c.MinIntervalReason,
 					fmt.Sprintf("at least %v (or telemetry.enabled: false)", c.MinInterval))
 			}

@@ -167,7 +167,13 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	}
 	res := &results.Results{
 		Schema: results.Schema, Suite: s.Name, SuiteFile: opts.SuiteFile, Backend: opts.Backend,
-		Started: time.Now().UTC(), Status: results.Pass,
+		Started: time.Now().UTC(), Status: results.Pass, Tests: testsOf(s),
+	}
+	for _, p := range points {
+		if len(p.NotApplicable) == 0 && p.Fabric != nil {
+			res.DUT, res.Topology = dutOf(opts.Backend, p), topologyOf(p.Fabric, p.Fabric.Summary())
+			break
+		}
 	}
 	prog := newProgress(ctx, opts.Progress, opts.Bars)
 	// The run tag keeps runs of different invocations apart in InfluxDB.
@@ -235,6 +241,12 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		return err
 	}
 	next := make(chan int)
+	// done[i] is closed when point i's worker is through with it (run or
+	// not started): a binary search waits for its probes.
+	done := make([]chan struct{}, len(points))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
 	failStop := "" // the run --fail-fast stopped the suite at (guarded by mu)
 	failStopped := func() bool {
 		mu.Lock()
@@ -246,10 +258,20 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		wg.Go(func() {
 			for i := range next {
 				if ctx.Err() != nil || failStopped() {
+					close(done[i])
 					continue // not started: filled in below
 				}
 				p := points[i]
-				run, err := runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
+				var run *results.Run
+				var err error
+				if len(p.NotApplicable) > 0 {
+					run = notApplicableRun(p)
+				} else {
+					run, err = runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
+					if p.Test != nil && p.Test.LeakCheck && run != nil {
+						run.Resources = sampleResources()
+					}
+				}
 				mu.Lock()
 				runs[i], errs[i] = run, err
 				if opts.FailFast && failStop == "" && (len(run.Anomalies) > 0 || stoppedByFailFast(run)) {
@@ -265,13 +287,32 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 				finish(res)
 				save()
 				mu.Unlock()
+				close(done[i])
 			}
 		})
+	}
+	// A binary-search test runs only its probes, each search in its own
+	// goroutine feeding the workers one probe at a time.
+	searches, inSearch := searchGroups(points)
+	var swg sync.WaitGroup
+	if stopped == "" {
+		for _, g := range searches {
+			swg.Go(func() {
+				g.run(ctx, next, done, func(i int) *results.Run {
+					mu.Lock()
+					defer mu.Unlock()
+					return runs[i]
+				}, failStopped)
+			})
+		}
 	}
 feed:
 	for i := range points {
 		if stopped != "" || ctx.Err() != nil || failStopped() {
 			break
+		}
+		if inSearch[i] {
+			continue
 		}
 		select {
 		case next <- i:
@@ -279,8 +320,11 @@ feed:
 			break feed
 		}
 	}
+	swg.Wait()
 	close(next)
 	wg.Wait()
+	finishSearches(searches, points, runs, res)
+	finishLeakChecks(points, runs, res)
 	for i, p := range points {
 		if runs[i] != nil {
 			continue
@@ -293,7 +337,7 @@ feed:
 		default:
 			why = "not started: the suite was interrupted"
 		}
-		runs[i] = &results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: why}
+		runs[i] = &results.Run{ID: p.ID, Test: testName(p), Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: why}
 	}
 	collect()
 	// The first error in matrix order, whichever finished first.
@@ -361,6 +405,7 @@ func finish(res *results.Results) {
 	sum := results.Summary{Runs: len(res.Runs)}
 	status := results.Pass
 	bringupFailed, failFast := false, false
+	failed := 0 // failed KPIs that fail the suite
 	for _, r := range res.Runs {
 		for _, k := range r.KPIs {
 			sum.KPIs++
@@ -369,6 +414,9 @@ func finish(res *results.Results) {
 				sum.Passed++
 			case results.Fail:
 				sum.Failed++
+				if r.Search != results.SearchAbove {
+					failed++
+				}
 			case results.Skipped:
 				sum.Skipped++
 			default:
@@ -390,6 +438,8 @@ func finish(res *results.Results) {
 		}
 		failFast = failFast || stoppedByFailFast(&r)
 		switch r.Status {
+		case results.NotApplicable:
+			sum.RunsNotApplicable++
 		case results.Error:
 			status = results.Error
 			sum.RunsErrored++
@@ -407,7 +457,7 @@ func finish(res *results.Results) {
 	if status == results.Pass && sum.Errors > 0 {
 		status = results.Error
 	}
-	if status == results.Pass && sum.Failed > 0 {
+	if status == results.Pass && failed > 0 {
 		status = results.Fail
 	}
 	// A failed bring-up skips the runs: the suite failed, it was not
@@ -455,7 +505,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	rel := filepath.Join("runs", p.ID)
 	dir := filepath.Join(opts.Out, rel)
 	run := &results.Run{
-		ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Pass,
+		ID: p.ID, Test: testName(p), Params: p.Params, Seed: p.Suite.Seed, Status: results.Pass,
 		Fabric: p.Fabric.Summary(), Config: pointConfig(p),
 		Files: map[string]string{},
 	}
@@ -737,7 +787,8 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		Detections: live.finish(), NoPFC: noPFC(opts.Backend),
 	}
 	for ji, j := range w.Jobs {
-		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps}
+		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps,
+			GapPs: j.Gap, Baseline: j.Baseline}
 		for fi, fl := range w.Matrix.Flows {
 			if w.FlowJob[fi] != ji {
 				continue
@@ -764,12 +815,24 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 	}
 	run.FaultMatches = out.FaultMatches
 	run.CongestionTrees, run.AnalysisNotes = out.CongestionTrees, out.Notes
+	addJobExtras(run.Jobs, rr.JobExtra)
+	run.ECNProfile = rr.ECNProfile
 	extra := map[string]float64{
 		"retransmitted": float64(rr.Packets.Retransmitted), "trimmed": float64(rr.Packets.Trimmed),
 		"dropped": float64(rr.Packets.Dropped), "ecn_marked_packets": float64(rr.Packets.ECNMarked),
-		"incomplete_flows": float64(countIncomplete(rr)),
+		"incomplete_flows":     float64(countIncomplete(rr)),
+		kpis.MetricSentPackets: float64(rr.Packets.Sent),
 	}
+	if span, payload := flowSpan(rr, w); span > 0 {
+		extra[kpis.MetricDurationUs], extra[kpis.MetricPayloadBytes] = float64(span)/1e6, float64(payload)
+	}
+	maps.Copy(extra, kpis.ECNExtras(rr.ECNProfile))
 	maps.Copy(extra, rr.Extra)
+	run.Metrics = maps.Clone(out.Metrics)
+	if run.Metrics == nil {
+		run.Metrics = map[string]float64{}
+	}
+	maps.Copy(run.Metrics, extra)
 	run.KPIs = judgeUnfinished(kpis.Evaluate(p.KPIs, out, extra), p.KPIs, out.Jobs, rr.Interrupted)
 	if k, ok := unfinishedFlowsKPI(p.KPIs, rr); ok {
 		run.KPIs = append(run.KPIs, k)
@@ -948,21 +1011,13 @@ func (m *memSink) samples() []telemetry.Sample {
 	return out
 }
 
-// fromBackend are the fabric metrics the backend reports; the other
-// fabric metrics are computed from telemetry.
-var fromBackend = map[string]bool{"retransmitted": true, "incomplete_flows": true, "reroutes": true}
-
 // skipTelemetryKPIs skips the KPIs of a run without telemetry that are
 // computed from it (every fabric metric but the backend's counters): with
 // no samples they would pass for want of evidence. kp[i] is the result of
 // specs[i].
 func skipTelemetryKPIs(kp []results.KPI, specs []kpis.Spec) {
-	scope := map[string]string{}
-	for _, m := range kpis.Metrics() {
-		scope[m.Name] = m.Scope
-	}
 	for i := range kp {
-		if i >= len(specs) || scope[specs[i].Metric] == kpis.ScopeJob || fromBackend[specs[i].Metric] {
+		if i >= len(specs) || !kpis.NeedsTelemetry(specs[i].Metric) {
 			continue
 		}
 		kp[i].Verdict, kp[i].Value = results.Skipped, 0
@@ -1077,6 +1132,26 @@ func unfinishedFlowsKPI(specs []kpis.Spec, rr *RunResult) (results.KPI, bool) {
 	}
 	return results.KPI{Name: "fabric.incomplete_flows", Metric: "incomplete_flows", Scope: "fabric", Op: "<=",
 		Threshold: 0, Value: float64(n), Unit: "count", Verdict: results.Fail, Message: msg}, true
+}
+
+// flowSpan returns the span of the finished flows (ps: first start to
+// last end) and their payload (bytes).
+func flowSpan(rr *RunResult, w *Workload) (span, payload int64) {
+	first, last := int64(-1), int64(-1)
+	for i, f := range rr.Flows {
+		if f.FCT < 0 || f.Start < 0 || i >= len(w.Matrix.Flows) {
+			continue
+		}
+		if first < 0 || f.Start < first {
+			first = f.Start
+		}
+		last = max(last, f.Start+f.FCT)
+		payload += w.Matrix.Flows[i].Size
+	}
+	if first < 0 {
+		return 0, 0
+	}
+	return last - first, payload
 }
 
 func countIncomplete(rr *RunResult) int {

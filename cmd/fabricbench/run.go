@@ -340,18 +340,39 @@ func isTerminal(w io.Writer) bool {
 }
 
 func newReportCmd() *cobra.Command {
-	return &cobra.Command{
+	format := "html"
+	cmd := &cobra.Command{
 		Use:   "report DIR",
-		Short: "Re-render junit.xml and report.html from a results directory",
-		Args:  cobra.ExactArgs(1),
+		Short: "Re-render junit.xml and report.html from a results directory (--format bmwg: the IETF BMWG AI-fabric report)",
+		Long: `Re-render junit.xml and report.html from a results directory.
+
+--format bmwg also writes the report of the IETF BMWG AI-fabric draft
+(draft-calabria-bmwg-ai-fabric-training-bench, Reporting Format) as
+DIR/bmwg.md and DIR/bmwg.json, with a plot of each test's primary metric
+(DIR/bmwg-TEST.svg): DUT identification, test topology, test and host
+configuration, results per test, anomalies and the repeatability
+statement (docs/bmwg.md).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "html" && format != "bmwg" {
+				return badInput(fmt.Errorf("--format: unknown format %q (want html or bmwg)", format))
+			}
 			if err := report.Render(args[0]); err != nil {
 				return badInput(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(args[0], "junit.xml"), filepath.Join(args[0], "report.html"))
+			if format == "bmwg" {
+				md, js, err := report.RenderBMWG(args[0])
+				if err != nil {
+					return badInput(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", md, js)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", format, "html (report.html and junit.xml) or bmwg (also bmwg.md and bmwg.json: the IETF BMWG AI-fabric reporting format)")
+	return cmd
 }
 
 // pickHardware selects the hardware backend for --inventory or a suite

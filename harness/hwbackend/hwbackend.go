@@ -92,6 +92,10 @@ var capabilities = harness.Capabilities{
 		harness.FeatLowDiameter: "Dragonfly minimal, Valiant, UGAL, source-guided and port-msb routing are simulator only",
 		harness.FeatSRv6:        "SRv6 path placement is not mapped onto an inventory's devices yet",
 		harness.FeatSRv6Control: "SRv6 path placement is simulator and netns only",
+		harness.FeatFlowlet:     "flowlet load balancing (DLB) is not configured by the drivers",
+		harness.FeatPacing:      "the transport agents pace a host at its NIC rate and let the congestion control set each flow's; a per-job offered load is simulator only",
+		harness.FeatPFCWatchdog: "PFC is not mapped onto device settings by the hardware backend",
+		harness.FeatOneWayDelay: "each transport agent timestamps packets on its own clock, and hosts' clocks are not known to be synchronised (PTP): one-way delay is not measured",
 	},
 	ByDevice: map[harness.Feature]string{
 		harness.FeatECN:      "WRED/ECN is configured on the switches whose driver can (SONiC; not FRR or Linux on a kernel without the red qdisc): off unless the suite enables it, and a switch that cannot is refused naming it before anything changes",
