@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
@@ -17,6 +18,10 @@ const (
 	Incast      = "incast"
 	AllToAll    = "all-to-all"
 	AllReduce   = "all-reduce"
+	// AllGather and ReduceScatter are ring collectives whose size is the
+	// total over all ranks (nccl-tests).
+	AllGather     = "all-gather"
+	ReduceScatter = "reduce-scatter"
 )
 
 // Group kinds (GroupStat.Kind, results.GroupSeries.Kind).
@@ -51,7 +56,11 @@ const (
 	MetricAnomalies         = "anomalies"
 	MetricImbalancedGroups  = "imbalanced_groups"
 	MetricMinGroupJain      = "min_group_jain"
-	MetricUnmatchedFaults   = "unmatched_faults"
+	// MetricMaxGroupMMR is the largest max-mean ratio of an active
+	// symmetry group's member loads (IETF BMWG AI-fabric draft, ECMP
+	// imbalance MMR; 1: equal loads).
+	MetricMaxGroupMMR     = "max_group_mmr"
+	MetricUnmatchedFaults = "unmatched_faults"
 	// Multi-plane fabrics only: the least-loaded plane's share of the host
 	// NIC bytes times the number of planes (1: an equal share), and the
 	// planes' coefficient of variation (plane symmetry).
@@ -103,6 +112,11 @@ type JobInput struct {
 	SizeBytes   int64
 	Repetitions int
 	Flows       []FlowRecord
+	// GapPs is the pause between repetitions (a synthetic training step's
+	// compute phase), for the roofline JCT; Baseline names the job this
+	// one is compared with (interference factor).
+	GapPs    int64
+	Baseline string
 }
 
 // Input is everything Analyze needs about one run.
@@ -287,7 +301,19 @@ type Coverage struct {
 	// Missing lists the first 20 ports without samples, "device:port",
 	// switch ports first, in fabric order.
 	Missing []string
+	// Stalled lists the targets whose samples stop before the jobs'
+	// end (a gNMI target that stalled or failed in the middle of the
+	// run), with when: their ports count as without samples.
+	Stalled []string
 }
+
+// stallTolerance is how long before the jobs' end a target's last sample
+// may be, in sample intervals, before the target counts as stalled
+// (ticks and completions are not aligned); at least minStallTolerance.
+const (
+	stallTolerance    = 4
+	minStallTolerance = 50 * time.Millisecond
+)
 
 const maxMissing = 20
 
@@ -315,9 +341,10 @@ func Analyze(in Input) (*Output, error) {
 	for ji := range in.Jobs {
 		out.Jobs = append(out.Jobs, a.job(&in.Jobs[ji]))
 	}
+	baselines(out.Jobs, in.Jobs)
 
 	groups := a.buildGroups()
-	maxCV, active, minJain := 0.0, 0, 1.0
+	maxCV, active, minJain, maxMMR := 0.0, 0, 1.0, 1.0
 	data := make([]groupData, len(groups))
 	starvedBy := make([][]starved, len(groups))
 	for gi, gr := range groups {
@@ -337,6 +364,7 @@ func Analyze(in Input) (*Output, error) {
 			if len(vals) >= 2 {
 				_, _, j := spread(vals)
 				minJain = math.Min(minJain, j)
+				maxMMR = math.Max(maxMMR, maxMean(vals))
 			}
 		}
 	}
@@ -348,6 +376,9 @@ func Analyze(in Input) (*Output, error) {
 	a.detectedAt(at.anomalies, dets)
 	out.Anomalies, out.Imbalances, out.FaultMatches = at.anomalies, at.imbalances, at.matches
 	out.CongestionTrees, out.Notes = at.trees, at.notes
+	for _, st := range out.Coverage.Stalled {
+		out.Notes = append(out.Notes, "telemetry stalled: "+st+"; its ports count as without samples (telemetry_coverage)")
+	}
 	stragglerHost := map[string]bool{}
 	for _, an := range at.anomalies {
 		if an.Kind == results.KindStraggler {
@@ -396,6 +427,7 @@ func Analyze(in Input) (*Output, error) {
 	m[MetricTimeToDetect] = ttd
 	m[MetricImbalancedGroups] = float64(len(at.imbalances))
 	m[MetricMinGroupJain] = round(minJain, 6)
+	m[MetricMaxGroupMMR] = round(maxMMR, 6)
 	unmatched := 0
 	for _, fm := range at.matches {
 		if fm.Anomaly == 0 {
@@ -503,10 +535,11 @@ func (a *analyzer) sumRates(ports []int) []float64 {
 func (a *analyzer) coverage() Coverage {
 	var c Coverage
 	var missSw, missNIC []string
+	stalled := a.stalledTargets(&c)
 	for i := range a.f.Ports {
 		pt := &a.f.Ports[i]
 		n := &a.f.Nodes[pt.Node]
-		has := a.idx.HasInterface(n.Name, pt.Name)
+		has := a.idx.HasInterface(n.Name, pt.Name) && !stalled[n.Name]
 		if n.IsSwitch() {
 			c.SwitchPorts++
 			if has {
@@ -529,6 +562,43 @@ func (a *analyzer) coverage() Coverage {
 	}
 	c.Missing = miss
 	return c
+}
+
+// stalledTargets finds the fabric's targets whose last sample is older
+// than the jobs' end (the last flow completion) by more than the stall
+// tolerance, and lists them in c.Stalled.
+func (a *analyzer) stalledTargets(c *Coverage) map[string]bool {
+	var end int64 // ps of run time
+	for ji := range a.in.Jobs {
+		for _, fl := range a.in.Jobs[ji].Flows {
+			if fl.FCT >= 0 && fl.Start >= 0 {
+				end = max(end, fl.Start+fl.FCT)
+			}
+		}
+	}
+	if end == 0 {
+		return nil
+	}
+	endNs := a.in.EpochNs + end/1000
+	tol := max(stallTolerance*a.idx.Step(), minStallTolerance.Nanoseconds())
+	last := map[string]int64{}
+	for _, k := range a.idx.Keys() {
+		if s := a.idx.Get(k); len(s.T) > 0 {
+			last[k.Target] = max(last[k.Target], s.T[len(s.T)-1])
+		}
+	}
+	out := map[string]bool{}
+	for i := range a.f.Nodes {
+		n := a.f.Nodes[i].Name
+		l, ok := last[n]
+		if !ok || l >= endNs-tol {
+			continue
+		}
+		out[n] = true
+		c.Stalled = append(c.Stalled, fmt.Sprintf("%s: its samples stop %.3f s into the run, the jobs ran until %.3f s",
+			n, float64(l-a.in.EpochNs)/1e9, float64(end)/1e12))
+	}
+	return out
 }
 
 // counterTotals sums, over the switch targets, the increases of the

@@ -797,6 +797,19 @@ func spread(v []float64) (cv, maxMin, jain float64) {
 	return cv, maxMin, jain
 }
 
+// maxMean returns the max-mean ratio of v (1 when the mean is 0).
+func maxMean(v []float64) float64 {
+	var sum, hi float64
+	for _, x := range v {
+		sum += x
+		hi = math.Max(hi, x)
+	}
+	if sum <= 0 {
+		return 1
+	}
+	return hi / (sum / float64(len(v)))
+}
+
 // matchFaults groups the injected fault events by suite fault entry and
 // ties each to the best-ranked anomaly whose culprit is what the fault hit
 // (a port, either end of its link, its host) in an overlapping window

@@ -128,3 +128,16 @@ func withQueues(f *inventory.Fabric, n int, rate rateFunc, queue queueFunc, drop
 	}
 	return append(out, synth(f, n, rate)...)
 }
+
+// maxMean: loads 1, 2, 3, 6 (mean 3) have a max-mean ratio of 2; equal
+// loads 1; an idle group 1.
+func TestMaxMean(t *testing.T) {
+	for _, c := range []struct {
+		v    []float64
+		want float64
+	}{{[]float64{1, 2, 3, 6}, 2}, {[]float64{4, 4, 4}, 1}, {[]float64{0, 0}, 1}} {
+		if got := maxMean(c.v); got != c.want {
+			t.Errorf("maxMean(%v) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}

@@ -47,9 +47,18 @@ func busFactor(workload string, n int) float64 {
 		if n > 0 {
 			return 2 * float64(n-1) / float64(n)
 		}
+	case AllGather, ReduceScatter:
+		if n > 0 {
+			return float64(n-1) / float64(n)
+		}
 	}
 	return 1
 }
+
+// BusFactor is the nccl-tests factor from algorithm to bus bandwidth of a
+// workload over n ranks: (n-1)/n for all-to-all, all-gather and
+// reduce-scatter, 2(n-1)/n for all-reduce, 1 otherwise.
+func BusFactor(workload string, n int) float64 { return busFactor(workload, n) }
 
 // algBytes is the number of bytes the nccl-tests algorithm bandwidth of a
 // job divides by its completion time.
@@ -65,7 +74,7 @@ func algBytes(j *JobInput) float64 {
 	case AllToAll:
 		return float64(len(j.Hosts)) * size
 	}
-	return size // permutation: per-flow message; all-reduce: per-rank buffer
+	return size // permutation: per-flow message; all-reduce: per-rank buffer; all-gather, reduce-scatter: the total
 }
 
 // job computes a job's results (see the package documentation).
@@ -150,6 +159,7 @@ func (a *analyzer) job(j *JobInput) results.Job {
 			r.BusBWGbps = round(alg*busFactor(j.Workload, len(j.Hosts)), 3)
 		}
 	}
+	a.jobSpan(j, &r)
 	r.FCTUs = quantiles(fcts, 3)
 	r.Slowdown = quantiles(slow, 4)
 	if len(pair) > 0 {
@@ -157,6 +167,57 @@ func (a *analyzer) job(j *JobInput) results.Job {
 		r.P01PairBW = round(NearestRank(pair, 0.01), 4)
 	}
 	return r
+}
+
+// jobSpan fills the job's JCT (first flow start to last flow end over
+// every repetition), goodput and roofline JCT: what an ideal fabric would
+// take, every repetition's collective at the nccl-tests bus bandwidth of
+// the slowest participant's line rate and the gaps between repetitions
+// (compute phases) as given.
+func (a *analyzer) jobSpan(j *JobInput, r *results.Job) {
+	first, last := int64(-1), int64(-1)
+	var bytes float64
+	for i := range j.Flows {
+		fl := &j.Flows[i]
+		if !fl.finished() {
+			return // no span for a job that did not finish
+		}
+		if first < 0 || fl.Start < first {
+			first = fl.Start
+		}
+		last = max(last, fl.Start+fl.FCT)
+		bytes += float64(fl.Size)
+	}
+	if first < 0 || last <= first {
+		return
+	}
+	r.JCTUs = round(float64(last-first)/1e6, 3)
+	r.GoodputGbps = round(bytes*8/(float64(last-first)*1e-12)/1e9, 3)
+	line := math.Inf(1)
+	for _, h := range j.Hosts {
+		line = math.Min(line, a.nicRate(h))
+	}
+	if line <= 0 || math.IsInf(line, 0) {
+		return
+	}
+	reps := max(j.Repetitions, 1)
+	ideal := algBytes(j) * busFactor(j.Workload, len(j.Hosts)) * 8 / line // s per repetition
+	r.RooflineUs = round((float64(reps)*ideal+float64(reps-1)*float64(j.GapPs)*1e-12)*1e6, 3)
+	r.GapUs = round(float64(j.GapPs)/1e6, 3)
+}
+
+// baselines gives every job with a baseline its baseline's JCT.
+func baselines(out []results.Job, in []JobInput) {
+	for i := range in {
+		if in[i].Baseline == "" {
+			continue
+		}
+		for k := range out {
+			if out[k].Name == in[i].Baseline {
+				out[i].BaselineJCTUs = out[k].JCTUs
+			}
+		}
+	}
 }
 
 // nicRate is the line rate (bps) of host h's first NIC, the one its

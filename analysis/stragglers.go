@@ -61,7 +61,7 @@ func (a *analyzer) jobWindow(j *JobInput) (start, end int64, ok bool) {
 // at a fraction of line rate by design.
 func stragglerChecked(j *JobInput) bool {
 	switch j.Workload {
-	case Permutation, AllToAll, AllReduce:
+	case Permutation, AllToAll, AllReduce, AllGather, ReduceScatter:
 	default:
 		return false
 	}

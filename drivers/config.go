@@ -25,6 +25,9 @@ const (
 //   - KnownHosts is the inventory's known_hosts file, which must exist;
 //   - Timeout is the device's timeout, else the inventory's, else
 //     DefaultTimeout;
+//   - a device with a container is reached with docker exec on this
+//     machine (Config.Container): no address port, credentials or
+//     known_hosts are used;
 //   - Auth is the device's credential set with its secrets resolved:
 //     env:NAME reads a variable, file:PATH a file (~/ and paths relative to
 //     the inventory allowed); a key is the PEM text of a private key;
@@ -55,6 +58,10 @@ func ConfigFor(hw *inventory.Hardware, device string) (Config, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if d.Container != "" {
+		// docker exec on this machine: no SSH, no credentials.
+		return Config{Device: d.Name, Container: d.Container, Address: d.MgmtHost, Timeout: cfg.Timeout}, nil
 	}
 	if cfg.KnownHosts == "" {
 		return fail("the inventory names no known_hosts file (host keys are always verified)")

@@ -204,6 +204,11 @@ type ECN struct {
 	MinBytes, MaxBytes int64
 	MaxProbPercent     int
 	Queues             []int // 0: queue 3 (RoCE) and 4
+	// DSCPs, when set, replace Queues by the queues packets with these
+	// DSCP values are put in on each port, as the device's own QoS maps
+	// say (SONiC: the port's dscp_to_tc_map and tc_to_queue_map): the
+	// queues the traffic marked with them really uses.
+	DSCPs []int
 }
 
 // PFC enables priority flow control on priorities.
@@ -515,7 +520,31 @@ func (a Auth) GoString() string { return a.String() }
 var (
 	regMu    sync.Mutex
 	registry = map[string]func(Config) (Driver, error){}
+	limits   = map[string]map[Feature]string{}
 )
+
+// RegisterLimits records the features a platform's driver never does,
+// whatever the device (the reasons), so that a run that needs one is
+// refused when it is planned, before any device is reached. What depends
+// on the device (a kernel module, an ASIC's capability) stays with
+// Capabilities. Drivers call it from their init functions.
+func RegisterLimits(platform string, l map[Feature]string) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	m := map[Feature]string{}
+	for f, r := range l {
+		m[f] = r
+	}
+	limits[platform] = m
+}
+
+// Limit returns why platform never does f, or "" when it may (its
+// driver's Capabilities then decide, device by device).
+func Limit(platform string, f Feature) string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return limits[platform][f]
+}
 
 // Register makes a platform available to Open. It is called from the
 // drivers' init functions and panics on an empty name, a nil open function

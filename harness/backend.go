@@ -88,6 +88,13 @@ type Features struct {
 	// StallAfter ends a simulation without progress for this long (0:
 	// the simulator's default, -1: never; sim.Config.StallAfter).
 	StallAfter int64
+	// Flowlet: switch flowlet load balancing (features.ecmp.mode flowlet)
+	// with its gap (ps, 0: the default).
+	Flowlet    bool
+	FlowletGap int64
+	// PFCWatchdogDetect and PFCWatchdogRestore (ps) run the PFC watchdog
+	// (features.pfc.watchdog); 0: none.
+	PFCWatchdogDetect, PFCWatchdogRestore int64
 }
 
 // SRv6Path pins the flows from host Src to host Dst (host numbers)
@@ -165,6 +172,14 @@ type StreamsOutlive interface {
 // status 1). An error is an infrastructure failure (exit status 3).
 type Validator interface {
 	ValidateFabric(ctx context.Context, env Env) (*results.Bringup, error)
+}
+
+// PlanChecker is implemented by backends that check a planned point
+// against what they know without bringing anything up (the hardware
+// backend: each device's platform); an error is bad input (exit 2) naming
+// what cannot be done.
+type PlanChecker interface {
+	CheckPlan(p *Point) error
 }
 
 // Preparer is implemented by backends that want the run's Env.
@@ -255,6 +270,9 @@ type FlowOutcome struct {
 	// after the resend (a timeout that fired too early). Backends that do
 	// not detect them leave 0.
 	Spurious uint64
+	// Error says why a flow did not complete, when a backend knows (e.g.
+	// "the agent on host3 died"); flows.csv has it.
+	Error string
 }
 
 // RunResult is what RunJobs returns.
@@ -269,6 +287,12 @@ type RunResult struct {
 	Ideal func(src, dst int, size int64) int64
 	// Extra are backend-specific counters reported as fabric metrics.
 	Extra map[string]float64
+	// JobExtra are backend-specific metrics of each job (Workload.Jobs
+	// order; nil or shorter: none), added to results.Job.Extra: one-way
+	// latency quantiles and reordering (the simulator's delivery stage).
+	JobExtra []map[string]float64
+	// ECNProfile is the ECN marking profile (simulator with ECN on).
+	ECNProfile *results.ECNProfile
 	// Failures are infrastructure failures during the jobs (an agent that
 	// died, naming its host); the flows it owed are in Flows as not
 	// finished and the run is an error, but its results are kept.
@@ -276,6 +300,13 @@ type RunResult struct {
 	// EndReason says why the backend's run ended when that was before
 	// every flow finished (the simulator's time limit or stall), or "".
 	EndReason string
+	// FabricFaults are faults of the fabric under test the backend saw
+	// during the jobs that nobody injected (a switch's routing daemon
+	// died): the run fails naming them; its measurements are kept.
+	FabricFaults []string
+	// Notes are what the backend measured of the fabric's reaction to
+	// them (BGP sessions lost, when), added to the run's notes.
+	Notes []string
 }
 
 // Feature is a switch feature a suite may ask for (Capabilities).
@@ -298,6 +329,13 @@ const (
 	FeatLowDiameter Feature = "low-diameter"
 	// FeatController: a path controller during the jobs (suite controller).
 	FeatController Feature = "controller"
+	// FeatFlowlet: switch flowlet load balancing (DLB): features.ecmp.mode
+	// flowlet.
+	FeatFlowlet Feature = "flowlet"
+	// FeatPFCWatchdog: the PFC watchdog: features.pfc.watchdog.
+	FeatPFCWatchdog Feature = "pfc-watchdog"
+	// FeatPacing: senders paced at a job's rate (jobs[].rate).
+	FeatPacing Feature = "pacing"
 	// FeatSRv6Control: features.srv6.placement (a path controller) and
 	// per-job or strict features.srv6.paths.
 	FeatSRv6Control Feature = "srv6-control"
@@ -313,6 +351,10 @@ type Capabilities struct {
 	// Unsupported maps each feature the backend cannot do to the reason;
 	// features not listed are supported.
 	Unsupported map[Feature]string
+	// ByDevice lists default-on features (ECN, trimming) the backend
+	// supports only where its devices can: off unless the suite turns them
+	// on, and then checked device by device (the reason says how).
+	ByDevice map[Feature]string
 	// ECMPHashNeeds are fields every features.ecmp.hash must include
 	// (ECMPHashReason says why); nil: any hash.
 	ECMPHashNeeds  []string

@@ -58,6 +58,7 @@ var labLike = harness.Capabilities{
 		harness.FeatECN:      "no WRED",
 		harness.FeatTrimming: "Linux drops",
 		harness.FeatQueue:    "tbf queues",
+		harness.FeatPacing:   "agents pace at the NIC rate",
 	},
 	MinInterval: time.Millisecond, MinIntervalReason: "the exporter samples every 1 ms at the fastest",
 	MaxMTU: 8000, MaxMTUReason: "the link MTU",
@@ -77,7 +78,7 @@ features:
 transport: {mtu: 9000}
 telemetry: {interval: 100us}
 jobs:
-  - {name: p, workload: permutation, size: 64KiB}
+  - {name: p, workload: permutation, size: 64KiB, rate: 50%}
   - {name: a, workload: all-to-all, size: 64KiB}
 faults:
   - {kind: flap, link: leaf0-spine0, at: 10us, period: 10us, count: 2}
@@ -94,6 +95,7 @@ faults:
 		"suite.yaml:6:23: telemetry.interval: the " + name + " backend cannot do telemetry every 100us",
 		"suite.yaml:9:25: jobs[1].workload: the " + name + " backend cannot do the all-to-all workload: it runs permutation, incast",
 		"suite.yaml:11:12: faults[0].kind: the " + name + " backend cannot do flap faults",
+		"suite.yaml:8:57: jobs[0].rate: the " + name + " backend cannot do paced senders (jobs[].rate): agents pace at the NIC rate; leave it out",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

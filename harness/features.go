@@ -133,6 +133,14 @@ func init() {
 		Runs: func(f Features) (string, bool) { return "features.pfc", f.PFC },
 	})
 	RegisterFeature(FeatureKind{
+		Feature: FeatPFCWatchdog, Doc: "the PFC watchdog",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			pfc := s.Features.PFC
+			return asks(pfc != nil && pfc.Enabled && pfc.Watchdog != nil, "features.pfc.watchdog", "")
+		},
+		Runs: func(f Features) (string, bool) { return "features.pfc.watchdog", f.PFC && f.PFCWatchdogDetect > 0 },
+	})
+	RegisterFeature(FeatureKind{
 		Feature: FeatSRv6, Doc: "SRv6 path placement",
 		Asks: func(s *suite.Suite) []FeatureAsk { return asks(s.Features.SRv6 != nil, "features.srv6", "") },
 		Runs: func(f Features) (string, bool) { return "features.srv6", f.SRv6 || len(f.SRv6Paths) > 0 },
@@ -172,10 +180,17 @@ func init() {
 		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.Adaptive },
 	})
 	RegisterFeature(FeatureKind{
+		Feature: FeatFlowlet, Doc: "flowlet load balancing (DLB)",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			return asks(s.Features.ECMP.Mode == suite.ECMPModeFlowlet, "features.ecmp.mode", "use mode: hash")
+		},
+		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.Flowlet },
+	})
+	RegisterFeature(FeatureKind{
 		Feature: FeatLowDiameter, Doc: "low-diameter routing (minimal, valiant, ugal, source-guided)",
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			m := s.Features.ECMP.Mode
-			return asks(m != suite.ECMPModeAdaptive && m != suite.ECMPModeHash, "features.ecmp.mode", "use mode: hash")
+			return asks(m != suite.ECMPModeAdaptive && m != suite.ECMPModeFlowlet && m != suite.ECMPModeHash, "features.ecmp.mode", "use mode: hash")
 		},
 		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.LowDiameter != "" },
 	})
@@ -186,6 +201,20 @@ func init() {
 			return asks(q != "" && q != "bdp", "features.queue", "leave it out or set bdp")
 		},
 		Runs: func(f Features) (string, bool) { return "features.queue", f.QueueBytes > 0 || f.QueueLongestPath },
+	})
+	// Per-job pacing is not a switch setting: the planner refuses it
+	// (Asks); Features has no job rates, so Configure has nothing to check.
+	RegisterFeature(FeatureKind{
+		Feature: FeatPacing, Doc: "paced senders (jobs[].rate)",
+		Asks: func(s *suite.Suite) []FeatureAsk {
+			var out []FeatureAsk
+			for i, j := range s.Jobs {
+				if j.Rate != "" {
+					out = append(out, FeatureAsk{fmt.Sprintf("jobs[%d].rate", i), "leave it out (the congestion control sets the rate)"})
+				}
+			}
+			return out
+		},
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatPlanes, Doc: "multi-plane hosts",

@@ -14,6 +14,12 @@ const (
 	Incast      = "incast"
 	AllToAll    = "all-to-all"
 	AllReduce   = "all-reduce"
+	// AllGather and ReduceScatter are ring collectives of n-1 steps, each
+	// rank sending Size/n to the next at every step (nccl-tests counts
+	// Size over all ranks: the output of an all-gather, the input of a
+	// reduce-scatter).
+	AllGather     = "all-gather"
+	ReduceScatter = "reduce-scatter"
 	// GroupShift: every participant sends to the participant in the same
 	// position of the next group (pod; a Dragonfly group) that has
 	// participants: group i -> i+1, the adversarial pattern of
@@ -33,6 +39,15 @@ type Job struct {
 	Senders  int   // incast fan-in (0: every other participant)
 	Receiver int   // incast destination (host number)
 	Window   int   // all-to-all outstanding flows per sender (0: all)
+	// QPs splits every permutation or incast flow into this many (0, 1:
+	// none).
+	QPs int
+	// RateFrac (a share of the source NIC's line rate) or RateBps paces
+	// every sender; both 0: unpaced.
+	RateFrac float64
+	RateBps  int64
+	// Baseline is the job this one is compared with (interference).
+	Baseline string
 }
 
 // Workload is every flow of every job of a run, in one matrix, with the job
@@ -62,6 +77,7 @@ func BuildWorkload(f *inventory.Fabric, jobs []Job, seed uint64) (*Workload, err
 				return nil, fmt.Errorf("job %s: %w", j.Name, err)
 			}
 			for _, fl := range flows {
+				fl.Rate = jobRate(f, j, fl.Src)
 				fl.ID += base
 				if fl.After >= 0 {
 					fl.After += base
@@ -96,6 +112,19 @@ func jobFlows(f *inventory.Fabric, j *Job, seed uint64) ([]workloads.Flow, error
 		id := len(out)
 		out = append(out, workloads.Flow{ID: id, Src: src, Dst: dst, Size: size, After: after})
 		return id
+	}
+	if q := j.QPs; q > 1 && (j.Workload == Permutation || j.Workload == Incast) {
+		// Queue pairs: each flow becomes q flows between the same hosts.
+		one := add
+		add = func(src, dst int, size int64, after int) int {
+			part := (size + int64(q) - 1) / int64(q)
+			id := -1
+			for k := 0; k < q && size > 0; k++ {
+				id = one(src, dst, min(part, size), after)
+				size -= part
+			}
+			return id
+		}
 	}
 	switch j.Workload {
 	case Permutation:
@@ -155,6 +184,21 @@ func jobFlows(f *inventory.Fabric, j *Job, seed uint64) ([]workloads.Flow, error
 			}
 			copy(prev, cur)
 		}
+	case AllGather, ReduceScatter:
+		// Ring: n-1 steps; at each step rank i sends one chunk of size/n
+		// to rank i+1, once it has received the previous step's chunk.
+		chunk := (j.Size + int64(n) - 1) / int64(n)
+		prev := make([]int, n)
+		for i := range prev {
+			prev[i] = -1
+		}
+		cur := make([]int, n)
+		for step := 0; step < n-1; step++ {
+			for i, h := range j.Hosts {
+				cur[(i+1)%n] = add(h, j.Hosts[(i+1)%n], chunk, prev[i])
+			}
+			copy(prev, cur)
+		}
 	case GroupShift:
 		groups := workloads.GroupByPod(f, j.Hosts)
 		if len(groups) < 2 {
@@ -170,6 +214,28 @@ func jobFlows(f *inventory.Fabric, j *Job, seed uint64) ([]workloads.Flow, error
 		return nil, fmt.Errorf("unknown workload %q", j.Workload)
 	}
 	return out, nil
+}
+
+// jobRate is the pacing of a flow of job j from host src, in bps (0:
+// unpaced): the job's rate split over the flows a sender runs at once.
+func jobRate(f *inventory.Fabric, j *Job, src int) int64 {
+	var r float64
+	switch {
+	case j.RateBps > 0:
+		r = float64(j.RateBps)
+	case j.RateFrac > 0:
+		n := f.Host(src)
+		if len(n.Ports) == 0 {
+			return 0
+		}
+		r = j.RateFrac * float64(f.PortRate(n.Ports[0]))
+	default:
+		return 0
+	}
+	if j.QPs > 1 && (j.Workload == Permutation || j.Workload == Incast) {
+		r /= float64(j.QPs)
+	}
+	return max(int64(r), 1)
 }
 
 // derangement returns a random permutation of 0..n-1 without fixed points.

@@ -57,6 +57,11 @@ type Point struct {
 	Jobs        []Job
 	Faults      []Fault
 	KPIs        []kpis.Spec
+	// Test is the suite test the point belongs to (nil: a suite without
+	// tests). NotApplicable, when set, says why the backend cannot run
+	// the point (tests.go): it is reported, not run.
+	Test          *suite.Test
+	NotApplicable []string
 }
 
 // Plan loads a suite file and resolves every matrix point. All errors are
@@ -118,16 +123,16 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 		return nil, err
 	}
 	pl := &SuitePlan{Backend: backend}
-	var check suite.CheckFunc
+	var na suite.CheckFunc
 	if backend != "" {
 		caps, err := BackendCapabilities(backend)
 		if err != nil {
 			return nil, &InputError{fmt.Errorf("--backend: %w", err)}
 		}
 		pl.Caps = caps
-		check = caps.check(backend)
+		na = allChecks(caps.check(backend), needsCheck(backend, caps))
 	}
-	check = allChecks(check, vrfCheck())
+	check := allChecks(vrfCheck(), knownNeeds())
 	s, err := suite.LoadWith(file, suite.Options{Inventory: inv})
 	if err != nil {
 		return nil, &InputError{err}
@@ -136,12 +141,18 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	pts, err := s.PointsChecked(check)
+	pts, err := s.PointsApplicable(check, na)
 	if err != nil {
 		return nil, &InputError{err}
 	}
 	fabrics := map[string]*inventory.Fabric{}
 	notes := map[string]bool{}
+	var pc PlanChecker
+	if backend != "" {
+		if b, err := newBackend(backend); err == nil {
+			pc, _ = b.(PlanChecker)
+		}
+	}
 	for _, sp := range pts {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -150,6 +161,13 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 		if planHook != nil {
 			planHook()
 		}
+		if err != nil && len(sp.NotApplicable) > 0 {
+			// Not run: what it cannot do may be why it does not resolve.
+			p, err = &Point{ID: sp.ID, Params: sp.Params, Suite: sp.Suite}, nil
+		}
+		if p != nil {
+			p.Test, p.NotApplicable = sp.Test, sp.NotApplicable
+		}
 		if err != nil {
 			if len(pts) > 1 {
 				err = fmt.Errorf("%s: matrix point %s: %w", file, sp.ID, err)
@@ -157,6 +175,11 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 				err = fmt.Errorf("%s: %w", file, err)
 			}
 			return nil, &InputError{err}
+		}
+		if pc != nil {
+			if err := pc.CheckPlan(p); err != nil {
+				return nil, &InputError{fmt.Errorf("%s: %w", file, err)}
+			}
 		}
 		for _, n := range defaultNotes(sp.Suite, backend, pl.Caps) {
 			if !notes[n] {
@@ -170,17 +193,20 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 }
 
 // featureOn is whether a default-on feature is on: as the suite says, or,
-// left at its default, whether the backend can do it.
+// left at its default, whether the backend can do it (off where only some
+// devices can: Capabilities.ByDevice).
 func featureOn(enabled *bool, f Feature, caps Capabilities) bool {
 	if enabled != nil {
 		return *enabled
 	}
 	_, cannot := caps.Unsupported[f]
-	return !cannot
+	_, byDevice := caps.ByDevice[f]
+	return !cannot && !byDevice
 }
 
 // defaultNotes says which default-on features s leaves at their default
-// and the backend cannot do (so they are off), one line each.
+// and the backend cannot do, or does only where its devices can (so they
+// are off), one line each.
 func defaultNotes(s *suite.Suite, backend string, caps Capabilities) []string {
 	var out []string
 	for _, k := range FeatureKinds() {
@@ -189,6 +215,8 @@ func defaultNotes(s *suite.Suite, backend string, caps Capabilities) []string {
 		}
 		if reason, cannot := caps.Unsupported[k.Feature]; cannot {
 			out = append(out, fmt.Sprintf("%s: off (on by default, but the %s backend cannot do %s: %s)", k.EnabledField, backend, k.Doc, reason))
+		} else if reason, some := caps.ByDevice[k.Feature]; some {
+			out = append(out, fmt.Sprintf("%s: off (on by default, but on the %s backend only where the devices can: %s)", k.EnabledField, backend, reason))
 		}
 	}
 	return out
@@ -218,8 +246,21 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil,
 		Adaptive: ft.ECMP.Mode == suite.ECMPModeAdaptive, ARWeighted: ft.ECMP.Weighted,
 	}
-	if m := ft.ECMP.Mode; m != suite.ECMPModeHash && m != suite.ECMPModeAdaptive {
+	if m := ft.ECMP.Mode; m != suite.ECMPModeHash && m != suite.ECMPModeAdaptive && m != suite.ECMPModeFlowlet {
 		p.Features.LowDiameter = m
+	}
+	if ft.ECMP.Mode == suite.ECMPModeFlowlet {
+		p.Features.Flowlet = true
+		if ft.ECMP.FlowletGap != "" {
+			p.Features.FlowletGap, _ = units.ParsePs(ft.ECMP.FlowletGap) // validated
+		}
+	}
+	if ft.PFC != nil && ft.PFC.Watchdog != nil {
+		w := ft.PFC.Watchdog
+		p.Features.PFCWatchdogDetect, _ = units.ParsePs(w.Detect) // validated
+		if w.Restore != "" {
+			p.Features.PFCWatchdogRestore, _ = units.ParsePs(w.Restore)
+		}
 	}
 	if p.Features.Adaptive {
 		// Validated by the suite checker.
@@ -294,7 +335,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 	t := s.Transport
 	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, EntropyRun: t.EntropyRun, Seed: s.Seed,
 		Launcher: s.Agents.Launcher}
-	iv, err := units.ParsePs(s.Telemetry.Interval)
+	iv, err := telemetryInterval(s.Telemetry.Interval, caps)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry.interval: %w", err)
 	}
@@ -347,6 +388,15 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 	return p, nil
 }
 
+// telemetryInterval is a suite's telemetry.interval in ps: fastest is the
+// backend's shortest (its MinInterval, or the suite minimum of 100us).
+func telemetryInterval(v string, caps Capabilities) (int64, error) {
+	if v == suite.IntervalFastest {
+		return max(int64(caps.MinInterval)*1000, 100*1_000_000), nil
+	}
+	return units.ParsePs(v)
+}
+
 func optDuration(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
@@ -355,8 +405,14 @@ func optDuration(s string) (int64, error) {
 }
 
 func resolveJob(f *inventory.Fabric, sj *suite.Job) (Job, error) {
-	j := Job{Name: sj.Name, Workload: sj.Workload, Reps: sj.Repetitions, Senders: sj.Senders, Window: sj.Window, Receiver: -1}
+	j := Job{Name: sj.Name, Workload: sj.Workload, Reps: sj.Repetitions, Senders: sj.Senders, Window: sj.Window, Receiver: -1,
+		QPs: sj.QPs, Baseline: sj.Baseline}
 	var err error
+	if sj.Rate != "" {
+		if j.RateFrac, j.RateBps, err = units.ParseLoad(sj.Rate); err != nil {
+			return j, fmt.Errorf("rate: %w", err)
+		}
+	}
 	if j.Hosts, err = sj.Participants(f); err != nil {
 		return j, err
 	}
@@ -584,7 +640,7 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 			cannot("transport.mtu", fmt.Sprintf("an mtu of %d", s.Transport.MTU), c.MaxMTUReason, fmt.Sprintf("at most %d", c.MaxMTU))
 		}
 		if c.MinInterval > 0 && (s.Telemetry.Enabled == nil || *s.Telemetry.Enabled) {
-			if iv, err := units.ParsePs(s.Telemetry.Interval); err == nil && time.Duration(iv/1000) < c.MinInterval {
+			if iv, err := units.ParsePs(s.Telemetry.Interval); s.Telemetry.Interval != suite.IntervalFastest && err == nil && time.Duration(iv/1000) < c.MinInterval {
 				cannot("telemetry.interval", "telemetry every "+s.Telemetry.Interval, c.MinIntervalReason,
 					fmt.Sprintf("at least %v (or telemetry.enabled: false)", c.MinInterval))
 			}

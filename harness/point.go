@@ -36,6 +36,10 @@ type PlanRecord struct {
 	SuiteFile string      `json:"suite_file"`
 	Backend   string      `json:"backend"`
 	Points    []PlanPoint `json:"points"`
+	// Tests, DUT and Topology are the results' (a merge copies them).
+	Tests    []results.Test    `json:"tests,omitempty"`
+	DUT      *results.DUT      `json:"dut,omitempty"`
+	Topology *results.Topology `json:"topology,omitempty"`
 }
 
 // PlanPoint is one matrix point of a PlanRecord.
@@ -73,9 +77,12 @@ func PlanPoints(ctx context.Context, file, backend string) (*PlanRecord, []*Poin
 	if s.Bringup != nil {
 		return nil, nil, &InputError{fmt.Errorf("%s: the suite has a bring-up step, which every point needs: run it whole (without --point or --slurm)", file)}
 	}
-	pr := &PlanRecord{Schema: planSchema, Suite: s.Name, SuiteFile: file, Backend: backend}
+	pr := &PlanRecord{Schema: planSchema, Suite: s.Name, SuiteFile: file, Backend: backend, Tests: testsOf(s)}
 	for _, p := range points {
 		pr.Points = append(pr.Points, PlanPoint{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed})
+		if pr.DUT == nil && len(p.NotApplicable) == 0 && p.Fabric != nil {
+			pr.DUT, pr.Topology = dutOf(backend, p), topologyOf(p.Fabric, p.Fabric.Summary())
+		}
 	}
 	return pr, points, nil
 }
@@ -274,7 +281,8 @@ func Merge(dir string, opts MergeOptions) (*results.Results, error) {
 	if pr == nil {
 		return nil, &InputError{fmt.Errorf("%s: no %s and no runs/*/%s: not a directory of points run with --point or --slurm", dir, PlanFile, PointFile)}
 	}
-	res := &results.Results{Schema: results.Schema, Suite: pr.Suite, SuiteFile: pr.SuiteFile, Backend: pr.Backend, Status: results.Pass}
+	res := &results.Results{Schema: results.Schema, Suite: pr.Suite, SuiteFile: pr.SuiteFile, Backend: pr.Backend, Status: results.Pass,
+		Tests: pr.Tests, DUT: pr.DUT, Topology: pr.Topology}
 	for i, p := range pr.Points {
 		var task *TaskInfo
 		if opts.Task != nil {

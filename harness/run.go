@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -138,6 +139,12 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 			fmt.Fprintf(opts.Log, "note: %s\n", n)
 		}
 	}
+	// What killed runs left behind (their owner is gone) goes first.
+	for _, l := range ReclaimLeftovers(ctx, opts.LabStateRoot) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "%s\n", l)
+		}
+	}
 	if len(points) > 0 && points[0].Suite.Fabric.Inventory != "" {
 		opts.Inventory = points[0].Suite.Fabric.Inventory
 	}
@@ -158,7 +165,13 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 	}
 	res := &results.Results{
 		Schema: results.Schema, Suite: s.Name, SuiteFile: opts.SuiteFile, Backend: opts.Backend,
-		Started: time.Now().UTC(), Status: results.Pass,
+		Started: time.Now().UTC(), Status: results.Pass, Tests: testsOf(s),
+	}
+	for _, p := range points {
+		if len(p.NotApplicable) == 0 && p.Fabric != nil {
+			res.DUT, res.Topology = dutOf(opts.Backend, p), topologyOf(p.Fabric, p.Fabric.Summary())
+			break
+		}
 	}
 	prog := newProgress(ctx, opts.Progress, opts.Bars)
 	// The run tag keeps runs of different invocations apart in InfluxDB.
@@ -209,7 +222,29 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 			}
 		}
 	}
+	// savedRuns is how many runs results.json held when it was last
+	// written (guarded by mu): a full disk keeps the last whole file.
+	savedRuns := 0
+	save := func() error {
+		err := saveAll(opts.Out, res)
+		var se *SaveError
+		switch {
+		case err == nil:
+			savedRuns = len(res.Runs)
+		case errors.As(err, &se) && len(se.Written) > 0:
+			savedRuns = len(res.Runs)
+		case errors.As(err, &se):
+			se.Earlier = savedRuns
+		}
+		return err
+	}
 	next := make(chan int)
+	// done[i] is closed when point i's worker is through with it (run or
+	// not started): a binary search waits for its probes.
+	done := make([]chan struct{}, len(points))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
 	failStop := "" // the run --fail-fast stopped the suite at (guarded by mu)
 	failStopped := func() bool {
 		mu.Lock()
@@ -221,10 +256,20 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		wg.Go(func() {
 			for i := range next {
 				if ctx.Err() != nil || failStopped() {
+					close(done[i])
 					continue // not started: filled in below
 				}
 				p := points[i]
-				run, err := runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
+				var run *results.Run
+				var err error
+				if len(p.NotApplicable) > 0 {
+					run = notApplicableRun(p)
+				} else {
+					run, err = runPoint(ctx, opts, p, invocation+"/"+p.ID, influx, prog)
+					if p.Test != nil && p.Test.LeakCheck && run != nil {
+						run.Resources = sampleResources()
+					}
+				}
 				mu.Lock()
 				runs[i], errs[i] = run, err
 				if opts.FailFast && failStop == "" && (len(run.Anomalies) > 0 || stoppedByFailFast(run)) {
@@ -238,15 +283,34 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 				// is retried by the next one; the last one counts.
 				collect()
 				finish(res)
-				saveAll(opts.Out, res)
+				save()
 				mu.Unlock()
+				close(done[i])
 			}
 		})
+	}
+	// A binary-search test runs only its probes, each search in its own
+	// goroutine feeding the workers one probe at a time.
+	searches, inSearch := searchGroups(points)
+	var swg sync.WaitGroup
+	if stopped == "" {
+		for _, g := range searches {
+			swg.Go(func() {
+				g.run(ctx, next, done, func(i int) *results.Run {
+					mu.Lock()
+					defer mu.Unlock()
+					return runs[i]
+				}, failStopped)
+			})
+		}
 	}
 feed:
 	for i := range points {
 		if stopped != "" || ctx.Err() != nil || failStopped() {
 			break
+		}
+		if inSearch[i] {
+			continue
 		}
 		select {
 		case next <- i:
@@ -254,8 +318,11 @@ feed:
 			break feed
 		}
 	}
+	swg.Wait()
 	close(next)
 	wg.Wait()
+	finishSearches(searches, points, runs, res)
+	finishLeakChecks(points, runs, res)
 	for i, p := range points {
 		if runs[i] != nil {
 			continue
@@ -268,7 +335,7 @@ feed:
 		default:
 			why = "not started: the suite was interrupted"
 		}
-		runs[i] = &results.Run{ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: why}
+		runs[i] = &results.Run{ID: p.ID, Test: testName(p), Params: p.Params, Seed: p.Suite.Seed, Status: results.Skipped, Error: why}
 	}
 	collect()
 	// The first error in matrix order, whichever finished first.
@@ -282,8 +349,10 @@ feed:
 	if ctx.Err() != nil {
 		res.Status = results.Interrupted
 	}
-	if err := saveAll(opts.Out, res); err != nil && runErr == nil {
-		runErr = err
+	// A failed save is reported also after a failed run (a full disk
+	// fails both): the CLI must not claim files it could not write.
+	if err := save(); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
 	if runErr == nil && ctx.Err() != nil {
 		runErr = ctx.Err()
@@ -296,6 +365,9 @@ feed:
 // (results.json when only the reports failed).
 type SaveError struct {
 	Written []string
+	// Earlier is, when results.json could not be written, how many runs
+	// the results.json an earlier save of this suite left holds (0: none).
+	Earlier int
 	Err     error
 }
 
@@ -307,8 +379,16 @@ func saveAll(dir string, res *results.Results) error {
 	if err := results.Save(dir, res); err != nil {
 		return &SaveError{Err: fmt.Errorf("writing results: %w", err)}
 	}
+	junit := filepath.Join(dir, report.JUnitFile)
+	before, _ := os.Stat(junit)
 	if err := renderReports(dir); err != nil {
-		return &SaveError{Written: []string{filepath.Join(dir, results.FileName)}, Err: fmt.Errorf("writing reports: %w", err)}
+		written := []string{filepath.Join(dir, results.FileName)}
+		// junit.xml is written before report.html: name it when this
+		// render replaced it.
+		if after, err := os.Stat(junit); err == nil && (before == nil || !os.SameFile(before, after)) {
+			written = append(written, junit)
+		}
+		return &SaveError{Written: written, Err: fmt.Errorf("writing reports: %w", err)}
 	}
 	return nil
 }
@@ -323,6 +403,7 @@ func finish(res *results.Results) {
 	sum := results.Summary{Runs: len(res.Runs)}
 	status := results.Pass
 	bringupFailed, failFast := false, false
+	failed := 0 // failed KPIs that fail the suite
 	for _, r := range res.Runs {
 		for _, k := range r.KPIs {
 			sum.KPIs++
@@ -331,6 +412,9 @@ func finish(res *results.Results) {
 				sum.Passed++
 			case results.Fail:
 				sum.Failed++
+				if r.Search != results.SearchAbove {
+					failed++
+				}
 			case results.Skipped:
 				sum.Skipped++
 			default:
@@ -352,6 +436,8 @@ func finish(res *results.Results) {
 		}
 		failFast = failFast || stoppedByFailFast(&r)
 		switch r.Status {
+		case results.NotApplicable:
+			sum.RunsNotApplicable++
 		case results.Error:
 			status = results.Error
 			sum.RunsErrored++
@@ -369,7 +455,7 @@ func finish(res *results.Results) {
 	if status == results.Pass && sum.Errors > 0 {
 		status = results.Error
 	}
-	if status == results.Pass && sum.Failed > 0 {
+	if status == results.Pass && failed > 0 {
 		status = results.Fail
 	}
 	// A failed bring-up skips the runs: the suite failed, it was not
@@ -419,7 +505,7 @@ func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx
 		ctx: ctx, opts: opts, p: p, runTag: runTag, influx: influx, prog: prog,
 		wall: time.Now(), rel: rel, dir: filepath.Join(opts.Out, rel),
 		run: &results.Run{
-			ID: p.ID, Params: p.Params, Seed: p.Suite.Seed, Status: results.Pass,
+			ID: p.ID, Test: testName(p), Params: p.Params, Seed: p.Suite.Seed, Status: results.Pass,
 			Fabric: p.Fabric.Summary(), Config: pointConfig(p),
 			Files: map[string]string{},
 		},
@@ -538,21 +624,13 @@ func (m *memSink) samples() []telemetry.Sample {
 	return out
 }
 
-// fromBackend are the fabric metrics the backend reports; the other
-// fabric metrics are computed from telemetry.
-var fromBackend = map[string]bool{"retransmitted": true, "incomplete_flows": true, "reroutes": true}
-
 // skipTelemetryKPIs skips the KPIs of a run without telemetry that are
 // computed from it (every fabric metric but the backend's counters): with
 // no samples they would pass for want of evidence. kp[i] is the result of
 // specs[i].
 func skipTelemetryKPIs(kp []results.KPI, specs []kpis.Spec) {
-	scope := map[string]string{}
-	for _, m := range kpis.Metrics() {
-		scope[m.Name] = m.Scope
-	}
 	for i := range kp {
-		if i >= len(specs) || scope[specs[i].Metric] == kpis.ScopeJob || fromBackend[specs[i].Metric] {
+		if i >= len(specs) || !kpis.NeedsTelemetry(specs[i].Metric) {
 			continue
 		}
 		kp[i].Verdict, kp[i].Value = results.Skipped, 0
@@ -669,6 +747,26 @@ func unfinishedFlowsKPI(specs []kpis.Spec, rr *RunResult) (results.KPI, bool) {
 		Threshold: 0, Value: float64(n), Unit: "count", Verdict: results.Fail, Message: msg}, true
 }
 
+// flowSpan returns the span of the finished flows (ps: first start to
+// last end) and their payload (bytes).
+func flowSpan(rr *RunResult, w *Workload) (span, payload int64) {
+	first, last := int64(-1), int64(-1)
+	for i, f := range rr.Flows {
+		if f.FCT < 0 || f.Start < 0 || i >= len(w.Matrix.Flows) {
+			continue
+		}
+		if first < 0 || f.Start < first {
+			first = f.Start
+		}
+		last = max(last, f.Start+f.FCT)
+		payload += w.Matrix.Flows[i].Size
+	}
+	if first < 0 {
+		return 0, 0
+	}
+	return last - first, payload
+}
+
 func countIncomplete(rr *RunResult) int {
 	n := 0
 	for _, f := range rr.Flows {
@@ -706,15 +804,14 @@ func pointConfig(p *Point) map[string]string {
 }
 
 // writeFlows stores every flow's outcome as CSV. src and dst are host
-// numbers (as in traffic matrices); src_host and dst_host, last so that
-// readers by position keep working, their names in the fabric.
+// numbers (as in traffic matrices); src_host and dst_host, after the
+// columns readers by position know, their names in the fabric; error,
+// last, why a flow did not complete.
 func writeFlows(path string, hostName func(int) string, w *Workload, rr *RunResult) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	cw := csv.NewWriter(f)
-	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts", "spurious_retransmits", "src_host", "dst_host"})
+	// Written whole or not at all (a full disk leaves no partial file).
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.Write([]string{"id", "job", "rep", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us", "retransmitted", "nacks", "timeouts", "spurious_retransmits", "src_host", "dst_host", "error"})
 	us := func(ps int64) string {
 		if ps < 0 {
 			return ""
@@ -731,13 +828,13 @@ func writeFlows(path string, hostName func(int) string, w *Workload, rr *RunResu
 			strconv.Itoa(fl.Src), strconv.Itoa(fl.Dst), strconv.FormatInt(fl.Size, 10),
 			us(o.Start), us(o.FCT), us(ideal),
 			strconv.FormatUint(o.Retx, 10), strconv.FormatUint(o.Nacks, 10), strconv.FormatUint(o.Timeouts, 10),
-			strconv.FormatUint(o.Spurious, 10), hostName(fl.Src), hostName(fl.Dst)})
+			strconv.FormatUint(o.Spurious, 10), hostName(fl.Src), hostName(fl.Dst), o.Error})
 	}
 	cw.Flush()
-	if err := errors.Join(cw.Error(), f.Close()); err != nil {
+	if err := cw.Error(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return nil
+	return results.WriteFileAtomic(path, buf.Bytes())
 }
 
 // influxConfig merges the command-line InfluxDB options over the suite's

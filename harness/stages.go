@@ -89,6 +89,8 @@ type pointRun struct {
 	// jobs and after
 	rr                           *RunResult
 	downErr, storeErr, influxErr error
+	lost                         map[string]string // targets whose streams failed during the run
+	lostErr                      error             // naming them, once analysed
 	out                          *analysis.Output
 }
 
@@ -353,6 +355,13 @@ func (r *pointRun) drain() error {
 	if r.coll != nil {
 		var stats telemetry.CollectStats
 		stats, collErr = r.coll.Wait()
+		r.lost, collErr = lostTargets(collErr)
+		for name, why := range r.lost {
+			if stats.Unreachable == nil {
+				stats.Unreachable = map[string]string{}
+			}
+			stats.Unreachable[name] = "failed during the run: " + why
+		}
 		run.Telemetry.IntervalUs = float64(p.Interval.Microseconds())
 		run.Telemetry.Targets = len(r.targets)
 		run.Telemetry.Samples = stats.Samples
@@ -360,8 +369,12 @@ func (r *pointRun) drain() error {
 		run.Telemetry.RunTag = r.runTag
 		run.Telemetry.Unreachable = stats.Unreachable
 		for _, dev := range sortedNames(stats.Unreachable) {
+			what := "UNREACHABLE"
+			if _, ok := r.lost[dev]; ok {
+				what = "LOST"
+			}
 			if r.opts.Log != nil {
-				fmt.Fprintf(r.opts.Log, "telemetry: %s: %s UNREACHABLE: %s\n", p.ID, dev, stats.Unreachable[dev])
+				fmt.Fprintf(r.opts.Log, "telemetry: %s: %s %s: %s\n", p.ID, dev, what, stats.Unreachable[dev])
 			}
 		}
 	}
@@ -387,6 +400,9 @@ func (r *pointRun) drain() error {
 		return err
 	}
 	run.Files["flows"] = filepath.ToSlash(filepath.Join(r.rel, "flows.csv"))
+	if r.storeErr != nil && collErr != nil && strings.Contains(collErr.Error(), r.storeErr.Error()) {
+		r.storeErr = nil // the collector's sink already failed with it
+	}
 	if err := errors.Join(collErr, r.storeErr); err != nil {
 		if r.downErr != nil {
 			err = errors.Join(fmt.Errorf("down: %w", r.downErr), err)
@@ -406,7 +422,8 @@ func (r *pointRun) analyse() error {
 		Detections: r.live.finish(), NoPFC: noPFC(r.opts.Backend),
 	}
 	for ji, j := range w.Jobs {
-		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps}
+		jin := analysis.JobInput{Name: j.Name, Workload: j.Workload, Hosts: j.Hosts, SizeBytes: j.Size, Repetitions: j.Reps,
+			GapPs: j.Gap, Baseline: j.Baseline}
 		for fi, fl := range w.Matrix.Flows {
 			if w.FlowJob[fi] != ji {
 				continue
@@ -434,19 +451,31 @@ func (r *pointRun) analyse() error {
 	}
 	run.FaultMatches = out.FaultMatches
 	run.CongestionTrees, run.AnalysisNotes = out.CongestionTrees, out.Notes
+	addJobExtras(run.Jobs, rr.JobExtra)
+	run.ECNProfile = rr.ECNProfile
 	return nil
 }
 
 // judge evaluates the point's KPIs on the analysis and the backend's
-// counters.
+// counters, and keeps the run's fabric metrics.
 func (r *pointRun) judge() error {
 	p, rr, run := r.p, r.rr, r.run
 	extra := map[string]float64{
 		"retransmitted": float64(rr.Packets.Retransmitted), "trimmed": float64(rr.Packets.Trimmed),
 		"dropped": float64(rr.Packets.Dropped), "ecn_marked_packets": float64(rr.Packets.ECNMarked),
-		"incomplete_flows": float64(countIncomplete(rr)),
+		"incomplete_flows":     float64(countIncomplete(rr)),
+		kpis.MetricSentPackets: float64(rr.Packets.Sent),
 	}
+	if span, payload := flowSpan(rr, r.w); span > 0 {
+		extra[kpis.MetricDurationUs], extra[kpis.MetricPayloadBytes] = float64(span)/1e6, float64(payload)
+	}
+	maps.Copy(extra, kpis.ECNExtras(rr.ECNProfile))
 	maps.Copy(extra, rr.Extra)
+	run.Metrics = maps.Clone(r.out.Metrics)
+	if run.Metrics == nil {
+		run.Metrics = map[string]float64{}
+	}
+	maps.Copy(run.Metrics, extra)
 	run.KPIs = judgeUnfinished(kpis.Evaluate(p.KPIs, r.out, extra), p.KPIs, r.out.Jobs, rr.Interrupted)
 	if k, ok := unfinishedFlowsKPI(p.KPIs, rr); ok {
 		run.KPIs = append(run.KPIs, k)
@@ -475,12 +504,33 @@ func (r *pointRun) saveResults() error {
 			run.Status = results.Error
 		}
 	}
+	run.AnalysisNotes = append(run.AnalysisNotes, rr.Notes...)
+	if len(rr.FabricFaults) > 0 {
+		// The fabric under test failed during the jobs: the run fails.
+		if run.Status == results.Pass {
+			run.Status = results.Fail
+		}
+		run.Error = "fabric: " + strings.Join(rr.FabricFaults, "; ")
+	}
 	if r.influxErr != nil {
 		// The embedded store is complete and was analysed; InfluxDB is not.
 		run.Status, run.Error, run.ErrorKind = results.Error, "influxdb: "+r.influxErr.Error(), results.ErrorInfrastructure
 	}
+	if len(r.lost) > 0 {
+		// What arrived was analysed; the targets that failed are named.
+		r.lostErr = telemetryLostError(r.lost, out.Coverage.Stalled)
+		msg := r.lostErr.Error()
+		if run.Error != "" {
+			msg = run.Error + "; " + msg
+		}
+		run.Status, run.Error, run.ErrorKind = results.Error, msg, results.ErrorInfrastructure
+	}
 	if len(rr.Failures) > 0 {
-		run.Status, run.Error, run.ErrorKind = results.Error, strings.Join(rr.Failures, "; "), results.ErrorInfrastructure
+		msg := strings.Join(rr.Failures, "; ")
+		if run.Error != "" {
+			msg = run.Error + "; " + msg
+		}
+		run.Status, run.Error, run.ErrorKind = results.Error, msg, results.ErrorInfrastructure
 	}
 	if r.downErr != nil {
 		msg := "down: " + r.downErr.Error()
@@ -512,6 +562,8 @@ func (r *pointRun) verdict() (*results.Run, error) {
 		return r.run, r.ctx.Err()
 	case r.influxErr != nil:
 		return r.run, &InfraError{fmt.Errorf("run %s: influxdb: %w", r.p.ID, r.influxErr)}
+	case r.lostErr != nil:
+		return r.run, &InfraError{fmt.Errorf("run %s: %w", r.p.ID, r.lostErr)}
 	case r.downErr != nil:
 		return r.run, &InfraError{fmt.Errorf("run %s: down: %w", r.p.ID, r.downErr)}
 	}

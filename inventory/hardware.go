@@ -146,6 +146,10 @@ type Device struct {
 	// GNMI is the device's own gNMI server (nil: none; a run deploys the
 	// kernel exporter to Linux and FRR devices instead).
 	GNMI *GNMI
+	// Container, when set, is the device's container on this machine:
+	// its shell is reached with docker exec instead of SSH (a containerlab
+	// node whose image has no sshd); Mgmt stays its management address.
+	Container string
 }
 
 // GNMI telemetry profiles (GNMI.Profile): which paths a run subscribes

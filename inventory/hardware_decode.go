@@ -303,6 +303,8 @@ var (
 	hwNameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 	hwPortRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_./:-]*$`)
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// containerRE is Docker's container name syntax.
+	containerRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$`)
 )
 
 const maxNameLen = 64
@@ -417,7 +419,7 @@ func checkRef(field, ref string) string {
 var (
 	topKeys        = []string{"name", "known_hosts", "default_speed", "timeout", "credentials", "devices", "links", "planes", "rails"}
 	credentialKeys = []string{"user", "password", "key", "passphrase", "ssh_agent"}
-	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics", "gnmi", "slurm_node"}
+	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics", "gnmi", "slurm_node", "container"}
 	portKeys       = []string{"name", "speed", "interface"}
 	gnmiKeys       = []string{"address", "profile", "credentials", "tls", "insecure"}
 	tlsKeys        = []string{"ca", "server_name", "skip_verify"}
@@ -662,6 +664,13 @@ func (p *hwParser) devices(o *obj) []devMeta {
 				p.errKey(do, "slurm_node", "only hosts run agents (this is a %s)", d.Role)
 			} else {
 				d.SlurmNode = sn
+			}
+		}
+		if c, ok := p.str(do, "container", false, ""); ok {
+			if !containerRE.MatchString(c) {
+				p.errKey(do, "container", "%q is not a container name", c)
+			} else {
+				d.Container = c
 			}
 		}
 		if nameOK {

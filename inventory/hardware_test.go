@@ -279,7 +279,7 @@ func TestHardwareErrors(t *testing.T) {
 		{"misspelt key", withDevs("defualt_speed: 100G"),
 			[]string{`t.yaml:9:1: defualt_speed: unknown key (did you mean "default_speed"?)`}},
 		{"unknown device key", withHead("  - {name: leaf0, platform: sonic, role: leaf, mgmt: 10.0.0.1, credentials: sw, vendor: x}"),
-			[]string{`t.yaml:6:81: devices[0].vendor: unknown key (want name, platform, role, mgmt, credentials, asn, loopback, pod, timeout, ports, nics, gnmi or slurm_node)`}},
+			[]string{`t.yaml:6:81: devices[0].vendor: unknown key (want name, platform, role, mgmt, credentials, asn, loopback, pod, timeout, ports, nics, gnmi, slurm_node or container)`}},
 		{"unknown credential key", hwDoc("name: lab", "known_hosts: kh", "credentials:", "  sw: {user: admin, pasword: env:PW}", "devices:", hwDevs[0]),
 			[]string{`t.yaml:4:21: credentials.sw.pasword: unknown key (did you mean "password"?)`}},
 		{"duplicate key", withDevs("name: other"),

@@ -60,12 +60,17 @@ const (
 	fromSymmetry                // telemetry-derived, needs an active group
 	fromAnomalies               // telemetry-derived counts
 	fromPFC                     // telemetry-derived, needs PFC counters
+	fromDerived                 // computed from other fabric metrics (metric.fab)
 )
 
 type metric struct {
 	MetricInfo
 	job func(j *results.Job) (float64, error) // job metrics
 	src source                                // fabric metrics
+	// fab computes a derived fabric metric from other fabric metrics.
+	fab func(get func(name string) (float64, error)) (float64, error)
+	// telemetry: a derived metric with an input computed from telemetry.
+	telemetry bool
 }
 
 var metrics = []metric{
@@ -303,6 +308,15 @@ func value(m *metric, scope string, out *analysis.Output, extra map[string]float
 	}
 	if v, ok := extra[m.Name]; ok {
 		return v, nil
+	}
+	if m.fab != nil {
+		return m.fab(func(name string) (float64, error) {
+			d, ok := lookup(name)
+			if !ok || d.Scope != ScopeFabric || d == m {
+				return 0, fmt.Errorf("internal error: %s derives from unknown metric %s", m.Name, name)
+			}
+			return value(d, ScopeFabric, out, extra)
+		})
 	}
 	noTelemetry := out.Coverage.SwitchPortsWithSamples+out.Coverage.NICsWithSamples == 0
 	switch m.src {

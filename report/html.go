@@ -31,6 +31,13 @@ func writeHTML(w io.Writer, r *results.Results, plots map[string]*results.Plots,
 	pg := buildPage(r, plots, notes)
 	pg.Matrix = buildMatrix(r)
 	pg.Baseline = buildBaseline(cmp)
+	if len(r.Tests) > 0 {
+		h, err := BuildBMWG(r).HTML()
+		if err != nil {
+			return err
+		}
+		pg.BMWG = h
+	}
 	var buf bytes.Buffer
 	if err := pageTmpl.Execute(&buf, pg); err != nil {
 		return fmt.Errorf("report: HTML: %w", err)
@@ -52,6 +59,8 @@ type page struct {
 	Generated                  string
 	Matrix                     *matrixView   // matrix runs: KPIs x points
 	Baseline                   *baselineView // the comparison with the suite's baseline
+	// BMWG is the IETF BMWG report's sections (a suite with tests).
+	BMWG template.HTML
 }
 
 type runView struct {
@@ -451,6 +460,7 @@ details.events{margin:6px 0}details.events>summary{cursor:pointer;color:var(--mu
 <main>
 {{with .Baseline}}{{template "baseline" .}}{{end}}
 {{with .Matrix}}{{template "matrix" .}}{{end}}
+{{with .BMWG}}{{.}}{{end}}
 {{if not .Runs}}<p class="note">This suite has no runs.</p>{{end}}
 {{range .Runs}}
 <section class="run" id="{{.Anchor}}">

@@ -15,6 +15,18 @@ const (
 	Error       = "error"       // the KPI or run could not be evaluated (infrastructure, bad data)
 	Interrupted = "interrupted" // the run was stopped (Ctrl-C) before it finished
 	Skipped     = "skipped"     // never started because the suite was stopped earlier; a KPI: not evaluated
+	// NotApplicable is a run of a test the backend cannot do (Run.Error
+	// says why; the plan said so before anything ran), or a point of a
+	// binary search that the search did not need. It does not change the
+	// suite's status.
+	NotApplicable = "n/a"
+)
+
+// Outcomes of a binary-search probe (Run.Search).
+const (
+	SearchPass  = "pass"
+	SearchAbove = "above-limit"
+	SearchFail  = "fail"
 )
 
 // Exit statuses of fabricbench (ExitStatuses documents them).
@@ -70,6 +82,86 @@ type Results struct {
 	Status  string  `json:"status"`
 	Summary Summary `json:"summary"`
 	Runs    []Run   `json:"runs"`
+	// Tests describe the suite's tests (a suite with a tests section):
+	// each run of a test names it in Run.Test.
+	Tests []Test `json:"tests,omitempty"`
+	// DUT identifies the device under test and Topology the test
+	// topology (the first run's fabric), for methodology reports (IETF
+	// BMWG AI-fabric draft, reporting format).
+	DUT      *DUT      `json:"dut,omitempty"`
+	Topology *Topology `json:"topology,omitempty"`
+}
+
+// Topology describes a fabric for reports: its tiers of nodes, top
+// first, and its links grouped by the tiers they join.
+type Topology struct {
+	Description string      `json:"description"`
+	Tiers       []TopoTier  `json:"tiers"`
+	Links       []TopoLinks `json:"links"`
+	Planes      int         `json:"planes,omitempty"`
+}
+
+// TopoTier is one tier of nodes (hosts, leaves, spines, cores).
+type TopoTier struct {
+	Role  string   `json:"role"`
+	Nodes []string `json:"nodes"`
+}
+
+// TopoLinks counts the links between two roles at one rate.
+type TopoLinks struct {
+	From  string  `json:"from"`
+	To    string  `json:"to"`
+	Count int     `json:"count"`
+	Gbps  float64 `json:"gbps"`
+}
+
+// Test is one test of a suite's tests section, as reports need it.
+type Test struct {
+	Name    string `json:"name"`
+	Section string `json:"section,omitempty"`
+	Title   string `json:"title,omitempty"`
+	// PrimaryMetric and PrimaryScope name the test's primary metric (the
+	// repeatability statement's).
+	PrimaryMetric string `json:"primary_metric,omitempty"`
+	PrimaryScope  string `json:"primary_scope,omitempty"`
+	// SearchKey is the matrix key a binary-search test searches over, its
+	// values in SearchValues (the test's points in that order); Found is
+	// the largest value at which the test passed ("" when none did or the
+	// search did not finish).
+	SearchKey    string   `json:"search_key,omitempty"`
+	SearchValues []string `json:"search_values,omitempty"`
+	Found        string   `json:"found,omitempty"`
+	// FoundBy is, for a search swept over other keys too, the value found
+	// per combination of their values ("seed=2": "60%").
+	FoundBy map[string]string `json:"found_by,omitempty"`
+	// ReferenceKey and ReferenceValue name the point the others are
+	// compared with.
+	ReferenceKey   string `json:"reference_key,omitempty"`
+	ReferenceValue string `json:"reference_value,omitempty"`
+	// Needs are what the test needs beyond its fields.
+	Needs []string `json:"needs,omitempty"`
+	// Leak is the resource trend of a test with leak_check.
+	Leak *LeakTrend `json:"leak,omitempty"`
+}
+
+// Resources are the harness process's resources after a run (garbage
+// collected): goroutines, open file descriptors (-1: unknown), heap in use.
+type Resources struct {
+	Goroutines int    `json:"goroutines"`
+	FDs        int    `json:"fds"`
+	HeapBytes  uint64 `json:"heap_bytes"`
+}
+
+// LeakTrend is the growth of the harness's resources over a test's runs
+// (least-squares slopes per run, the first run left out as warm-up) and
+// its verdict: fail when a slope exceeds its limit.
+type LeakTrend struct {
+	Runs             int     `json:"runs"`
+	GoroutinesPerRun float64 `json:"goroutines_per_run"`
+	FDsPerRun        float64 `json:"fds_per_run"`
+	HeapMiBPerRun    float64 `json:"heap_mib_per_run"`
+	Verdict          string  `json:"verdict"`
+	Message          string  `json:"message,omitempty"`
 }
 
 // Summary counts over all runs.
@@ -86,6 +178,9 @@ type Summary struct {
 	RunsErrored     int `json:"runs_errored,omitempty"`
 	RunsInterrupted int `json:"runs_interrupted,omitempty"`
 	RunsSkipped     int `json:"runs_skipped,omitempty"`
+	// RunsNotApplicable counts runs of tests the backend cannot do and
+	// points a binary search did not need (status n/a).
+	RunsNotApplicable int `json:"runs_not_applicable,omitempty"`
 	// Checks and ChecksFailed count bring-up checks, Causes the causes
 	// the failed ones are grouped into.
 	Checks       int `json:"checks,omitempty"`
@@ -96,6 +191,13 @@ type Summary struct {
 // Run is one point of the suite's matrix.
 type Run struct {
 	ID string `json:"id"` // directory name under runs/
+	// Test is the test of the suite's tests section the run belongs to.
+	Test string `json:"test,omitempty"`
+	// Search is, for a probe of a binary-search test, its outcome:
+	// SearchPass, SearchAbove (failed above the value the search found:
+	// the answer, not a failure of the suite) or SearchFail (failed with
+	// nothing passing below it: the suite fails).
+	Search string `json:"search,omitempty"`
 	// Params are the matrix values of this point, e.g. {"transport.lb": "reps"}.
 	Params map[string]string `json:"params,omitempty"`
 	Seed   uint64            `json:"seed"`
@@ -143,6 +245,55 @@ type Run struct {
 	Bringup *Bringup `json:"bringup,omitempty"`
 	// Controller is what a path controller (suite controller) did.
 	Controller *Controller `json:"controller,omitempty"`
+	// Resources are the harness's resources after the run (a test with
+	// leak_check).
+	Resources *Resources `json:"resources,omitempty"`
+	// Metrics are the run's fabric metrics (kpis.Metrics of scope fabric
+	// that the run computed: telemetry-derived and the backend's
+	// counters), for reports that compute KPIs the suite did not bound.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// ECNProfile is the ECN marking profile of the run's switch queues
+	// (the simulator with ECN on): marking decisions by queue depth.
+	ECNProfile *ECNProfile `json:"ecn_profile,omitempty"`
+	// DUT identifies the device under test (the backend's description of
+	// the fabric's devices), when the backend gives one.
+	DUT *DUT `json:"dut,omitempty"`
+}
+
+// ECNProfile is an ECN marking profile: Seen[i] data packets left their
+// queue i*BucketBytes to (i+1)*BucketBytes deep when dequeued, Marked[i] of
+// them were marked; KMinBytes and KMaxBytes are the configured thresholds.
+type ECNProfile struct {
+	BucketBytes int64    `json:"bucket_bytes"`
+	KMinBytes   int64    `json:"kmin_bytes"`
+	KMaxBytes   int64    `json:"kmax_bytes"`
+	Seen        []uint64 `json:"seen"`
+	Marked      []uint64 `json:"marked"`
+}
+
+// DUT identifies the device under test, as far as the backend knows it
+// (IETF BMWG AI-fabric draft, DUT identification).
+type DUT struct {
+	// Kind is what the fabric is: "simulated", "lab" or "hardware".
+	Kind string `json:"kind"`
+	// Description says what stands in for the switches (e.g. the
+	// simulator's model, or the lab's FRR and kernel).
+	Description string `json:"description,omitempty"`
+	// BufferModel describes the switches' buffers.
+	BufferModel string      `json:"buffer_model,omitempty"`
+	Devices     []DUTDevice `json:"devices,omitempty"`
+	// Host describes the hosts' NICs and transport.
+	Host string `json:"host,omitempty"`
+}
+
+// DUTDevice is one switch (or host) of the DUT.
+type DUTDevice struct {
+	Name      string `json:"name"`
+	Role      string `json:"role,omitempty"`
+	Platform  string `json:"platform,omitempty"`
+	OSVersion string `json:"os_version,omitempty"`
+	ASIC      string `json:"asic,omitempty"`
+	PortSpeed string `json:"port_speed,omitempty"`
 }
 
 // Controller is a path controller's run: its settings and every decision.
@@ -340,13 +491,27 @@ type Job struct {
 	StartUs     float64 `json:"start_us"`
 	// CompletionUs is the job (collective) completion time: from the first
 	// flow start to the last flow end, per repetition; the worst one.
-	CompletionUs  float64            `json:"completion_us"`
-	RepetitionsUs []float64          `json:"repetitions_us,omitempty"`
-	AlgBWGbps     float64            `json:"algbw_gbps"`
-	BusBWGbps     float64            `json:"busbw_gbps"`
-	FCTUs         Quantiles          `json:"fct_us"`
-	Slowdown      Quantiles          `json:"slowdown"`
-	P01PairBW     float64            `json:"p01_pair_bw"` // 1st-percentile pair bandwidth / line rate
+	CompletionUs  float64   `json:"completion_us"`
+	RepetitionsUs []float64 `json:"repetitions_us,omitempty"`
+	AlgBWGbps     float64   `json:"algbw_gbps"`
+	BusBWGbps     float64   `json:"busbw_gbps"`
+	FCTUs         Quantiles `json:"fct_us"`
+	Slowdown      Quantiles `json:"slowdown"`
+	P01PairBW     float64   `json:"p01_pair_bw"` // 1st-percentile pair bandwidth / line rate
+	// JCTUs is the job completion time over every repetition: first flow
+	// start to last flow end (gaps included); 0 when a flow did not
+	// finish. GoodputGbps is the payload of every flow over it.
+	JCTUs       float64 `json:"jct_us,omitempty"`
+	GoodputGbps float64 `json:"goodput_gbps,omitempty"`
+	// RooflineUs is the JCT of an ideal fabric (IETF BMWG draft, synthetic
+	// JCT): every repetition at the nccl-tests bus bandwidth of the
+	// slowest participant's line rate, plus the gaps (GapUs) between
+	// repetitions.
+	RooflineUs float64 `json:"roofline_us,omitempty"`
+	GapUs      float64 `json:"gap_us,omitempty"`
+	// BaselineJCTUs is the JCT of the job's baseline (the same shape run
+	// alone), for its interference factor.
+	BaselineJCTUs float64            `json:"baseline_jct_us,omitempty"`
 	Packets       JobPackets         `json:"packets"`
 	Extra         map[string]float64 `json:"extra,omitempty"`
 }

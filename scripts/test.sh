@@ -7,7 +7,8 @@
 # HTML report test) and, for the lab tests (real FRR fabrics in network
 # namespaces, which run as root), FRR, the OpenSSH server, iproute2 and
 # ping, iperf3 (the agent bench's comparison), and Slurm (slurm-wlm,
-# munge) for the Slurm tests, which start a one-node cluster on loopback.
+# munge) for the Slurm tests, which start a one-node cluster on loopback,
+# and redis-server for the SONiC test double (the sonic driver's tests).
 # For the containerlab tests it installs
 # docker.io and mmdebstrap, starts dockerd when no engine answers (and
 # stops it at the end), builds the lab images once (scripts/lab-images.sh:
@@ -47,6 +48,9 @@ if [[ "${FABRICBENCH_SKIP_INSTALL:-0}" != 1 ]]; then
 	# xmllint validates junit.xml and compare.xml against the Jenkins
 	# junit-10 schema (report's schema test).
 	command -v xmllint >/dev/null 2>&1 || apt_missing+=(libxml2-utils)
+	# The SONiC test double (drivers/sonic/testdouble): CONFIG_DB, STATE_DB
+	# and COUNTERS_DB in a real redis-server, reached over sshd.
+	command -v redis-server >/dev/null 2>&1 || apt_missing+=(redis-server)
 	if (( ${#apt_missing[@]} > 0 )); then
 		if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
 			log "installing ${apt_missing[*]} (apt-get) for the lab tests"

@@ -21,6 +21,10 @@ const (
 	// smallest quantised queue depth (join-shortest-queue, random
 	// tie-break); the entropy is ignored.
 	RoutingAdaptive
+	// RoutingFlowlet is flowlet load balancing (DLB, flowlet.go): a
+	// flowlet keeps its port; after an idle gap it moves to the
+	// least-loaded one.
+	RoutingFlowlet
 )
 
 func (r Routing) String() string {
@@ -29,6 +33,8 @@ func (r Routing) String() string {
 		return "hash"
 	case RoutingAdaptive:
 		return "adaptive"
+	case RoutingFlowlet:
+		return "flowlet"
 	}
 	return fmt.Sprintf("Routing(%d)", uint8(r))
 }
@@ -40,8 +46,10 @@ func ParseRouting(s string) (Routing, error) {
 		return RoutingHash, nil
 	case "adaptive", "ar":
 		return RoutingAdaptive, nil
+	case "flowlet", "dlb":
+		return RoutingFlowlet, nil
 	}
-	return RoutingHash, fmt.Errorf("unknown routing %q (want hash or adaptive)", s)
+	return RoutingHash, fmt.Errorf("unknown routing %q (want hash, adaptive or flowlet)", s)
 }
 
 // weightOne is a weight of 1 in the fixed point of adaptive.w.
@@ -65,9 +73,15 @@ type adaptive struct {
 func (s *Sim) buildAdaptive() error {
 	c := &s.cfg
 	switch c.Routing {
-	case RoutingHash:
+	case RoutingHash, RoutingFlowlet:
 		if c.ARStaleness != 0 || c.ARQuantum != 0 || c.ARWeighted {
 			return fmt.Errorf("sim: adaptive-routing settings (staleness, quantum, weights) need Routing: RoutingAdaptive")
+		}
+		if c.Routing == RoutingFlowlet {
+			return s.buildFlowlet()
+		}
+		if c.FlowletGap != 0 {
+			return fmt.Errorf("sim: a flowlet gap needs Routing: RoutingFlowlet")
 		}
 		return nil
 	case RoutingAdaptive:

@@ -48,6 +48,19 @@
 // egress class is skipped by the scheduler, a paused host NIC stops
 // pulling that class, and lossless classes are never trimmed or dropped.
 //
+// Stages for benchmarking methodologies (the IETF BMWG AI-fabric draft),
+// each off by default and allocation-free per packet: the PFC watchdog
+// (pfcwd.go, PFC.WatchdogDetect: a class paused that long without a
+// resume is a storm; its queue is dropped and pauses ignored for
+// WatchdogRestore), flowlet load balancing (flowlet.go, RoutingFlowlet:
+// the DLB of switch ASICs, a hashed flowlet table per switch), sender
+// pacing at the NIC (pace.go, workloads.Flow.Rate), the NIC delivery stage
+// (delivery.go, Config.Delivery: one-way latency histograms and reordering
+// per group of flows), the ECN marking profile (ecnprofile.go) and the
+// window of packets lost to link failures (failover.go). The simulator
+// does not model credit-based flow control (CBFC), link-layer retry or
+// bit errors.
+//
 // With Config.SRv6 (srv6.go) the stage first serves SRv6 micro-SIDs: a
 // pinned flow's sender encapsulates its data packets (SRv6Encap = 40 bytes,
 // one outer IPv6 header, added to the packet's wire size, which is what

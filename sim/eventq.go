@@ -23,6 +23,8 @@ const (
 	evAckTimer                // a = flow: the receiver's held ACK is due (transport.Params.AckDelay)
 	evPause                   // a = egress port, b = class | xoff<<8 | generation<<9: a PFC frame arrives (pfc.go)
 	evStall                   // the stall check is due (termination.go)
+	evPFCWatch                // a = egress port, b = class | restore<<8: the PFC watchdog checks a pause (pfcwd.go)
+	evPace                    // a = flow: a paced sender may send again (pace.go)
 )
 
 // eventQueue is a radix heap. A discrete-event simulation never schedules

@@ -39,6 +39,9 @@ func (s *Sim) pull(hn int32) int32 {
 		}
 		size := st.snd.NextPacket(s.now, &d)
 		if size == 0 {
+			if st.paceBps > 0 {
+				s.pacedHold(fi, st)
+			}
 			st.active = false
 			last := len(h.active) - 1
 			copy(h.active[h.rr:], h.active[h.rr+1:])
@@ -77,6 +80,9 @@ func (s *Sim) deliver(h int32, pi int32) {
 		return
 	}
 	if pkt.kind == pkData {
+		if s.dl.on {
+			s.deliveryStage(pkt)
+		}
 		d := pkt.dataHeader()
 		if s.ld.mode == PortMSB {
 			d.QDelay, d.QDelayValid = transport.Time(pkt.cum)*transport.Nanosecond, true
@@ -127,6 +133,8 @@ func (s *Sim) deliver(h int32, pi int32) {
 	}
 	if st.snd.CanSend(s.now) {
 		s.activate(fi)
+	} else if st.paceBps > 0 {
+		s.pacedHold(fi, st)
 	}
 }
 

@@ -79,7 +79,9 @@ func ParallelUnsupported(cfg *Config) string {
 	case cfg.SampleEvery > 0 || cfg.OnSample != nil:
 		return "telemetry sampling (OnSample)"
 	case cfg.Routing != RoutingHash:
-		return "adaptive routing"
+		return "adaptive routing (or flowlet)"
+	case cfg.Delivery.Enabled || cfg.ECNProfile:
+		return "the delivery stage and the ECN profile"
 	case cfg.LowDiameter != LowDiameterOff:
 		return "low-diameter routing (minimal, Valiant, UGAL, source-guided, port-msb)"
 	case cfg.PFC.Enabled:

@@ -52,6 +52,11 @@ type PFC struct {
 	// above it); XOn, when > 0, the resume threshold (default XOff - 2
 	// MTU).
 	Buffer, XOff, XOn int64
+	// WatchdogDetect, when > 0, runs the PFC watchdog (pfcwd.go): a class
+	// paused this long without a resume is a storm; the watchdog drops its
+	// queue and ignores pause frames for WatchdogRestore (0: as long as
+	// WatchdogDetect). In ps.
+	WatchdogDetect, WatchdogRestore int64
 }
 
 // PFCStats are the PFC counters of one port and class.
@@ -82,6 +87,7 @@ type pfcState struct {
 	since    []int64  // [port*ncls+c]: when the egress class was paused
 	stats    []PFCStats
 	exceeded uint64
+	wd       pfcWatchdog
 }
 
 // pfcGenBits is the width of a pause frame's generation number in the
@@ -92,6 +98,9 @@ const pfcGenBits = 22
 func (s *Sim) buildPFC() error {
 	c := s.cfg.PFC
 	if !c.Enabled {
+		if c.WatchdogDetect != 0 || c.WatchdogRestore != 0 {
+			return fmt.Errorf("sim: the PFC watchdog needs PFC")
+		}
 		return nil
 	}
 	if s.ncls > 64 {
@@ -167,7 +176,7 @@ func (s *Sim) buildPFC() error {
 		}
 	}
 	pf.on = true
-	return nil
+	return s.buildPFCWatchdog()
 }
 
 // pfcHeadroom is the headroom of switch ingress port pid: what its peer can
@@ -245,9 +254,10 @@ func (s *Sim) pause(pid int32, b int32) {
 	bit := uint64(1) << c
 	if b&(1<<8) != 0 {
 		pf.stats[k].PauseRx++
-		if pf.mask[pid]&bit == 0 {
+		if pf.mask[pid]&bit == 0 && !s.pfcIgnored(pid, c) {
 			pf.mask[pid] |= bit
 			pf.since[k] = s.now
+			s.pfcWatchStart(pid, c)
 		}
 		return
 	}

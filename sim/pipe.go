@@ -37,6 +37,7 @@ func (s *Sim) transmit(pid int32, p *port, pi int32) {
 		}
 		p.wire.push(arr, pi)
 	} else {
+		s.lost()
 		p.Stats.Drops++
 		s.pk.release(pi)
 	}
@@ -54,6 +55,7 @@ func (s *Sim) arrive(pid int32) {
 	pkt := &s.pk.p[pi]
 	if via.epoch != pkt.epoch {
 		// The link went down while the packet was on it.
+		s.lost()
 		via.Stats.Drops++
 		s.pk.release(pi)
 		return

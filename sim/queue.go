@@ -123,6 +123,7 @@ func (s *Sim) enqueue(pid int32, pi int32) {
 	p := &s.ports[pid]
 	pkt := &s.pk.p[pi]
 	if !p.up {
+		s.lost()
 		p.Stats.Drops++
 		s.pk.release(pi)
 		return
@@ -201,6 +202,11 @@ func (s *Sim) dequeueData(pid int32, p *port, c int) int32 {
 			p.Stats.ECNMarked++
 			q.Stats.ECNMarked++
 		}
+		if s.ecnp.on && p.host < 0 {
+			s.ecnRecord(q.bytes, mark)
+		}
+	} else if s.ecnp.on && !s.cfg.NoECN && p.host < 0 {
+		s.ecnRecord(q.bytes, false)
 	}
 	q.Stats.OutOctets += uint64(size)
 	q.Stats.OutPkts++
@@ -217,6 +223,7 @@ func (s *Sim) flush(pid int32, p *port) {
 				s.pfcLeave(&s.pk.p[pi])
 			}
 			s.pk.release(pi)
+			s.lost()
 			p.Stats.Drops++
 			q.Stats.Drops++
 		}
@@ -227,6 +234,7 @@ func (s *Sim) flush(pid int32, p *port) {
 	}
 	for p.ctrl.size > 0 {
 		s.pk.release(p.ctrl.pop())
+		s.lost()
 		p.Stats.Drops++
 	}
 	if p.dataB > 0 {

@@ -106,6 +106,17 @@ type Config struct {
 	// PFC makes traffic classes lossless with priority flow control
 	// (pfc.go); the zero value is off.
 	PFC PFC
+	// Delivery records one-way latency and reordering per group of flows
+	// at the receiving NIC (delivery.go); the zero value is off.
+	Delivery Delivery
+	// ECNProfile records, at every marking decision, the queue depth and
+	// whether the packet was marked (ecnprofile.go).
+	ECNProfile bool
+	// FlowletGap is flowlet load balancing's idle gap (Routing:
+	// RoutingFlowlet, flowlet.go), in ps: a flow's packets stay on their
+	// port until the flow pauses this long. 0 with RoutingFlowlet is
+	// DefaultFlowletGap.
+	FlowletGap int64
 	// SRv6 pins flows to SRv6 micro-SID paths (srv6.go); the zero value
 	// pins none.
 	SRv6 SRv6
@@ -227,6 +238,8 @@ type flowState struct {
 	path    int32 // explicit path: 1 + offset into Sim.paths, 0 if none
 	class   uint8 // traffic class
 	minimal bool  // workloads.Flow.Minimal: ECMP on minimal routes
+	paceBps int64 // workloads.Flow.Rate: sender pacing (pace.go), 0: none
+	paceAt  int64 // pending evPace, 0 if none
 }
 
 type hostState struct {
@@ -253,6 +266,10 @@ type Sim struct {
 	mp     planeState
 	sg     sgState // source-guided routing (sourceguided.go)
 	pfc    pfcState
+	dl     deliveryState // NIC delivery stage (delivery.go)
+	ecnp   ecnProfile    // ECN marking profile (ecnprofile.go)
+	fl     flowletState  // flowlet load balancing (flowlet.go)
+	loss   lossWindow    // packets lost to link failures (failover.go)
 	sr     srv6State
 	vrf    vrfState
 	// tpMinimal is tp with ECMP, for workloads.Flow.Minimal flows.
@@ -396,6 +413,12 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	if err := s.buildVRF(); err != nil {
+		return nil, err
+	}
+	if err := s.buildDelivery(); err != nil {
+		return nil, err
+	}
+	if err := s.buildECNProfile(); err != nil {
 		return nil, err
 	}
 	// After every stage that adjusts tp (low-diameter routing, planes).
@@ -548,6 +571,13 @@ func (s *Sim) buildFlows() error {
 		st.start, st.fct = -1, -1
 		st.group = int32(fl.Group)
 		st.minimal = fl.Minimal
+		if fl.Rate < 0 {
+			return fmt.Errorf("sim: flow %d: negative rate %d", fl.ID, fl.Rate)
+		}
+		st.paceBps = fl.Rate
+		if fl.Rate > 0 && s.mp.on {
+			return fmt.Errorf("sim: flow %d: paced senders on multi-plane hosts are not supported", fl.ID)
+		}
 		if s.cfg.ClassOf != nil {
 			c := s.cfg.ClassOf(fl)
 			if c < 0 || c >= s.ncls {
@@ -651,6 +681,8 @@ func (s *Sim) global(e event) {
 		s.pause(e.a, e.b)
 	case evStall:
 		s.stallCheck(e.at)
+	case evPFCWatch:
+		s.pfcWatch(e.a, e.b, e.at)
 	case evSample:
 		s.cfg.OnSample(s, s.now)
 		// Keep sampling only while something else can still happen.
@@ -675,6 +707,8 @@ func (s *Sim) local(e event) bool {
 		s.ackTimer(e.a, e.at)
 	case evFlowStart:
 		s.startFlow(e.a)
+	case evPace:
+		s.paceWake(e.a, e.at)
 	default:
 		return false
 	}
@@ -780,6 +814,7 @@ func (s *Sim) startFlow(fi int32) {
 	path := transport.Path{BaseRTT: rtt, RateBps: rate, RTO: s.pathRTO(rtt, rate, hops)}
 	s.maxRTO = max(s.maxRTO, path.RTO)
 	st.snd = transport.NewSender(tp, transport.Flow{ID: uint32(fi), Size: mf.Size, Path: path, Paths: paths})
+	s.pace(st, st.snd)
 	st.rcv = transport.NewReceiverFor(tp, uint32(fi), st.snd.Packets())
 	// The receiver's own paths towards the sender, for when its ACKs on
 	// the data packets' entropies get lost (transport's ackroute.go).

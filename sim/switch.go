@@ -28,6 +28,7 @@ func (s *Sim) ingress(node, inPort int32, pi int32) {
 	}
 	out := s.route(node, &s.pk.p[pi])
 	if out < 0 {
+		s.lost()
 		s.ports[inPort].Stats.Drops++ // no route: count at the ingress
 		s.pk.release(pi)
 		return
@@ -63,6 +64,9 @@ func (s *Sim) route(node int32, pkt *packet) int32 {
 	}
 	if s.ar.on {
 		return s.arPick(node, s.hostOf[pkt.dst])
+	}
+	if s.fl.on && pkt.kind == pkData {
+		return s.flowletPick(node, pkt)
 	}
 	key, ent := uint32(pkt.flow), pkt.entropy
 	if s.cfg.HashAddressesOnly {

@@ -38,6 +38,16 @@ type TargetSpec struct {
 	Optional bool
 }
 
+// TargetError is one target's failure: it could not be reached, refused
+// the subscription, or its stream failed.
+type TargetError struct {
+	Target string // TargetSpec.Name
+	Err    error
+}
+
+func (e *TargetError) Error() string { return fmt.Sprintf("telemetry: target %q: %v", e.Target, e.Err) }
+func (e *TargetError) Unwrap() error { return e.Err }
+
 // Profiles of TargetSpec.Profile.
 const (
 	ProfileOpenConfig = "openconfig"
@@ -364,7 +374,7 @@ func (c *Collector) runTarget(spec TargetSpec, ready chan<- error) error {
 		}
 	}
 	fail := func(err error) error {
-		err = fmt.Errorf("telemetry: target %q: %w", spec.Name, err)
+		err = &TargetError{Target: spec.Name, Err: err}
 		if spec.Optional {
 			signal(nil) // the others go on without it
 		} else {

@@ -177,8 +177,7 @@ func (s *Store) flushLocked() error {
 		return nil
 	}
 	// One Write call with whole rows (for a compressed store, one whole
-	// gzip member): the file never ends in a partial row unless the write
-	// itself fails (disk full), which makes the error sticky.
+	// gzip member): the file never ends in a partial row.
 	out := s.buf.Bytes()
 	if s.gz != nil {
 		s.zbuf.Reset()
@@ -189,11 +188,17 @@ func (s *Store) flushLocked() error {
 		out = s.zbuf.Bytes()
 	}
 	n, err := s.f.Write(out)
-	s.written += int64(n)
 	if err != nil {
+		// A partial write (disk full) would leave a partial row or gzip
+		// member at the end: cut it off, so that the file keeps every
+		// whole flush before it and stays readable. The error is sticky.
+		if n > 0 {
+			_ = s.f.Truncate(s.written)
+		}
 		s.err = fmt.Errorf("telemetry store: %w", err)
 		return s.err
 	}
+	s.written += int64(n)
 	s.buf.Reset()
 	s.rows = 0
 	return nil

@@ -3,6 +3,7 @@ package units
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,7 +11,8 @@ import (
 
 // The spellings of quantities other files use: a hardware inventory's link
 // speeds (ParseSpeed), tc's and containerlab's rates (ParseTCRate,
-// FormatTCRate), and the wording of a bad quantity in a suite (Describe).
+// FormatTCRate), a suite job's offered load (ParseLoad), and the wording
+// of a bad quantity in a suite (Describe).
 // They parse with ParsePs, ParseBytes and ParseBitRate and word the errors
 // for their files.
 
@@ -80,6 +82,26 @@ func FormatTCRate(bps BitRate) string {
 		}
 	}
 	return strconv.FormatInt(bps, 10) + "bit"
+}
+
+// ParseLoad parses an offered load (a suite's jobs[].rate): a share of
+// the sender's NIC line rate ("80%", 0 < share <= 100%), returned as frac
+// with bps 0, or a bit rate with [ParseBitRate] ("40Gbps", "200Mb/s"),
+// returned as bps with frac 0.
+func ParseLoad(s string) (frac float64, bps BitRate, err error) {
+	t := strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(t, "%"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(v) || v <= 0 || v > 100 {
+			return 0, 0, fmt.Errorf("%q is not a share of the line rate (want e.g. 80%%, more than 0 and at most 100%%)", s)
+		}
+		return v / 100, 0, nil
+	}
+	r, err := ParseBitRate(t)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%v (or a share of the line rate, e.g. 80%%)", err)
+	}
+	return 0, r, nil
 }
 
 // Describe words a quantity v that did not parse (err from ParsePs,

@@ -1,6 +1,9 @@
 package units
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseSpeed(t *testing.T) {
 	good := map[string]BitRate{"400G": 400e9, "100G": 100e9, "25G": 25e9, "1.6T": 1.6e12, "800Gbps": 800e9, "100M": 100e6, "2.5G": 2.5e9, "100T": 100e12}
@@ -38,5 +41,29 @@ func TestParseTCRate(t *testing.T) {
 	}
 	if FormatTCRate(1_000_000_000) != "1gbit" || FormatTCRate(2_500_000_000) != "2500mbit" || FormatTCRate(1234) != "1234bit" {
 		t.Errorf("FormatTCRate: %s %s %s", FormatTCRate(1_000_000_000), FormatTCRate(2_500_000_000), FormatTCRate(1234))
+	}
+}
+
+func TestParseLoad(t *testing.T) {
+	for s, want := range map[string]float64{"80%": 0.8, " 100 %": 1, "0.5%": 0.005} {
+		if frac, bps, err := ParseLoad(s); err != nil || frac != want || bps != 0 {
+			t.Errorf("ParseLoad(%q) = %g, %d, %v; want %g, 0", s, frac, bps, err, want)
+		}
+	}
+	for s, want := range map[string]BitRate{"40Gbps": 40e9, "200Mb/s": 200e6} {
+		if frac, bps, err := ParseLoad(s); err != nil || bps != want || frac != 0 {
+			t.Errorf("ParseLoad(%q) = %g, %d, %v; want 0, %d", s, frac, bps, err, want)
+		}
+	}
+	for s, want := range map[string]string{
+		"0%":     `"0%" is not a share of the line rate (want e.g. 80%, more than 0 and at most 100%)`,
+		"101%":   `"101%" is not a share of the line rate`,
+		"NaN%":   `"NaN%" is not a share of the line rate`,
+		"fast":   "(or a share of the line rate, e.g. 80%)",
+		"-1Gbps": "(or a share of the line rate, e.g. 80%)",
+	} {
+		if _, _, err := ParseLoad(s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseLoad(%q) error %v, want it to contain %q", s, err, want)
+		}
 	}
 }

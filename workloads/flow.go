@@ -27,6 +27,9 @@ type Flow struct {
 	// routing, travels on the fabric's minimal routes whatever the routing
 	// mode and load balancer of the run.
 	Minimal bool
+	// Rate, when > 0, paces the flow's sender to this many bits per
+	// second (an offered load below the congestion control's; 0: unpaced).
+	Rate int64
 }
 
 // Matrix is a set of flows over a fabric of Hosts hosts.

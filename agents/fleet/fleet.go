@@ -359,15 +359,18 @@ func (r *run) handle(e event) {
 		}
 		r.dead[e.host] = true
 		name := r.hosts[e.host].Name
-		lost := 0
+		var lost []string
 		for i, fl := range r.m.Flows {
 			if r.state[i] == stStarted && (fl.Src == e.host || fl.Dst == e.host) {
 				r.finish(i, "the agent on "+name+" died")
-				lost++
+				lost = append(lost, fmt.Sprintf("%d (%s->%s)", fl.ID, r.hosts[fl.Src].Name, r.hosts[fl.Dst].Name))
 			}
 		}
-		r.res.Failures = append(r.res.Failures, fmt.Sprintf("agent on %s died %v into the run (%v); %d flows in progress lost",
-			name, r.now().Round(time.Millisecond), e.dead, lost))
+		line := fmt.Sprintf("agent on %s died %v into the run (%v); %d flows in progress lost", name, r.now().Round(time.Millisecond), e.dead, len(lost))
+		if len(lost) > 0 {
+			line += ": " + abbreviate(lost, 10)
+		}
+		r.res.Failures = append(r.res.Failures, line)
 		return
 	}
 	i := int(e.ev.Flow)

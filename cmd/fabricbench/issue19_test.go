@@ -35,11 +35,11 @@ kpis:
 		t.Fatalf("flows.csv: %v, %d rows", err, len(rows))
 	}
 	h := rows[0]
-	if h[3] != "src" || h[4] != "dst" || h[len(h)-2] != "src_host" || h[len(h)-1] != "dst_host" {
+	if h[3] != "src" || h[4] != "dst" || h[len(h)-3] != "src_host" || h[len(h)-2] != "dst_host" || h[len(h)-1] != "error" {
 		t.Fatalf("header %v", h)
 	}
 	for _, r := range rows[1:] {
-		if r[4] != "3" || r[len(r)-1] != "host3" || r[len(r)-2] != "host"+r[3] {
+		if r[4] != "3" || r[len(r)-2] != "host3" || r[len(r)-3] != "host"+r[3] || r[len(r)-1] != "" {
 			t.Errorf("row %v", r)
 		}
 	}

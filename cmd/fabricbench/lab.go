@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/clabrt"
+	"github.com/fabricbench/fabricbench/containerlab/labinv"
 	"github.com/fabricbench/fabricbench/containerlab/labrt"
 	"github.com/fabricbench/fabricbench/containerlab/native"
 	"github.com/fabricbench/fabricbench/drivers"
@@ -44,11 +45,16 @@ type labOpts struct {
 	varsFile  string
 	rendered  bool
 	watch     time.Duration
+	force     bool // down
+	dryRun    bool // gc
 	// generate
 	name, kind, rate, mgmt string
 	image, hostImage       string
 	srv6                   bool
 	mtu                    int
+	// inventory
+	invOut, invName, defaultSpeed string
+	gnmi                          []string
 }
 
 func newLabCmd() *cobra.Command {
@@ -76,6 +82,7 @@ docs/containerlab.md.
   fabricbench lab up examples/labs/leafspine.clab.yml
   fabricbench lab validate examples/labs/leafspine.clab.yml
   fabricbench lab down examples/labs/leafspine.clab.yml
+  fabricbench lab gc                            # labs of killed runs (lab up and run do it too)
 
 containerlab's verbs work too: deploy (up), destroy (down), inspect (status).
 
@@ -137,6 +144,30 @@ runtime would create are listed. Needs no Docker and no root.
 			return labDown(cmd.Context(), cmd.OutOrStdout(), args[0], o)
 		},
 	}
+	down.Flags().BoolVar(&o.force, "force", false, "remove the lab also when a running fabricbench process (a run) owns it")
+	gc := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove the labs of fabricbench processes that are gone (killed runs, interrupted deploys); labs of running processes and labs from lab up are kept",
+		Long: `Every lab a run or lab up deploys is recorded, before anything of it is
+created, with its owner: the fabricbench process (PID and start time).
+A run's lab lives as long as its run; a lab from lab up is kept until
+lab down. When a run is killed (SIGKILL, the OOM killer, a CI timeout)
+before it tears its lab down, the lab's namespaces or containers, its
+processes, its Docker network and its state stay behind with an owner
+that is gone. lab gc removes them, with the runtime that deployed them
+(native or containerlab), and says what it removed; every run and lab
+up does the same first. Nothing of a running process is touched.
+
+  fabricbench lab gc --dry-run    # list what would be removed
+  fabricbench lab gc
+
+` + exitStatusHelp(exitOK, exitInfra),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return labGC(cmd.Context(), cmd.OutOrStdout(), o)
+		},
+	}
+	gc.Flags().BoolVar(&o.dryRun, "dry-run", false, "only list the labs that would be removed")
 	status := &cobra.Command{
 		Use:     "status TOPOLOGY",
 		Aliases: []string{"inspect"},
@@ -164,7 +195,37 @@ runtime would create are listed. Needs no Docker and no root.
 	gf.StringVar(&o.hostImage, "host-image", "", "image of the hosts (default "+containerlab.DefaultHostImage+")")
 	gf.BoolVar(&o.srv6, "srv6", false, "give every switch an SRv6 uN micro-SID locator")
 	gf.IntVar(&o.mtu, "mtu", 0, "every link's MTU, 68 to 65535 (default: the runtime's, 1500 natively, 9500 under containerlab)")
-	cmd.AddCommand(up, check, validate, down, status, gen)
+	inv := &cobra.Command{
+		Use:   "inventory TOPOLOGY",
+		Short: "Write the hardware inventory of a deployed lab, to drive it through the hardware path (run --inventory)",
+		Long: `Writes the inventory (docs/inventory.md) of a deployed lab, native or
+containerlab: its devices with their platform, role and management address,
+the lab's SSH user and key (as a file: reference) and known_hosts, switch
+ports (a router's ethN is EthernetN-1, with interface ethN), host NICs with
+their addresses, and links with their rates. fabricbench run SUITE
+--inventory FILE then drives the lab exactly as real switches: bring-up
+checks, the configuration diff (--apply), agents over SSH and telemetry
+from each switch's own gNMI server (--gnmi) or the kernel exporter.
+
+  fabricbench lab up lab.clab.yml
+  fabricbench lab inventory lab.clab.yml --out lab.inventory.yaml
+  fabricbench run suite.yaml --inventory lab.inventory.yaml --apply
+
+The inventory is valid while the lab is deployed (the key and known_hosts
+are the lab's). See docs/hardware.md.
+
+` + exitStatusHelp(exitOK, exitBadInput, exitInfra),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return labInventory(cmd.OutOrStdout(), args[0], o)
+		},
+	}
+	ivf := inv.Flags()
+	ivf.StringVar(&o.invOut, "out", "-", "the inventory file to write (- for standard output)")
+	ivf.StringVar(&o.invName, "name", "", "the inventory's name (default the lab's)")
+	ivf.StringVar(&o.defaultSpeed, "default-speed", "", "the speed of links without a rate (vars.rate), e.g. 10G; without it such a link is an error")
+	ivf.StringArrayVar(&o.gnmi, "gnmi", nil, "a switch's own gNMI server: NODE=HOST:PORT,ca=FILE|skip-verify|insecure[,profile=openconfig|sonic][,user=U][,password=env:NAME|file:PATH] (repeatable; other devices get the kernel exporter)")
+	cmd.AddCommand(up, check, validate, down, gc, status, gen, inv)
 	return cmd
 }
 
@@ -224,8 +285,16 @@ func labUp(ctx context.Context, stdout, stderr io.Writer, path string, o labOpts
 	if err != nil {
 		return infraError(err)
 	}
+	reclaimLabs(ctx, stdout, o.stateRoot)
 	start := time.Now()
 	st, err := r.Deploy(ctx, lab)
+	if err == nil || st != nil {
+		// Deployed (or up but not ready, left for inspection): the lab is
+		// the user's until lab down, not this process's.
+		if kerr := labrt.Keep(o.stateRoot, lab.Name); kerr != nil {
+			return infraError(kerr)
+		}
+	}
 	var nr *labrt.NotReadyError
 	switch {
 	case errors.As(err, &nr):
@@ -534,6 +603,11 @@ func labDown(ctx context.Context, stdout io.Writer, path string, o labOpts) erro
 		names = append(names, n)
 	}
 	opts := runtimeOptions(o, func(f string, a ...any) { fmt.Fprintf(stdout, f+"\n", a...) })
+	if !o.force {
+		if err := labrt.CheckNotInUse(o.stateRoot, top.Name); err != nil {
+			return infraError(fmt.Errorf("%w; or lab down --force", err))
+		}
+	}
 	var runtimes []string
 	if st, err := labrt.LoadState(o.stateRoot, top.Name); err == nil {
 		runtimes = []string{st.Runtime}
@@ -767,6 +841,43 @@ func labGenerate(stdout io.Writer, spec string, o labOpts) error {
 	return nil
 }
 
+// labInventory is lab inventory: the inventory of a deployed lab.
+func labInventory(stdout io.Writer, path string, o labOpts) error {
+	lab, st, err := deployedLab(path, o)
+	if err != nil {
+		return err
+	}
+	opt := labinv.Options{Name: o.invName, Topology: path, GNMI: map[string]labinv.GNMI{}}
+	if o.defaultSpeed != "" {
+		if opt.DefaultSpeed, err = units.ParseSpeed(o.defaultSpeed); err != nil {
+			return badInput(fmt.Errorf("--default-speed: %w", err))
+		}
+	}
+	for _, g := range o.gnmi {
+		node, srv, err := labinv.ParseGNMI(g)
+		if err != nil {
+			return badInput(fmt.Errorf("--gnmi %w", err))
+		}
+		if _, dup := opt.GNMI[node]; dup {
+			return badInput(fmt.Errorf("--gnmi: %s given twice", node))
+		}
+		opt.GNMI[node] = srv
+	}
+	out, err := labinv.Generate(lab, st, opt, drivers.Platforms()...)
+	if err != nil {
+		return badInput(err)
+	}
+	if o.invOut == "" || o.invOut == "-" {
+		_, err := stdout.Write(out)
+		return err
+	}
+	if err := os.WriteFile(o.invOut, out, 0o644); err != nil {
+		return infraError(err)
+	}
+	fmt.Fprintf(stdout, "wrote the inventory of lab %s (%s runtime, %d devices) to %s\n", lab.Name, orDash(st.Runtime), len(lab.Devices()), o.invOut)
+	return nil
+}
+
 func parsePrefix(s string) (netip.Prefix, error) {
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
@@ -782,4 +893,60 @@ func labStateRoot() string {
 		return d
 	}
 	return labrt.DefaultStateRoot
+}
+
+// reclaimLabs removes the labs under root whose owner is gone and says
+// so on w (lab up, before deploying).
+func reclaimLabs(ctx context.Context, w io.Writer, root string) {
+	got, err := labrt.Reclaim(ctx, labrt.Options{StateRoot: root}, false)
+	if err != nil {
+		fmt.Fprintf(w, "could not look for leftover labs under %s: %v\n", root, err)
+	}
+	for _, r := range got {
+		fmt.Fprintln(w, r)
+	}
+}
+
+// labGC is lab gc: every lab under the state root with its owner and
+// status; those whose owner is gone are removed (listed with --dry-run).
+func labGC(ctx context.Context, stdout io.Writer, o labOpts) error {
+	root := o.stateRoot
+	if root == "" {
+		root = labrt.DefaultStateRoot
+	}
+	entries, err := labrt.Scan(root)
+	if err != nil {
+		return infraError(err)
+	}
+	var errs []error
+	reclaimable := 0
+	for _, e := range entries {
+		switch {
+		case e.Err != nil:
+			fmt.Fprintf(stdout, "lab %s: state unreadable, not touched: %v\n", e.Lab, e.Err)
+		case e.Status == labrt.StatusInUse:
+			fmt.Fprintf(stdout, "lab %s: in use by %s, not touched\n", e.Lab, e.State.Owner.Describe())
+		case e.Status == labrt.StatusKept:
+			fmt.Fprintf(stdout, "lab %s: kept (lab up; fabricbench lab down removes it), not touched\n", e.Lab)
+		default:
+			reclaimable++
+		}
+	}
+	got, err := labrt.Reclaim(ctx, labrt.Options{StateRoot: root, Logf: func(f string, a ...any) { fmt.Fprintf(stdout, f+"\n", a...) }}, o.dryRun)
+	if err != nil {
+		return infraError(err)
+	}
+	for _, r := range got {
+		fmt.Fprintln(stdout, r)
+		if r.Err != nil {
+			errs = append(errs, fmt.Errorf("lab %s: %w", r.State.Lab, r.Err))
+		}
+	}
+	if reclaimable == 0 {
+		fmt.Fprintf(stdout, "no labs of processes that are gone under %s\n", root)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return infraError(err)
+	}
+	return nil
 }

@@ -85,6 +85,9 @@ func writePlan(w io.Writer, file string, pl *harness.SuitePlan) {
 		}
 		fmt.Fprintf(w, "bring-up: %s; a failed check stops the suite\n", what)
 	}
+	for _, l := range harness.DescribeTests(pl) {
+		fmt.Fprintln(w, l)
+	}
 	for i, p := range pl.Points {
 		fmt.Fprintf(w, "\npoint %d/%d: %s", i+1, len(pl.Points), p.ID)
 		if len(p.Params) > 0 {
@@ -100,6 +103,12 @@ func writePlan(w io.Writer, file string, pl *harness.SuitePlan) {
 			fmt.Fprintf(w, " (%s)", strings.Join(kv, ", "))
 		}
 		fmt.Fprintln(w)
+		if len(p.NotApplicable) > 0 {
+			for _, why := range p.NotApplicable {
+				fmt.Fprintf(w, "  NOT APPLICABLE on the %s backend: %s\n", pl.Backend, why)
+			}
+			continue
+		}
 		for _, l := range p.Describe() {
 			fmt.Fprintf(w, "  %s\n", l)
 		}

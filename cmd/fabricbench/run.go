@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -134,12 +135,12 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if o.out == "" {
 		base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		o.out = filepath.Join("runs", base+"-"+time.Now().Format("20060102-150405"))
 	}
+	ctx, stop := interruptContext(ctx, stderr, o.out)
+	defer stop()
 	if err := pickHardware(file, &o); err != nil {
 		return err
 	}
@@ -188,15 +189,7 @@ func runSuite(ctx context.Context, stdout, stderr io.Writer, file string, o runO
 	saveFailed := errors.As(err, &se)
 	if res != nil {
 		printRunSummary(stdout, res)
-		switch {
-		case !saveFailed:
-			fmt.Fprintf(stdout, "results: %s\n", filepath.Join(o.out, "report.html"))
-		case len(se.Written) > 0:
-			// The reports were not written: name only what was.
-			fmt.Fprintf(stdout, "results: %s (report.html and junit.xml NOT written)\n", strings.Join(se.Written, ", "))
-		default:
-			fmt.Fprintf(stdout, "results: NOT written to %s\n", o.out)
-		}
+		fmt.Fprintln(stdout, resultsLine(o.out, se, len(res.Runs)))
 	}
 	switch {
 	case ctx.Err() != nil && saveFailed:
@@ -347,18 +340,39 @@ func isTerminal(w io.Writer) bool {
 }
 
 func newReportCmd() *cobra.Command {
-	return &cobra.Command{
+	format := "html"
+	cmd := &cobra.Command{
 		Use:   "report DIR",
-		Short: "Re-render junit.xml and report.html from a results directory",
-		Args:  cobra.ExactArgs(1),
+		Short: "Re-render junit.xml and report.html from a results directory (--format bmwg: the IETF BMWG AI-fabric report)",
+		Long: `Re-render junit.xml and report.html from a results directory.
+
+--format bmwg also writes the report of the IETF BMWG AI-fabric draft
+(draft-calabria-bmwg-ai-fabric-training-bench, Reporting Format) as
+DIR/bmwg.md and DIR/bmwg.json, with a plot of each test's primary metric
+(DIR/bmwg-TEST.svg): DUT identification, test topology, test and host
+configuration, results per test, anomalies and the repeatability
+statement (docs/bmwg.md).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "html" && format != "bmwg" {
+				return badInput(fmt.Errorf("--format: unknown format %q (want html or bmwg)", format))
+			}
 			if err := report.Render(args[0]); err != nil {
 				return badInput(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(args[0], "junit.xml"), filepath.Join(args[0], "report.html"))
+			if format == "bmwg" {
+				md, js, err := report.RenderBMWG(args[0])
+				if err != nil {
+					return badInput(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", md, js)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", format, "html (report.html and junit.xml) or bmwg (also bmwg.md and bmwg.json: the IETF BMWG AI-fabric reporting format)")
+	return cmd
 }
 
 // pickHardware selects the hardware backend for --inventory or a suite
@@ -380,4 +394,81 @@ func pickHardware(file string, o *runOpts) error {
 		o.backend = hwbackend.Name
 	}
 	return nil
+}
+
+// resultsLine says where the results are: report.html when everything was
+// saved; after a failed save (se: a full disk, a read-only directory) only
+// the files that were written, and which were not.
+func resultsLine(out string, se *harness.SaveError, runs int) string {
+	if se == nil {
+		return "results: " + filepath.Join(out, report.HTMLFile)
+	}
+	written := map[string]bool{}
+	for _, w := range se.Written {
+		written[filepath.Base(w)] = true
+	}
+	var not []string
+	for _, f := range []string{results.FileName, report.JUnitFile, report.HTMLFile} {
+		if !written[f] {
+			not = append(not, f)
+		}
+	}
+	switch {
+	case len(se.Written) > 0:
+		return fmt.Sprintf("results: %s (%s NOT written)", strings.Join(se.Written, ", "), strings.Join(not, " and "))
+	case se.Earlier >= runs:
+		return fmt.Sprintf("results: %s as saved after the last run (its final save and %s NOT written)",
+			filepath.Join(out, results.FileName), strings.Join(not[1:], " and "))
+	case se.Earlier > 0:
+		return fmt.Sprintf("results: NOT written to %s; %s is an earlier save with %d of the %d runs",
+			out, filepath.Join(out, results.FileName), se.Earlier, runs)
+	}
+	return "results: NOT written to " + out
+}
+
+// hardExit ends the process on a second interrupt (a variable for tests).
+var hardExit = os.Exit
+
+// interruptContext is cancelled by the first interrupt (Ctrl-C, SIGTERM):
+// the run stops its jobs, analyses and saves what it has and tears its
+// lab down. A second interrupt while that goes on exits at once with
+// status 130: what the run deployed is left, but its owner is then gone,
+// so the next run, lab up or fabricbench lab gc reclaims it; the results
+// of the points that ended are already on disk. stop releases the
+// signals.
+func interruptContext(parent context.Context, stderr io.Writer, out string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "%s: stopping the jobs, saving what was measured and tearing down (interrupt again to exit at once)\n", sigName(s))
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "%s again: exiting without tearing down; the next run, lab up or `fabricbench lab gc` removes what this run left; results so far are in %s\n", sigName(s), out)
+			hardExit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel()
+		})
+	}
+}
+
+func sigName(s os.Signal) string {
+	if s == os.Interrupt {
+		return "interrupted"
+	}
+	return s.String()
 }

@@ -208,12 +208,21 @@ func (r *Runtime) Deploy(ctx context.Context, lab *containerlab.Lab) (*labrt.Sta
 	if err := r.Preflight(lab); err != nil {
 		return nil, err
 	}
+	// Until the new state is saved, no Reclaim may run under the root.
+	unlock, err := labrt.Lock(ctx, r.o.StateRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := labrt.CheckNotInUse(r.o.StateRoot, lab.Name); err != nil {
+		return nil, err
+	}
 	if rep, err := r.Destroy(ctx, lab.Name, nodeNames(lab)); err != nil {
 		return nil, fmt.Errorf("remove leftovers of lab %s: %w", lab.Name, err)
 	} else if !rep.Empty() {
 		r.logf("removed leftovers of lab %s: %s", lab.Name, rep)
 	}
-	st, err := r.deploy(ctx, lab)
+	st, err := r.deploy(ctx, lab, unlock)
 	if err != nil {
 		var nr *labrt.NotReadyError
 		if errors.As(err, &nr) {
@@ -247,7 +256,7 @@ type inspected struct {
 // container.
 const sshDir = "/etc/fabricbench-ssh"
 
-func (r *Runtime) deploy(ctx context.Context, lab *containerlab.Lab) (*labrt.State, error) {
+func (r *Runtime) deploy(ctx context.Context, lab *containerlab.Lab, unlock func()) (*labrt.State, error) {
 	dir := r.stateDir(lab.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -255,7 +264,7 @@ func (r *Runtime) deploy(ctx context.Context, lab *containerlab.Lab) (*labrt.Sta
 	netExisted := networkExists(ctx, lab.MgmtNetwork)
 	st := &labrt.State{
 		Lab: lab.Name, Topology: lab.File, Runtime: containerlab.RuntimeContainerlab, Created: time.Now().UTC(), Dir: dir,
-		Owner: labrt.Self(), MgmtNetwork: lab.MgmtNetwork,
+		Owner: labrt.Self(), Temporary: true, MgmtNetwork: lab.MgmtNetwork,
 		KnownHosts: filepath.Join(dir, "known_hosts"), Key: filepath.Join(dir, "id_ed25519"), User: "root",
 	}
 	if lab.Mgmt.IsValid() {
@@ -281,6 +290,7 @@ func (r *Runtime) deploy(ctx context.Context, lab *containerlab.Lab) (*labrt.Sta
 	if err := labrt.SaveState(st); err != nil {
 		return nil, err
 	}
+	unlock()
 	for _, b := range st.Bridges {
 		br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: b}}
 		if err := netlink.LinkAdd(br); err != nil {

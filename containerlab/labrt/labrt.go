@@ -48,6 +48,10 @@ type State struct {
 	// Owner is the process that deployed the lab (PID and its start time
 	// in clock ticks since boot, as /proc/PID/stat gives it).
 	Owner Owner `json:"owner"`
+	// Temporary: the lab lives only as long as its owner (a run's lab, or
+	// a lab being deployed); once the owner is gone Reclaim removes it.
+	// Kept labs (lab up) are the user's until lab down (own.go).
+	Temporary bool `json:"temporary,omitempty"`
 	// Mgmt is the management subnet and Gateway this machine's address in
 	// it (on RootIf).
 	Mgmt    string `json:"mgmt"`
@@ -74,6 +78,8 @@ type State struct {
 type Owner struct {
 	PID   int    `json:"pid"`
 	Start uint64 `json:"start"`
+	// Cmd is its command line (shortened), to name it once it is gone.
+	Cmd string `json:"cmd,omitempty"`
 }
 
 // NodeState is one deployed node.
@@ -168,9 +174,12 @@ type Runtime interface {
 	// what is missing.
 	Preflight(lab *containerlab.Lab) error
 	// Deploy brings lab up and waits until it is ready. Leftovers of an
-	// earlier deployment of the same lab name are removed first. On
-	// failure everything made so far is removed, except when the lab is
-	// up but not ready (*NotReadyError, with the State).
+	// earlier deployment of the same lab name are removed first, unless a
+	// live process owns that lab (*InUseError). The lab's state, saved
+	// before anything is created, names this process as its owner and is
+	// Temporary (Keep makes it the user's). On failure everything made so
+	// far is removed, except when the lab is up but not ready
+	// (*NotReadyError, with the State).
 	Deploy(ctx context.Context, lab *containerlab.Lab) (*State, error)
 	// Destroy removes everything of a lab, found by its name (and the
 	// node names of its topology, also when the state file is gone).
@@ -334,7 +343,7 @@ func MgmtFree(p netip.Prefix) error {
 
 // Self is this process as an Owner.
 func Self() Owner {
-	return Owner{PID: os.Getpid(), Start: ProcStart(os.Getpid())}
+	return Owner{PID: os.Getpid(), Start: ProcStart(os.Getpid()), Cmd: procCmdline(os.Getpid())}
 }
 
 // ProcStart is a process's start time in clock ticks since boot (field

@@ -183,6 +183,15 @@ func (d *Deployer) Deploy(ctx context.Context, lab *containerlab.Lab) (*State, e
 	if err := d.Preflight(lab); err != nil {
 		return nil, err
 	}
+	// Until the new state is saved, no Reclaim may run under the root.
+	unlock, err := labrt.Lock(ctx, d.stateRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := labrt.CheckNotInUse(d.stateRoot, lab.Name); err != nil {
+		return nil, err
+	}
 	if rep, err := d.Destroy(ctx, lab.Name, nodeNames(lab)); err != nil {
 		return nil, fmt.Errorf("remove leftovers of lab %s: %w", lab.Name, err)
 	} else if !rep.Empty() {
@@ -191,7 +200,7 @@ func (d *Deployer) Deploy(ctx context.Context, lab *containerlab.Lab) (*State, e
 	if err := checkMgmtFree(lab.Mgmt); err != nil {
 		return nil, err
 	}
-	st, err := d.deploy(ctx, lab)
+	st, err := d.deploy(ctx, lab, unlock)
 	if err != nil {
 		var nr *NotReadyError
 		if errors.As(err, &nr) {
@@ -219,7 +228,7 @@ func MgmtFree(p netip.Prefix) error { return labrt.MgmtFree(p) }
 
 func checkMgmtFree(p netip.Prefix) error { return labrt.MgmtFree(p) }
 
-func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab) (*State, error) {
+func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab, unlock func()) (*State, error) {
 	dir := d.StateDir(lab.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -227,8 +236,8 @@ func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab) (*State, e
 	gw := lab.Mgmt.Addr().Next()
 	st := &State{
 		Lab: lab.Name, Topology: lab.File, Runtime: containerlab.RuntimeNative, Created: time.Now().UTC(), Dir: dir,
-		Owner: labrt.Self(),
-		Mgmt:  lab.Mgmt.String(), Gateway: gw.String(), RootIf: RootInterface(lab.Name), MgmtNS: MgmtNamespace(lab.Name),
+		Owner: labrt.Self(), Temporary: true,
+		Mgmt: lab.Mgmt.String(), Gateway: gw.String(), RootIf: RootInterface(lab.Name), MgmtNS: MgmtNamespace(lab.Name),
 		KnownHosts: filepath.Join(dir, "known_hosts"), Key: filepath.Join(dir, "id_ed25519"), User: "root",
 	}
 	for _, n := range lab.Nodes {
@@ -242,10 +251,12 @@ func (d *Deployer) deploy(ctx context.Context, lab *containerlab.Lab) (*State, e
 		}
 		st.Nodes = append(st.Nodes, ns)
 	}
-	// Save the state first: a crash from here on leaves enough to clean up.
+	// Save the state first: a crash from here on leaves enough to clean up
+	// (and names this process as the owner).
 	if err := labrt.SaveState(st); err != nil {
 		return nil, err
 	}
+	unlock()
 	start := time.Now()
 	if err := d.mgmtNetwork(lab, st); err != nil {
 		return nil, err

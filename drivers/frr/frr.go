@@ -79,6 +79,11 @@ var PlatformDefinition []byte
 
 func init() {
 	drivers.Register(Platform, Open)
+	drivers.RegisterLimits(Platform, map[drivers.Feature]string{
+		drivers.FeatECN:      "FRR does not configure WRED/ECN",
+		drivers.FeatPFC:      reasonPFC,
+		drivers.FeatTrimming: reasonTrimming,
+	})
 }
 
 // Driver manages one FRR router. It implements drivers.Driver and is safe

@@ -66,6 +66,11 @@ const Platform = "linux"
 
 func init() {
 	drivers.Register(Platform, Open)
+	drivers.RegisterLimits(Platform, map[drivers.Feature]string{
+		drivers.FeatECN:      "the linux driver does not configure WRED/ECN (it would replace the links' root qdiscs)",
+		drivers.FeatPFC:      reasonPFC,
+		drivers.FeatTrimming: reasonTrimming,
+	})
 }
 
 // Driver manages one Linux device over one SSH connection. It implements

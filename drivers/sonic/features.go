@@ -121,6 +121,15 @@ type entry struct {
 	iface   string // entryBind
 	vrf     string // entryVRF, entryBind
 	have    map[string]string
+	// addrs are the interface's address entries (entryBind), which a bind
+	// removes: key -> fields.
+	addrs []addrEntry
+}
+
+// addrEntry is one interface address entry, e.g. INTERFACE|Ethernet4|10.0.0.3/31.
+type addrEntry struct {
+	key    string
+	fields map[string]string
 }
 
 // lookup returns the stored field name and value of f in e.have.
@@ -140,6 +149,15 @@ type change struct {
 	dbField string
 	del     bool   // HDEL instead of HSET
 	cli     string // a config CLI command instead of HSET/HDEL
+	// implied: the change is made by the next CLI command (a bind
+	// removes the interface's addresses), not by a command of its own.
+	implied bool
+	// vrfAdd, bind: what the CLI command did, for Revert; restore the
+	// fields to write back (the interface entry before a bind, an address
+	// entry a bind removed).
+	vrfAdd, bind bool
+	iface        string
+	restore      map[string]string
 }
 
 func (e *entry) changes() []change {
@@ -151,6 +169,7 @@ func (e *entry) changes() []change {
 		return []change{{
 			Change: drivers.Change{Feature: e.feature, Key: e.key, New: "present"},
 			cli:    "sudo config vrf add " + shellQuote(e.vrf),
+			vrfAdd: true, key: e.key,
 		}}
 	case entryBind:
 		f := e.fields[0]
@@ -158,10 +177,19 @@ func (e *entry) changes() []change {
 		if v == f.want {
 			return nil
 		}
-		return []change{{
+		// SONiC's bind removes the interface's addresses: the diff names
+		// each, before the bind (Revert, last first, unbinds before it
+		// writes them back).
+		var out []change
+		for _, a := range e.addrs {
+			out = append(out, change{Change: drivers.Change{Feature: e.feature, Key: a.key, Old: "present", New: ""},
+				key: a.key, implied: true, restore: a.fields})
+		}
+		return append(out, change{
 			Change: drivers.Change{Feature: e.feature, Key: e.key + " " + f.name, Old: v, New: f.want},
 			cli:    "sudo config interface vrf bind " + shellQuote(e.iface) + " " + shellQuote(e.vrf),
-		}}
+			bind:   true, iface: e.iface, key: e.key, restore: e.have,
+		})
 	}
 	var out []change
 	for _, f := range e.fields {
@@ -355,6 +383,49 @@ func srv6Lens(s *drivers.SRv6) (int, int) {
 	return b, n
 }
 
+// dscpQueues are the queues a port puts packets with the DSCPs in: its
+// PORT_QOS_MAP dscp_to_tc_map (DSCP_TO_TC_MAP) and tc_to_queue_map
+// (TC_TO_QUEUE_MAP, traffic class = queue without one).
+func (r *reader) dscpQueues(port string, dscps []int) ([]int, error) {
+	qm, err := r.hgetall("CONFIG_DB", "PORT_QOS_MAP|"+port)
+	if err != nil {
+		return nil, err
+	}
+	dtc := derefName(qm["dscp_to_tc_map"])
+	if dtc == "" {
+		return nil, fmt.Errorf("port %s has no dscp_to_tc_map (PORT_QOS_MAP|%s): the queue of DSCP %v is unknown", port, port, dscps)
+	}
+	dm, err := r.hgetall("CONFIG_DB", "DSCP_TO_TC_MAP|"+dtc)
+	if err != nil {
+		return nil, err
+	}
+	var tm map[string]string
+	if ttq := derefName(qm["tc_to_queue_map"]); ttq != "" {
+		if tm, err = r.hgetall("CONFIG_DB", "TC_TO_QUEUE_MAP|"+ttq); err != nil {
+			return nil, err
+		}
+	}
+	var out []int
+	for _, ds := range dscps {
+		tc, ok := dm[strconv.Itoa(ds)]
+		if !ok {
+			return nil, fmt.Errorf("DSCP_TO_TC_MAP|%s (port %s) does not map DSCP %d", dtc, port, ds)
+		}
+		q := tc
+		if tm != nil {
+			if q, ok = tm[tc]; !ok {
+				return nil, fmt.Errorf("TC_TO_QUEUE_MAP (port %s) does not map traffic class %s", port, tc)
+			}
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(q))
+		if err != nil || n < 0 || n > 15 {
+			return nil, fmt.Errorf("port %s: DSCP %d maps to queue %q", port, ds, q)
+		}
+		out = append(out, n)
+	}
+	return uniqSorted(out), nil
+}
+
 // ecnQueues returns the WRED queues, 3 and 4 by default.
 func ecnQueues(e *drivers.ECN) []int {
 	q := e.Queues
@@ -459,6 +530,11 @@ func (d *Driver) validate(want *drivers.DeviceFeatures) error {
 				errs = append(errs, fmt.Errorf("ecn-wred: queue %d is not in 0..7", q))
 			}
 		}
+		for _, ds := range e.DSCPs {
+			if ds < 0 || ds > 63 {
+				errs = append(errs, fmt.Errorf("ecn-wred: DSCP %d is not in 0..63", ds))
+			}
+		}
 	}
 	if p := want.PFC; p != nil {
 		for _, pr := range p.Priorities {
@@ -545,9 +621,25 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) ([]*ent
 		}
 		for _, i := range v.Interfaces {
 			table, _ := interfaceTable(i)
-			if err := add(&entry{feature: drivers.FeatVRF, kind: entryBind, key: table + "|" + i, iface: i, vrf: v.Name,
-				fields: []field{{name: "vrf_name", db: []string{"vrf_name"}, want: v.Name}}}); err != nil {
+			e := &entry{feature: drivers.FeatVRF, kind: entryBind, key: table + "|" + i, iface: i, vrf: v.Name,
+				fields: []field{{name: "vrf_name", db: []string{"vrf_name"}, want: v.Name}}}
+			if err := add(e); err != nil {
 				return nil, err
+			}
+			if e.have["vrf_name"] != v.Name {
+				// A bind removes the addresses: read them, to name them
+				// in the diff and write them back on Revert.
+				addrs, err := r.keys("CONFIG_DB", e.key+"|")
+				if err != nil {
+					return nil, err
+				}
+				for _, a := range addrs {
+					m, err := r.hgetall("CONFIG_DB", e.key+"|"+a)
+					if err != nil {
+						return nil, err
+					}
+					e.addrs = append(e.addrs, addrEntry{key: e.key + "|" + a, fields: m})
+				}
 			}
 		}
 	}
@@ -607,6 +699,13 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) ([]*ent
 		}
 		ranges := queueRanges(ecnQueues(e))
 		for _, p := range ports {
+			if len(e.DSCPs) > 0 {
+				qs, err := r.dscpQueues(p, e.DSCPs)
+				if err != nil {
+					return nil, fmt.Errorf("sonic %s: ecn-wred: %w", d.device, err)
+				}
+				ranges = queueRanges(qs)
+			}
 			for _, q := range ranges {
 				if err := add(&entry{feature: drivers.FeatECN, key: "QUEUE|" + p + "|" + q, fields: []field{
 					{name: "wred_profile", db: []string{"wred_profile"}, want: wredProfile, cmp: cmpRef},
@@ -726,10 +825,18 @@ func (d *Driver) Apply(ctx context.Context, want *drivers.DeviceFeatures) (drive
 	done := drivers.Diff{}
 	for i := 0; i < len(cs); {
 		c := cs[i]
+		if c.implied {
+			// Made by the CLI command that follows.
+			d.remember(c)
+			done = append(done, c.Change)
+			i++
+			continue
+		}
 		if c.cli != "" {
 			if _, err := d.run(ctx, c.cli); err != nil {
 				return done, err
 			}
+			d.remember(c)
 			done = append(done, c.Change)
 			i++
 			continue
@@ -758,16 +865,23 @@ func (d *Driver) Apply(ctx context.Context, want *drivers.DeviceFeatures) (drive
 		}
 		for _, c := range cs[i:j] {
 			done = append(done, c.Change)
-			if _, seen := d.applied[c.Key]; !seen {
-				if d.applied == nil {
-					d.applied = map[string]change{}
-				}
-				d.applied[c.Key] = c
-			}
+			d.remember(c)
 		}
 		i = j
 	}
 	return done, nil
+}
+
+// remember keeps the first change Apply made to a key, for Revert (its
+// Old is the value before the run).
+func (d *Driver) remember(c change) {
+	if _, seen := d.applied[c.Key]; seen {
+		return
+	}
+	if d.applied == nil {
+		d.applied = map[string]change{}
+	}
+	d.applied[c.Key] = c
 }
 
 // Verify reads every key want touches and returns one check per key, with

@@ -66,6 +66,12 @@ func Step(ctx context.Context, o StepOptions) (b *results.Bringup, down func(), 
 		if st, err = rt.Deploy(ctx, lab); err != nil {
 			return nil, down, fmt.Errorf("bring-up: %w", err)
 		}
+		if !o.Teardown {
+			// The lab outlives the run: it is the user's until lab down.
+			if err := labrt.Keep(o.StateRoot, lab.Name); err != nil {
+				return nil, down, fmt.Errorf("bring-up: %w", err)
+			}
+		}
 	} else {
 		if st, err = labrt.LoadState(o.StateRoot, top.Name); err != nil {
 			return nil, down, fmt.Errorf("bring-up: lab %s is not deployed (%v); run fabricbench lab up %s or set bringup.deploy", top.Name, err, o.Topology)

@@ -498,7 +498,7 @@ func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(har
 	}
 	for i, o := range res.Flows {
 		fo := harness.FlowOutcome{ID: w.Matrix.Flows[i].ID, Start: -1, FCT: -1, Retx: o.Retx, Nacks: o.Nacks, Timeouts: o.Timeouts,
-			Spurious: o.Spurious}
+			Spurious: o.Spurious, Error: o.Error}
 		if o.Start >= 0 {
 			fo.Start = o.Start.Nanoseconds() * 1000
 		}

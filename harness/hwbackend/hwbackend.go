@@ -7,12 +7,16 @@
 //   - Before the first point the bring-up checks of `lab validate
 //     INVENTORY` run (ValidateFabric); a failed check stops the suite.
 //     Nothing is created or destroyed on the devices.
-//   - Configure asks every switch's driver for the Diff the suite's
-//     features need and logs it. Without --apply a needed change is an
+//   - Configure maps the suite's features onto every switch
+//     (DeviceFeatures: ECMP hash, WRED/ECN, trimming, VRFs), refuses what
+//     a switch's platform cannot do naming device, platform and feature,
+//     and asks every switch's driver for the Diff, which it logs and
+//     writes to config-diff.txt. Without --apply a needed change is an
 //     input error naming the device and the setting, before anything is
-//     changed; with --apply the changes are applied and, at Down, reverted
-//     to the values read before (also after a failure or Ctrl-C). A device
-//     that could not be restored fails Down loudly, naming it.
+//     changed; with --apply the changes are applied, read back (Verify,
+//     config-verify.txt) and, at Down, reverted to the values read before
+//     (also after a failure or Ctrl-C). A device that could not be
+//     restored fails Down loudly, naming it (NOT RESTORED).
 //   - Agents are deployed over SSH with the inventory's credentials and
 //     known_hosts (harness/hostdeploy, as the netns backend does), or
 //     started with srun inside a Slurm allocation (agents: {launcher:
@@ -40,7 +44,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,16 +85,21 @@ const MaxMTU = LinkMTU - dataplane.IPv4HeaderLen - dataplane.UDPHeaderLen - data
 
 var capabilities = harness.Capabilities{
 	Unsupported: map[harness.Feature]string{
-		harness.FeatECN:         "the suite's WRED/ECN thresholds are not mapped onto device settings by the hardware backend",
-		harness.FeatTrimming:    "packet trimming is not mapped onto device settings by the hardware backend",
-		harness.FeatPFC:         "PFC is not mapped onto device settings by the hardware backend",
-		harness.FeatVRF:         "VRFs created on devices could not be reverted at the end of the run",
+		harness.FeatPFC:         "PFC is not mapped onto device settings by the hardware backend yet",
 		harness.FeatController:  "the hardware backend does not steer SRv6 paths (features.srv6 is refused)",
 		harness.FeatQueue:       "queue sizes are the devices' own",
 		harness.FeatAdaptive:    "switch adaptive routing is not configured by the drivers",
 		harness.FeatLowDiameter: "Dragonfly minimal, Valiant, UGAL, source-guided and port-msb routing are simulator only",
-		harness.FeatSRv6:        "SRv6 path placement is not mapped onto an inventory's devices",
+		harness.FeatSRv6:        "SRv6 path placement is not mapped onto an inventory's devices yet",
 		harness.FeatSRv6Control: "SRv6 path placement is simulator and netns only",
+		harness.FeatFlowlet:     "flowlet load balancing (DLB) is not configured by the drivers",
+		harness.FeatPacing:      "the transport agents pace a host at its NIC rate and let the congestion control set each flow's; a per-job offered load is simulator only",
+		harness.FeatPFCWatchdog: "PFC is not mapped onto device settings by the hardware backend",
+		harness.FeatOneWayDelay: "each transport agent timestamps packets on its own clock, and hosts' clocks are not known to be synchronised (PTP): one-way delay is not measured",
+	},
+	ByDevice: map[harness.Feature]string{
+		harness.FeatECN:      "WRED/ECN is configured on the switches whose driver can (SONiC; not FRR or Linux on a kernel without the red qdisc): off unless the suite enables it, and a switch that cannot is refused naming it before anything changes",
+		harness.FeatTrimming: "packet trimming is configured on the switches whose ASIC can (SONiC with SWITCH_TRIMMING_CAPABLE): off unless the suite enables it, and a switch that cannot is refused naming it before anything changes",
 	},
 	MaxMTU:            MaxMTU,
 	MaxMTUReason:      fmt.Sprintf("the payload plus headers must fit the %d-byte IP MTU of the fabric's links", LinkMTU),
@@ -259,27 +267,60 @@ func (b *Backend) switches() []string {
 	return out
 }
 
-// Configure diffs the features on every switch. Without --apply a needed
-// change is an input error naming device and setting; with it every
-// change is applied, remembered and reverted at Down. A change the
-// driver could not revert is refused before anything is applied.
+// Configure maps the suite's features onto every switch (DeviceFeatures),
+// refuses what a switch's platform cannot do (naming device, platform and
+// feature) and asks each driver for the Diff, which is logged and written
+// to config-diff.txt. Without --apply a needed change is an input error
+// naming device and setting; with it every change is applied, read back
+// (Verify) and remembered, and reverted at Down. A change the driver
+// could not revert is refused before anything is applied.
 func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	if err := capabilities.Refuse(Name, feat); err != nil {
 		return err
 	}
-	want := &drivers.DeviceFeatures{ECMPHash: slices.Clone(feat.ECMPHash)}
 	sw := b.switches()
+	qref := QueueRefBytes(b.f, b.costs())
+	wants := make([]*drivers.DeviceFeatures, len(sw))
+	for i, name := range sw {
+		w, err := DeviceFeatures(b.f, b.devs[name].inv, feat, qref)
+		if err != nil {
+			var ce *drivers.CapabilityError
+			if errors.As(err, &ce) {
+				return refusal(err)
+			}
+			return &harness.InputError{Err: fmt.Errorf("%s: %w", name, err)}
+		}
+		wants[i] = w
+	}
+	if feat.ECN {
+		b.logf("features.ecn: WRED/ECN marking from %d to %d bytes on queues 3-4 (kmin %g, kmax %g of a %d-byte reference queue, one BDP)",
+			int64(feat.KMin*float64(qref)), int64(feat.KMax*float64(qref)), feat.KMin, feat.KMax, qref)
+	}
 	diffs := make([]drivers.Diff, len(sw))
 	err := hostdeploy.Parallel(len(sw), func(i int) error {
 		drv, err := b.driver(sw[i])
 		if err != nil {
 			return err
 		}
-		d, err := drv.Diff(ctx, want)
+		if len(wants[i].Requested()) == 0 {
+			return nil
+		}
+		// What the platform cannot do is refused before any diff.
+		caps, err := drv.Capabilities(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: capabilities: %w", sw[i], err)
+		}
+		if err := drivers.CheckCapabilities(drv.Platform(), sw[i], caps, wants[i]); err != nil {
+			return refusal(err)
+		}
+		d, err := drv.Diff(ctx, wants[i])
 		if err != nil {
 			var ce *drivers.CapabilityError
 			if errors.As(err, &ce) {
-				return &harness.InputError{Err: fmt.Errorf("%s cannot do what the suite needs: %w", sw[i], err)}
+				if ce.Device == "" {
+					ce.Device = sw[i]
+				}
+				return refusal(ce)
 			}
 			return fmt.Errorf("%s: diff: %w", sw[i], err)
 		}
@@ -325,12 +366,13 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	}
 	b.applied = map[string]drivers.Diff{}
 	var mu sync.Mutex
+	var verified strings.Builder
 	err = hostdeploy.Parallel(len(sw), func(i int) error {
 		if len(diffs[i]) == 0 {
 			return nil
 		}
 		drv, _ := b.driver(sw[i])
-		done, err := drv.Apply(ctx, want)
+		done, err := drv.Apply(ctx, wants[i])
 		mu.Lock()
 		if len(done) > 0 {
 			b.applied[sw[i]] = done
@@ -340,8 +382,29 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 			return fmt.Errorf("%s: apply: %w", sw[i], err)
 		}
 		b.logf("applied on %s: %s", sw[i], strings.ReplaceAll(done.String(), "\n", "; "))
+		// Read back: what was applied must be on the device.
+		checks, err := drv.Verify(ctx, wants[i])
+		if err != nil {
+			return fmt.Errorf("%s: verify after apply: %w", sw[i], err)
+		}
+		var bad []string
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(&verified, "%s:\n", sw[i])
+		for _, c := range checks {
+			v := "ok  "
+			if !c.OK {
+				v = "FAIL"
+				bad = append(bad, fmt.Sprintf("%s: %s", c.Name, c.Evidence))
+			}
+			fmt.Fprintf(&verified, "  %s %s: %s\n", v, c.Name, c.Evidence)
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%s: the applied configuration does not read back: %s", sw[i], strings.Join(bad, "; "))
+		}
 		return nil
 	})
+	b.writeFile("config-verify.txt", verified.String())
 	return err
 }
 
@@ -644,7 +707,7 @@ func (b *Backend) Describe(p *harness.Point) []string {
 	out := []string{
 		fmt.Sprintf("devices    the inventory's %d switches and %d hosts (%s); nothing is created or destroyed on them", sw, hosts, p.Suite.Fabric.Inventory),
 		"bring-up   the checks of `lab validate INVENTORY` first (links, BGP, ECMP width, reachability); a failed check stops the suite",
-		"configure  each switch's driver computes the configuration Diff the features need: without --apply a needed change is refused (exit 2) before anything changes; with --apply it is applied and restored at the end",
+		"configure  the features become each switch's settings (ECMP hash, WRED/ECN, trimming, VRFs on the leaves); a switch whose platform cannot do one is refused naming it; each driver computes the Diff: without --apply a needed change is refused (exit 2) before anything changes; with --apply it is applied, read back and restored at the end",
 		fmt.Sprintf("agents     the transport agent on %d hosts, started by %s (control :%d, data :%d and %d entropy ports), removed at the end", hosts, launcher, ControlPort, DataPort, EntropyPorts),
 	}
 	if !p.NoTelemetry {

@@ -22,13 +22,22 @@ import (
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/sonic/testdouble"
 	"github.com/fabricbench/fabricbench/harness/hostdeploy"
 	"github.com/fabricbench/fabricbench/internal/testca"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 )
 
-func TestMain(m *testing.M) { labtest.Main(m) }
+// TestMain also lets the test binary be the SONiC test double's commands
+// (features_test.go's device links sonic-db-cli, config, show and sudo
+// to it).
+func TestMain(m *testing.M) {
+	if testdouble.IsTool(os.Args[0]) {
+		os.Exit(testdouble.Main(os.Args, os.Stdout, os.Stderr))
+	}
+	labtest.Main(m)
+}
 
 // hwLab is the FRR lab of a suite's fabric, deployed natively and
 // described by an inventory file whose switches' gNMI servers are
@@ -39,13 +48,26 @@ type hwLab struct {
 	f     *inventory.Fabric
 	cl    *containerlab.Lab
 	dir   string
+	topo  string // the lab's topology file
 	ca    *testca.CA
 	bin   string
 	stand *hostdeploy.Deployment
 }
 
-// The management subnet of this package's labs (DEVELOPERS.md).
-const mgmtSubnet = "198.19.243.0/24"
+// The lab name and management subnet of this package's labs
+// (DEVELOPERS.md); FABRICBENCH_HWLAB_NAME and FABRICBENCH_HWLAB_MGMT
+// replace them, so that two checkouts can run the test at once.
+var (
+	hwLabName  = envOr("FABRICBENCH_HWLAB_NAME", "fbhwlab")
+	mgmtSubnet = envOr("FABRICBENCH_HWLAB_MGMT", "198.19.243.0/24")
+)
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
 
 func startHWLab(t *testing.T, spec string) *hwLab {
 	t.Helper()
@@ -55,7 +77,7 @@ func startHWLab(t *testing.T, spec string) *hwLab {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	g, err := containerlab.Generate(f, containerlab.GenOptions{Name: "fbhwlab", MgmtSubnet: netip.MustParsePrefix(mgmtSubnet),
+	g, err := containerlab.Generate(f, containerlab.GenOptions{Name: hwLabName, MgmtSubnet: netip.MustParsePrefix(mgmtSubnet),
 		LinkRates: true, MTU: LinkMTU})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +89,7 @@ func startHWLab(t *testing.T, spec string) *hwLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hwLab{lab: labtest.StartLab(t, cl), f: f, cl: cl, dir: dir, ca: testca.New(t), bin: labtest.Fabricbench(t)}
+	h := &hwLab{lab: labtest.StartLab(t, cl), f: f, cl: cl, dir: dir, topo: filepath.Join(dir, g.TopologyFile), ca: testca.New(t), bin: labtest.Fabricbench(t)}
 	return h
 }
 
@@ -90,58 +112,39 @@ func (h *hwLab) portName(node, iface string) string {
 
 const gnmiPassword = "gnmi-test-password"
 
-// writeInventory writes the lab's inventory; gnmiAddr may replace a
-// switch's gNMI address (an unreachable server).
+// writeInventory writes the lab's inventory with `fabricbench lab
+// inventory` (the command users run on a deployed lab), naming each
+// switch's own gNMI server (the stand-in exporters): the leaves' with TLS
+// checked against the test CA, spine0's with TLS unchecked, the other
+// spines' in plain text. gnmiAddr may replace a switch's gNMI address (an
+// unreachable server).
 func (h *hwLab) writeInventory(t *testing.T, name string, gnmiAddr map[string]string) string {
 	t.Helper()
 	pw := filepath.Join(h.dir, "gnmi.password")
 	if err := os.WriteFile(pw, []byte(gnmiPassword+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "name: %s\nknown_hosts: %s\ndefault_speed: 50M\ncredentials:\n  lab: {user: %s, key: \"file:%s\"}\n  gnmi: {user: fabricbench, password: \"file:%s\"}\ndevices:\n",
-		name, h.lab.St.KnownHosts, h.lab.St.User, h.lab.St.Key, pw)
+	path := filepath.Join(h.dir, name+".yaml")
+	args := []string{"lab", "inventory", h.topo, "--state-dir", filepath.Dir(h.lab.St.Dir), "--name", name, "--out", path}
 	for _, n := range h.cl.Nodes {
-		platform := "frr"
 		if n.Role == "host" {
-			platform = "linux"
-		}
-		fmt.Fprintf(&b, "  - name: %s\n    platform: %s\n    role: %s\n    mgmt: %s\n    credentials: lab\n", n.Name, platform, n.Role, h.mgmt(n.Name))
-		if n.Role == "host" {
-			for _, l := range h.cl.Links {
-				if l.A.Node == n.Name {
-					fmt.Fprintf(&b, "    nics: [{name: %s, address: %s}]\n", l.A.Interface, l.A.IPv4)
-				}
-				if l.B.Node == n.Name {
-					fmt.Fprintf(&b, "    nics: [{name: %s, address: %s}]\n", l.B.Interface, l.B.IPv4)
-				}
-			}
 			continue
-		}
-		b.WriteString("    ports:\n")
-		for _, iface := range h.ifaces(n.Name) {
-			fmt.Fprintf(&b, "      - {name: %s, interface: %s}\n", h.portName(n.Name, iface), iface)
 		}
 		addr := net.JoinHostPort(h.mgmt(n.Name), "9339")
 		if a, ok := gnmiAddr[n.Name]; ok {
 			addr = a
 		}
+		sec := "insecure"
 		switch {
 		case n.Role == "leaf":
-			fmt.Fprintf(&b, "    gnmi: {address: '%s', credentials: gnmi, tls: {ca: %s}}\n", addr, h.ca.CAFile)
+			sec = "ca=" + h.ca.CAFile
 		case n.Name == "spine0":
-			fmt.Fprintf(&b, "    gnmi: {address: '%s', credentials: gnmi, tls: {skip_verify: true}}\n", addr)
-		default:
-			fmt.Fprintf(&b, "    gnmi: {address: '%s', credentials: gnmi, insecure: true}\n", addr)
+			sec = "skip-verify"
 		}
+		args = append(args, "--gnmi", fmt.Sprintf("%s=%s,%s,user=fabricbench,password=file:%s", n.Name, addr, sec, pw))
 	}
-	b.WriteString("links:\n")
-	for _, l := range h.cl.Links {
-		fmt.Fprintf(&b, "  - [%s:%s, %s:%s]\n", l.A.Node, h.portName(l.A.Node, l.A.Interface), l.B.Node, h.portName(l.B.Node, l.B.Interface))
-	}
-	path := filepath.Join(h.dir, name+".yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
+	if code, out := runCLI(t, h.bin, args...); code != 0 {
+		t.Fatalf("lab inventory: exit %d\n%s", code, out)
 	}
 	return path
 }
@@ -339,6 +342,34 @@ func TestInventoryRun(t *testing.T) {
 	}
 	sameStates(t, "without --apply", before, deviceStates(t, inv))
 
+	// 1b. What the lab's FRR switches cannot do is refused before anything
+	// changes, naming device, platform and feature: WRED/ECN (this kernel
+	// has no red qdisc) and VRFs (no VRF device; or, with zebra's netns
+	// VRFs, changes the driver cannot revert).
+	for _, c := range []struct{ name, features, want string }{
+		{"ecn", "ecn: {enabled: true}\n  trimming: {enabled: false}", "(platform frr) cannot do ecn-wred"},
+		{"vrf", "ecn: {enabled: false}\n  trimming: {enabled: false}\n  vrfs:\n    - {name: red, table: 10, hosts: [host0, host4]}", "leaf"},
+	} {
+		sf := filepath.Join(h.dir, "refused-"+c.name+".yaml")
+		os.WriteFile(sf, []byte(fmt.Sprintf(`name: hw-%s
+seed: 3
+fabric: {inventory: lab-hw.yaml}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+  %s
+transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB, hosts: [host0, host4]}
+`, c.name, c.features)), 0o644)
+		code, log := runCLI(t, h.bin, "run", sf, "--apply", "--out", filepath.Join(t.TempDir(), c.name), "--agent-binary", h.bin, "-q")
+		t.Logf("%s on the FRR lab: exit %d\n%s", c.name, code, log)
+		if code != 2 || !strings.Contains(log, c.want) {
+			t.Errorf("%s on the FRR lab: exit %d, want 2 naming %q", c.name, code, c.want)
+		}
+		sameStates(t, c.name+" refused", before, deviceStates(t, inv))
+	}
+
 	// 2. --apply: the degraded uplink is named; every device as before.
 	out2 := filepath.Join(t.TempDir(), "apply")
 	code, log = runCLI(t, h.bin, "run", suiteFile, "--inventory", inv, "--apply", "--out", out2, "--agent-binary", h.bin)
@@ -506,7 +537,7 @@ func checkNoProcesses(t *testing.T) {
 	t.Helper()
 	// Only processes in this lab's namespaces: other test packages deploy
 	// fabricbench into labs of their own at the same time.
-	lab := labtest.NetnsByName("clab-fbhwlab-")
+	lab := labtest.NetnsByName("clab-" + hwLabName + "-")
 	for _, p := range labtest.Procs("/run/run-") {
 		if node := lab[p.Netns]; node != "" {
 			t.Errorf("deployed process left running in %s: pid %s: %s", node, p.PID, p.Cmd)

@@ -53,6 +53,22 @@ const (
 func init() {
 	harness.Register(Name, func() harness.Backend { return New(containerlab.RuntimeNative) })
 	harness.Register(NameContainerlab, func() harness.Backend { return New(containerlab.RuntimeContainerlab) })
+	harness.RegisterReclaimer("labs", reclaimLabs)
+}
+
+// reclaimLabs removes the labs (of either runtime) under the state root
+// whose owner process is gone: those of runs that were killed before
+// their teardown (labrt.Reclaim). Every run does this first.
+func reclaimLabs(ctx context.Context, stateRoot string) []string {
+	got, err := labrt.Reclaim(ctx, labrt.Options{StateRoot: stateRoot}, false)
+	var out []string
+	if err != nil {
+		out = append(out, fmt.Sprintf("could not look for leftover labs under %s: %v", stateRoot, err))
+	}
+	for _, r := range got {
+		out = append(out, r.String())
+	}
+	return out
 }
 
 // Ports the deployed processes use on each node.
@@ -151,10 +167,14 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	}
 	dir = filepath.Join(dir, "lab")
 	frrImage, hostImage := Images()
+	pick, err := subnetPicker()
+	if err != nil {
+		return err
+	}
 	var lastErr error
 	for attempt := 0; attempt < 6; attempt++ {
 		name := labName(b.env.RunID, attempt)
-		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, MgmtSubnet: labMgmtSubnet(name),
+		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, MgmtSubnet: pick(name),
 			LinkRates: true, MTU: LinkMTU, SRv6: true, FRRImage: frrImage, HostImage: hostImage})
 		if err != nil {
 			return fmt.Errorf("generate lab: %w", err)
@@ -217,6 +237,26 @@ func labName(run string, attempt int) string {
 // labMgmtSubnet is the management subnet of a lab: mgmtSubnet, or a test's
 // fixed one.
 var labMgmtSubnet = mgmtSubnet
+
+// MgmtSubnetEnv names the environment variable that, when set, is the
+// management /24 of every lab the backend generates (e.g.
+// 198.19.150.0/24), instead of one hashed into 198.19.100.0-198.19.199.0:
+// for a host where that range is in use. A lab whose subnet is taken is
+// not deployed ("no free lab name or management subnet").
+const MgmtSubnetEnv = "FABRICBENCH_LAB_MGMT_SUBNET"
+
+// subnetPicker is labMgmtSubnet, or the /24 of $FABRICBENCH_LAB_MGMT_SUBNET.
+func subnetPicker() (func(string) netip.Prefix, error) {
+	s := os.Getenv(MgmtSubnetEnv)
+	if s == "" {
+		return labMgmtSubnet, nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() || p.Bits() != 24 || p.Masked() != p {
+		return nil, &harness.InputError{Err: fmt.Errorf("%s=%q: want an IPv4 /24 such as 198.19.150.0/24", MgmtSubnetEnv, s)}
+	}
+	return func(string) netip.Prefix { return p }, nil
+}
 
 // mgmtSubnet picks the lab's management /24 from 198.19.100.0 to
 // 198.19.199.0 (a hash of its name), away from the fixed subnets of
@@ -310,6 +350,10 @@ var capabilities = harness.Capabilities{
 		harness.FeatAdaptive:    "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no per-packet adaptive routing",
 		harness.FeatLowDiameter: "the lab's switches route by BGP shortest paths and ECMP hashing, without Dragonfly minimal, Valiant, UGAL or source-guided modes",
 		harness.FeatSRv6Control: "the lab pins host pairs (both directions, by firewall mark) with loose paths; placement at job start (features.srv6.placement), per-job and strict paths are simulator only",
+		harness.FeatFlowlet:     "the lab's Linux and FRR switches forward by ECMP hashing; the kernel has no flowlet load balancing",
+		harness.FeatPacing:      "the transport agents pace a host at its NIC rate and let the congestion control set each flow's; a per-job offered load is simulator only",
+		harness.FeatPFCWatchdog: "veth links have no pause frames (no PFC)",
+		harness.FeatOneWayDelay: "each transport agent timestamps packets on its own clock (time since its start), so a receiver cannot tell a packet's one-way delay; the lab measures flow completion times",
 	},
 	MaxMTU:            MaxMTU,
 	MaxMTUReason:      fmt.Sprintf("the payload plus headers must fit the lab's %d-byte link MTU", LinkMTU),
@@ -432,12 +476,27 @@ func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error 
 // RunJobs runs the workload on the agents; flows of a pinned host pair
 // carry its mark.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+	before := b.readDaemons(ctx) // the routing watch (routing.go)
+	watched := time.Now()
+	b.logf("routing watch: %s", before)
+	start := watched
 	out, err := hostdeploy.RunJobs(ctx, hostdeploy.Jobs{Agents: b.agents, Fabric: b.f, Params: b.tp,
 		Costs: hostdeploy.Costs{HopPs: hopForwardPs, EndpointPs: endpointPs}, HostIP: b.hostIP, HostPlaneIP: b.hostPlaneIP, DataPort: DataPort,
 		Mark:   func(src, dst int) uint32 { return b.marks[[2]int{src, dst}] },
 		Faults: b.faults, Apply: b.applyFault, Logf: b.logf}, w, progress)
 	if err != nil {
 		return nil, err
+	}
+	wctx := context.WithoutCancel(ctx)
+	after := b.readDaemons(wctx)
+	if lost := lostDaemons(before, after); len(lost) > 0 {
+		out.FabricFaults = append(out.FabricFaults, lost...)
+		// The jobs' epoch is when the agents' clock started, a little
+		// after start: measure from it when it is known.
+		if out.EpochNs > 0 {
+			start = time.Unix(0, out.EpochNs)
+		}
+		out.Notes = append(out.Notes, b.bgpReaction(wctx, after, watched, start)...)
 	}
 	drops, err := b.fabricDrops(ctx)
 	if err != nil {
@@ -534,9 +593,9 @@ func (b *Backend) describeLab(sw, hosts, links int) string {
 		if host == "" {
 			host = containerlab.DefaultHostImage
 		}
-		return fmt.Sprintf("lab        a containerlab lab (topology generated per run, lab name fbnXXXXXX) deployed by containerlab and Docker: %d switch containers of %s running FRR (BGP, ECMP; reached with docker exec unless the image has sshd), %d host containers of %s, %d veth links tbf-shaped to the fabric's rates (MTU %d), management /24 hashed into 198.19.100.0-198.19.199.0",
+		return fmt.Sprintf("lab        a containerlab lab (topology generated per run, lab name fbnXXXXXX) deployed by containerlab and Docker: %d switch containers of %s running FRR (BGP, ECMP; reached with docker exec unless the image has sshd), %d host containers of %s, %d veth links tbf-shaped to the fabric's rates (MTU %d), management /24 hashed into 198.19.100.0-198.19.199.0 (or $FABRICBENCH_LAB_MGMT_SUBNET)",
 			sw, frr, hosts, host, links, LinkMTU)
 	}
-	return fmt.Sprintf("lab        a native FRR lab (containerlab topology generated per run, lab name fbnXXXXXX): %d switch namespaces running FRR (BGP, ECMP), %d host namespaces, %d veth links tbf-shaped to the fabric's rates (MTU %d), sshd in every node, management /24 hashed into 198.19.100.0-198.19.199.0",
+	return fmt.Sprintf("lab        a native FRR lab (containerlab topology generated per run, lab name fbnXXXXXX): %d switch namespaces running FRR (BGP, ECMP), %d host namespaces, %d veth links tbf-shaped to the fabric's rates (MTU %d), sshd in every node, management /24 hashed into 198.19.100.0-198.19.199.0 (or $FABRICBENCH_LAB_MGMT_SUBNET)",
 		sw, hosts, links, LinkMTU)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/kpis"
 	"github.com/fabricbench/fabricbench/pathctl"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/sim"
@@ -171,7 +172,14 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 		QueueBytes: b.feat.QueueBytes, KMin: b.feat.KMin, KMax: b.feat.KMax, NoECN: !b.feat.ECN,
 		Links: b.links, End: b.feat.SimEnd, StallAfter: b.feat.StallAfter, Reconverge: b.feat.Reconverge,
 		HashAddressesOnly: !hasL4(b.feat.ECMPHash),
-		PFC:               sim.PFC{Enabled: b.feat.PFC},
+		PFC:               sim.PFC{Enabled: b.feat.PFC, WatchdogDetect: b.feat.PFCWatchdogDetect, WatchdogRestore: b.feat.PFCWatchdogRestore},
+		// The delivery stage records every job's one-way latency and
+		// reordering; the ECN profile every marking decision.
+		Delivery:   sim.Delivery{Enabled: true, GroupOf: jobGroups(w), Groups: len(w.Jobs)},
+		ECNProfile: b.feat.ECN,
+	}
+	if b.feat.Flowlet {
+		cfg.Routing, cfg.FlowletGap = sim.RoutingFlowlet, b.feat.FlowletGap
 	}
 	if b.feat.SRv6 {
 		sr, err := b.srv6(w)
@@ -236,6 +244,16 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 	for i, fr := range res.Flows {
 		out.Flows[i] = harness.FlowOutcome{ID: fr.ID, Start: fr.Start, FCT: fr.FCT, Retx: fr.Retx, Nacks: fr.Nacks, Timeouts: fr.Timeouts}
 	}
+	bmwgExtras(s, res, b.feat, b.links, out)
+	var ce, delivered uint64
+	for j := range w.Jobs {
+		d := s.Delivery(j)
+		out.JobExtra = append(out.JobExtra, deliveryMetrics(d))
+		if d != nil {
+			ce, delivered = ce+d.CE, delivered+d.Delivered+d.Retransmitted
+		}
+	}
+	out.Extra[kpis.MetricCEPackets], out.Extra[kpis.MetricDeliveredPkts] = float64(ce), float64(delivered)
 	return out, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/internal/yamlx"
 	"github.com/fabricbench/fabricbench/inventory"
 )
@@ -71,9 +72,15 @@ func parse(name string, data []byte, o Options) (*Suite, error) {
 	}
 	s.src = data
 	s.inventory = ld.inventory
-	if len(s.Matrix) == 0 || len(d.bad) > 0 {
+	if (len(s.Matrix) == 0 && len(s.Tests) == 0) || len(d.bad) > 0 || (len(s.Tests) > 0 && len(d.errs) > 0) {
 		if err := d.errs.Finish(name); err != nil {
 			return nil, err
+		}
+		return s, nil
+	}
+	if len(s.Tests) > 0 {
+		if _, errs := ld.testPoints(s, nil, nil); errs != nil {
+			return nil, errs.Finish(name)
 		}
 		return s, nil
 	}
@@ -113,16 +120,37 @@ type loader struct {
 	inventory string
 	// check, when set, is run on every validated suite (see PointsChecked).
 	check CheckFunc
+	// test, when >= 0, makes parse compose that test's document
+	// (composeTest); comp are its substitutions and mprefix the matrix
+	// path of the test's matrix keys.
+	test    int
+	cur     *Test
+	comp    []subst
+	mprefix map[string]string
+	// na, when set, is run on every validated point of a test: what it
+	// reports makes the point not applicable (Point.NotApplicable)
+	// instead of an error.
+	na CheckFunc
 }
 
 func newLoader(name string, data []byte) *loader {
-	return &loader{file: name, dir: filepath.Dir(name), data: data, cache: make(map[string]fabricResult)}
+	return &loader{file: name, dir: filepath.Dir(name), data: data, cache: make(map[string]fabricResult), test: -1}
 }
 
 // parse parses the document into an AST, within yamlx's limits (its Body
 // is nil for an empty document).
 func (ld *loader) parse() (*yamlx.Doc, ErrorList) {
-	return yamlx.Parse(ld.file, ld.data, "a suite file")
+	y, errs := yamlx.Parse(ld.file, ld.data, "a suite file")
+	if errs != nil || ld.test < 0 {
+		return y, errs
+	}
+	subs, keys, err := composeTest(y, ld.test)
+	if err != nil {
+		return nil, ErrorList{{File: ld.file, Path: fileerr.Index(testsField, ld.test), Msg: err.Error()}}
+	}
+	ld.comp = subs
+	ld.mprefix = keys
+	return y, nil
 }
 
 var suiteType = reflect.TypeOf(Suite{})
@@ -132,7 +160,8 @@ var suiteType = reflect.TypeOf(Suite{})
 // problems either way.
 func (ld *loader) build(y *yamlx.Doc, subst []subst) (*Suite, *doc) {
 	body := y.Body
-	d := newDoc(y, subst)
+	d := newDoc(y, append(subst, ld.comp...))
+	d.mprefix = ld.mprefix
 	s := new(Suite)
 	if body != nil {
 		if err := d.walk("", body, suiteType, 0); err != nil || d.bad[""] {
@@ -151,6 +180,7 @@ func (ld *loader) build(y *yamlx.Doc, subst []subst) (*Suite, *doc) {
 		}
 	}
 	s.File = ld.file
+	s.Test = ld.cur
 	d.validating = true
 	c := &checker{d: d, s: s, dir: ld.dir, cache: ld.cache, inventory: ld.inventory}
 	c.run()

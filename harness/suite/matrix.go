@@ -38,6 +38,14 @@ type Point struct {
 	// Suite is the document re-decoded and re-validated with the values
 	// substituted; its Matrix is nil.
 	Suite *Suite
+	// Test is the test of the suite's tests section the point belongs to
+	// (nil for a suite without tests); its ID then starts with the test's
+	// name and Params["tests"] is the name.
+	Test *Test
+	// NotApplicable lists why the point cannot run (what the check given
+	// to PointsApplicable reported for it, file:line:col: path: message);
+	// empty when it can.
+	NotApplicable []string
 }
 
 // Points expands the matrix into its runs: the cartesian product of the
@@ -47,10 +55,10 @@ type Point struct {
 // made by Load or Parse, from its YAML encoding, where zero values count as
 // unset).
 func (s *Suite) Points() ([]Point, error) {
-	return s.points(nil)
+	return s.points(nil, nil)
 }
 
-func (s *Suite) points(check CheckFunc) ([]Point, error) {
+func (s *Suite) points(check, na CheckFunc) ([]Point, error) {
 	data := s.src
 	if data == nil {
 		var err error
@@ -73,7 +81,17 @@ func (s *Suite) points(check CheckFunc) ([]Point, error) {
 	if base == nil || len(d.bad) > 0 {
 		return nil, d.errs.Finish(file)
 	}
-	ld.check = check // on the points, not on the document with its matrix
+	if len(base.Tests) > 0 {
+		if len(d.errs) > 0 {
+			return nil, d.errs.Finish(file)
+		}
+		pts, errs := ld.testPoints(base, check, na)
+		if errs != nil {
+			return nil, errs.Finish(file)
+		}
+		return pts, nil
+	}
+	ld.check = both(check, na) // on the points, not on the document with its matrix
 	pts, errs := ld.expand(body, d)
 	if errs != nil {
 		return nil, errs.Finish(file)
@@ -359,7 +377,7 @@ func (d *doc) plan(body ast.Node) ([]*mkey, ErrorList) {
 		if !ok {
 			continue
 		}
-		mp := fileerr.Key("matrix", key)
+		mp := fileerr.Key(d.matrixPath(key), key)
 		k := &mkey{key: key, tok: ktok}
 		segs, err := parseKey(key)
 		if err == nil {
@@ -396,7 +414,7 @@ func (d *doc) plan(body ast.Node) ([]*mkey, ErrorList) {
 			_, under1 := underPath(a.canon, b.canon)
 			_, under2 := underPath(b.canon, a.canon)
 			if under1 || under2 {
-				d.errTok(fileerr.Key("matrix", a.key), a.tok, "overlaps matrix[%q] (both set %s)", b.key, shorter(a.canon, b.canon))
+				d.errTok(fileerr.Key(d.matrixPath(a.key), a.key), a.tok, "overlaps %s (both set %s)", fileerr.Key(d.matrixPath(b.key), b.key), shorter(a.canon, b.canon))
 			}
 		}
 	}
@@ -412,6 +430,15 @@ func (d *doc) plan(body ast.Node) ([]*mkey, ErrorList) {
 		return nil, d.errs
 	}
 	return keys, nil
+}
+
+// matrixPath is where a matrix key is written: the suite's matrix, or
+// tests[i].matrix for a key of a composed test's matrix.
+func (d *doc) matrixPath(key string) string {
+	if p, ok := d.mprefix[key]; ok {
+		return p
+	}
+	return "matrix"
 }
 
 func shorter(a, b string) string {
@@ -539,6 +566,14 @@ func (ld *loader) expand(y *yamlx.Doc, d *doc) ([]Point, ErrorList) {
 			return nil, ErrorList{{File: ld.file, Msg: err.Error()}}
 		}
 		s, pd := ld.build(fresh, subst)
+		var na []string
+		if ld.na != nil && s != nil && len(pd.errs) == 0 {
+			ld.na(s, pd.errf)
+			for _, e := range pd.errs {
+				na = append(na, e.Error())
+			}
+			pd.errs = nil
+		}
 		for _, e := range pd.errs {
 			text := e.Error()
 			f := byText[text]
@@ -559,7 +594,7 @@ func (ld *loader) expand(y *yamlx.Doc, d *doc) ([]Point, ErrorList) {
 		if s != nil {
 			s.Matrix = nil
 		}
-		points = append(points, Point{ID: ids[p], Params: params, Suite: s})
+		points = append(points, Point{ID: ids[p], Params: params, Suite: s, NotApplicable: na})
 	}
 	if len(keys) == 0 && len(points) == 1 && points[0].Suite != nil {
 		points[0].ID = singleID(points[0].Suite.Name)
@@ -586,6 +621,7 @@ func (ld *loader) substitute(y *yamlx.Doc, keys []*mkey, ch []int) ([]subst, err
 	}
 	body := y.Body
 	d := newDoc(y, nil)
+	d.mprefix = ld.mprefix
 	mv, m := matrixNode(d, body)
 	if m == nil {
 		return nil, errors.New("internal error: matrix vanished")
@@ -615,7 +651,7 @@ func (ld *loader) substitute(y *yamlx.Doc, keys []*mkey, ch []int) ([]subst, err
 		if tok == nil {
 			tok = nodeToken(kv.Key)
 		}
-		subs[i] = subst{canon: canon, mpath: fileerr.Index(fileerr.Key("matrix", k.key), ch[i]), tok: tok}
+		subs[i] = subst{canon: canon, mpath: fileerr.Index(fileerr.Key(d.matrixPath(k.key), k.key), ch[i]), tok: tok}
 	}
 	for _, t := range targets {
 		t.set(t.value)

@@ -401,7 +401,7 @@ func TestBadSuites(t *testing.T) {
 		name, doc, want string
 	}{
 		{"unknown top-level key", base + "colour: red\n",
-			`7:1: colour: unknown key (want name, description, seed, preset, fabric, features, transport, agents, telemetry, jobs, faults, kpis, analysis, sim, controller, bringup, baseline or matrix)`},
+			`7:1: colour: unknown key (want name, description, seed, preset, fabric, features, transport, agents, telemetry, jobs, faults, kpis, analysis, sim, controller, bringup, baseline, matrix or tests)`},
 		{"unknown job key", base + "    sise: 2MiB\n",
 			`7:5: jobs[0].sise: unknown key (did you mean "size"?)`},
 		{"unknown nested key", base + "telemetry:\n  sink:\n    influx:\n      url: http://x\n      bucket: b\n      tokne: x\n",
@@ -422,7 +422,7 @@ func TestBadSuites(t *testing.T) {
 		{"duration without unit", base + "faults:\n  - {kind: down, nic: host0, at: 5}\n", `8:34: faults[0].at: "5" is not a duration`},
 		{"interval out of range", base + "telemetry:\n  interval: 50us\n", `8:13: telemetry.interval: 50us is out of range (want 100us to 10ms)`},
 		{"unknown workload", strings.Replace(base, "permutation", "permutations", 1),
-			`5:15: jobs[0].workload: unknown workload "permutations" (want permutation, incast, all-to-all, all-reduce or group-shift)`},
+			`5:15: jobs[0].workload: unknown workload "permutations" (want permutation, incast, all-to-all, all-reduce, all-gather, reduce-scatter or group-shift)`},
 		{"window on a permutation", base + "    window: 4\n", `7:13: jobs[0].window: only for all-to-all`},
 		{"receiver on a permutation", base + "    receiver: host1\n", `7:15: jobs[0].receiver: only for incast`},
 		{"receiver not a participant", base + "  - {name: in, workload: incast, size: 1KB, hosts: 3, receiver: host5}\n",
@@ -606,7 +606,7 @@ telemetry:
 		t.Fatal("no error")
 	}
 	want := []string{
-		`smoke.yaml:3:1: colour: unknown key (want name, description, seed, preset, fabric, features, transport, agents, telemetry, jobs, faults, kpis, analysis, sim, controller, bringup, baseline or matrix)`,
+		`smoke.yaml:3:1: colour: unknown key (want name, description, seed, preset, fabric, features, transport, agents, telemetry, jobs, faults, kpis, analysis, sim, controller, bringup, baseline, matrix or tests)`,
 		`smoke.yaml:7:11: jobs[0].size: "2Mib" is not a size (want e.g. 2MiB, 512KB)`,
 		`smoke.yaml:8:5: jobs[0].sise: unknown key (did you mean "size"?)`,
 		`smoke.yaml:12:13: jobs[1].window: only for all-to-all`,

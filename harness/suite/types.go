@@ -46,9 +46,16 @@ type Suite struct {
 	// "jobs[name=perm].size") to the values to sweep. Every combination is
 	// one run (at most 256); see Points.
 	Matrix map[string][]any `yaml:"matrix"`
+	// Tests, when set, make the suite a set of tests (tests.go): each
+	// test's points run the suite with the test's jobs, KPIs, faults,
+	// settings and sweep. The suite's own jobs and KPIs then apply to
+	// every test (and may be left out).
+	Tests []Test `yaml:"tests"`
 
 	// File is the path the suite was loaded from (set by Load).
 	File string `yaml:"-"`
+	// Test is, in a point of a suite with tests, the test it belongs to.
+	Test *Test `yaml:"-"`
 
 	// src is the document as read, for Points.
 	src []byte
@@ -91,9 +98,11 @@ type ECMP struct {
 	// flow-label; non-empty, no duplicates (default src-ip, dst-ip,
 	// src-port, dst-port, protocol).
 	Hash []string `yaml:"hash"`
-	// Mode is hash (ECMP: the hash picks one port per flow; the default)
-	// or adaptive (switch adaptive routing: per packet, the equal-cost
-	// port with the shortest queue; simulator only), or on dragonfly and
+	// Mode is hash (ECMP: the hash picks one port per flow; the default),
+	// adaptive (switch adaptive routing: per packet, the equal-cost port
+	// with the shortest queue; simulator only) or flowlet (switch dynamic
+	// load balancing: per flowlet, the least-loaded port; simulator only),
+	// or on dragonfly and
 	// slimfly fabrics (simulator only) the low-diameter routing minimal,
 	// valiant, ugal-l, ugal-g or source-guided (the sender's entropy picks
 	// the first two hops; pair it with transport.lb spritz-spray,
@@ -109,6 +118,11 @@ type ECMP struct {
 	Staleness string `yaml:"staleness"`
 	Quantum   string `yaml:"quantum"`
 	Weighted  bool   `yaml:"weighted"`
+	// FlowletGap is mode flowlet's idle gap (switch dynamic load
+	// balancing, simulator only: a flowlet keeps its port until its flow
+	// pauses this long, then moves to the least-loaded one; default 50us,
+	// 100ns..10ms).
+	FlowletGap string `yaml:"flowlet_gap"`
 }
 
 // ECN configures RED/ECN marking on switch data queues.
@@ -127,6 +141,17 @@ type Trimming struct {
 type PFC struct {
 	Enabled    bool  `yaml:"enabled"`
 	Priorities []int `yaml:"priorities"` // 0..7, no duplicates
+	// Watchdog, when set, runs the PFC watchdog (simulator only): a
+	// priority paused for Detect without a resume is a pause storm; its
+	// queue is dropped and pause frames ignored for Restore.
+	Watchdog *PFCWatchdog `yaml:"watchdog"`
+}
+
+// PFCWatchdog configures the PFC watchdog. Detect is required (10us to
+// 10s); Restore defaults to Detect (at most 10s).
+type PFCWatchdog struct {
+	Detect  string `yaml:"detect"`
+	Restore string `yaml:"restore"`
 }
 
 // SRv6 configures segment routing (micro-SID).
@@ -262,13 +287,18 @@ type Telemetry struct {
 	// the jobs without it, e.g. to measure what telemetry costs: no
 	// telemetry.csv, and the KPIs computed from telemetry are skipped.
 	Enabled *bool `yaml:"enabled"`
-	// Interval is the gNMI sample interval, 100us to 10ms (default 100us).
+	// Interval is the gNMI sample interval, 100us to 10ms (default 100us),
+	// or fastest: the backend's shortest (100us on the simulator, 1ms on
+	// the labs), for suites that run on several backends.
 	Interval string `yaml:"interval"`
 	// Paths are the subscribed paths, each starting with "/" (default:
 	// interface counters and queue state, see DefaultPaths).
 	Paths []string `yaml:"paths"`
 	Sink  Sink     `yaml:"sink"`
 }
+
+// IntervalFastest is the telemetry.interval that follows the backend.
+const IntervalFastest = "fastest"
 
 // Sink selects where samples go besides the embedded store (always written).
 type Sink struct {
@@ -292,12 +322,15 @@ type Influx struct {
 type Job struct {
 	// Name is required, unique and matches [A-Za-z0-9_.-]+.
 	Name string `yaml:"name"`
-	// Workload is permutation, incast, all-to-all, all-reduce (ring) or
-	// group-shift (each participant to the one in the same position of the
-	// next group, the adversarial pattern of low-diameter fabrics).
+	// Workload is permutation, incast, all-to-all, all-reduce (ring),
+	// all-gather (ring), reduce-scatter (ring) or group-shift (each
+	// participant to the one in the same position of the next group, the
+	// adversarial pattern of low-diameter fabrics).
 	Workload string `yaml:"workload"`
 	// Size is the message size per flow (permutation, incast, all-to-all)
-	// or the buffer size (all-reduce), e.g. 2MiB. Required, positive.
+	// or, as nccl-tests counts it, the buffer size (all-reduce) or the
+	// total size over all ranks (all-gather: the output, reduce-scatter:
+	// the input), e.g. 2MiB. Required, positive.
 	Size string `yaml:"size"`
 	// Hosts selects participants: "all" (default), a count N (the first N
 	// hosts), or a list of host names. After Load it is the string "all",
@@ -319,6 +352,19 @@ type Job struct {
 	// Window is how many all-to-all flows a sender keeps outstanding
 	// (default, or 0: all at once).
 	Window int `yaml:"window"`
+	// QPs splits every flow of a permutation or incast into this many
+	// flows between the same hosts (queue pairs, each Size/QPs bytes and
+	// its own ECMP entropy), 1 to 256 (default 1).
+	QPs int `yaml:"qps"`
+	// Rate paces every sender of the job: a share of its NIC's line rate
+	// ("80%") or a bit rate ("40Gbps"), split evenly over its flows that
+	// run at once (QPs). Default: unpaced (the congestion control sets the
+	// rate). The offered load of a throughput search.
+	Rate string `yaml:"rate"`
+	// Baseline names another job of the suite: this job run with the same
+	// shape while other traffic shares the fabric. Its interference factor
+	// (KPI interference_factor) is its JCT over the baseline's.
+	Baseline string `yaml:"baseline"`
 }
 
 // Fault is one fault. Kind is down, up, flap, degrade or random; exactly

@@ -51,6 +51,7 @@ const (
 	// limits of its knobs.
 	ECMPModeHash     = "hash"
 	ECMPModeAdaptive = "adaptive"
+	ECMPModeFlowlet  = "flowlet"
 	// Low-diameter routing on dragonfly and slimfly fabrics (simulator
 	// only): minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided.
 	ECMPModeSourceGuided   = "source-guided"
@@ -88,7 +89,10 @@ var DefaultPaths = []string{
 var DefaultHash = drivers.FiveTuple()
 
 // Workloads are the job workloads.
-var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce", "group-shift"}
+var Workloads = []string{"permutation", "incast", "all-to-all", "all-reduce", "all-gather", "reduce-scatter", "group-shift"}
+
+// MaxQPs bounds jobs[].qps.
+const MaxQPs = 256
 
 // FaultKinds are the fault kinds.
 var FaultKinds = []string{"down", "up", "flap", "degrade", "random"}
@@ -148,6 +152,7 @@ func (c *checker) run() {
 	c.controller()
 	c.bringup()
 	c.baseline()
+	c.tests()
 }
 
 // controller checks Suite.Controller.
@@ -614,7 +619,21 @@ func (c *checker) features() {
 		}
 		seen[h] = i
 	}
+	if f.ECMP.Mode != ECMPModeFlowlet && d.has("features.ecmp.flowlet_gap") {
+		c.errf("features.ecmp.flowlet_gap", "applies to flowlet load balancing only (set features.ecmp.mode: flowlet)")
+	}
 	switch f.ECMP.Mode {
+	case ECMPModeFlowlet:
+		for _, k := range []string{"staleness", "quantum", "weighted"} {
+			if d.has("features.ecmp." + k) {
+				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
+			}
+		}
+		if f.ECMP.FlowletGap != "" {
+			if ps, ok := c.duration("features.ecmp.flowlet_gap", f.ECMP.FlowletGap); ok && (ps < 100_000 || ps > 10_000_000_000) {
+				c.errf("features.ecmp.flowlet_gap", "%s is out of range (want 100ns..10ms)", f.ECMP.FlowletGap)
+			}
+		}
 	case ECMPModeHash:
 		for _, k := range []string{"staleness", "quantum", "weighted"} {
 			if d.has("features.ecmp." + k) {
@@ -639,7 +658,7 @@ func (c *checker) features() {
 			}
 		}
 	default:
-		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, or on dragonfly and slimfly fabrics minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided or port-msb)", f.ECMP.Mode)
+		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, flowlet, or on dragonfly and slimfly fabrics minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided or port-msb)", f.ECMP.Mode)
 	}
 	kmin, kmax := f.ECN.KMin, f.ECN.KMax
 	okMin := kmin >= 0 && kmin < 1
@@ -658,6 +677,21 @@ func (c *checker) features() {
 		c.errf(p, "kmin (%v) must be less than kmax (%v)", kmin, kmax)
 	}
 	if f.PFC != nil {
+		if w := f.PFC.Watchdog; w != nil {
+			if w.Detect == "" {
+				c.errf("features.pfc.watchdog.detect", "required (%s)", wantDur)
+			} else if ps, ok := c.duration("features.pfc.watchdog.detect", w.Detect); ok && (ps < 10_000_000 || ps > 10_000_000_000_000) {
+				c.errf("features.pfc.watchdog.detect", "%s is out of range (want 10us..10s)", w.Detect)
+			}
+			if w.Restore != "" {
+				if ps, ok := c.duration("features.pfc.watchdog.restore", w.Restore); ok && (ps <= 0 || ps > 10_000_000_000_000) {
+					c.errf("features.pfc.watchdog.restore", "%s is out of range (want more than 0, at most 10s)", w.Restore)
+				}
+			}
+			if !f.PFC.Enabled {
+				c.errf("features.pfc.watchdog", "needs features.pfc.enabled: true")
+			}
+		}
 		seen := map[int]int{}
 		for i, pr := range f.PFC.Priorities {
 			p := fileerr.Index("features.pfc.priorities", i)
@@ -851,7 +885,9 @@ func (c *checker) pathAwareLB(lb transport.LBKind) {
 
 func (c *checker) telemetry() {
 	t := &c.s.Telemetry
-	if ps, ok := c.duration("telemetry.interval", t.Interval); ok && (ps < minInterval || ps > maxInterval) {
+	if t.Interval == IntervalFastest {
+		// The backend's shortest interval (harness.PlanSuite).
+	} else if ps, ok := c.duration("telemetry.interval", t.Interval); ok && (ps < minInterval || ps > maxInterval) {
 		c.errf("telemetry.interval", "%s is out of range (want 100us to 10ms)", t.Interval)
 	}
 	if len(t.Paths) == 0 {
@@ -890,11 +926,32 @@ func (c *checker) duration(path, v string) (int64, bool) {
 
 func (c *checker) jobs() {
 	s := c.s
-	if len(s.Jobs) == 0 {
+	if len(s.Jobs) == 0 && len(s.Tests) == 0 {
 		c.errf("jobs", "at least one job is required")
 	}
 	names := map[string]int{}
 	total := 0
+	defer func() {
+		for i := range s.Jobs {
+			j := &s.Jobs[i]
+			p := fileerr.Index("jobs", i) + ".baseline"
+			if j.Baseline == "" {
+				if c.d.has(p) {
+					c.errf(p, "empty (want the name of another job)")
+				}
+				continue
+			}
+			k, ok := names[j.Baseline]
+			switch {
+			case !ok:
+				c.errf(p, "no job named %q", j.Baseline)
+			case k == i:
+				c.errf(p, "a job cannot be its own baseline")
+			case s.Jobs[k].Workload != j.Workload || s.Jobs[k].Size != j.Size:
+				c.errf(p, "%s is a %s of %s, this job a %s of %s: a baseline has the job's shape", j.Baseline, s.Jobs[k].Workload, s.Jobs[k].Size, j.Workload, j.Size)
+			}
+		}
+	}()
 	for i := range s.Jobs {
 		n := c.job(i, names)
 		if n == 0 {
@@ -933,6 +990,8 @@ func jobFlows(workload string, n, senders int) int {
 		return n * (n - 1)
 	case "all-reduce":
 		return 2 * n * (n - 1)
+	case "all-gather", "reduce-scatter":
+		return n * (n - 1)
 	case "group-shift":
 		return n
 	}
@@ -1020,10 +1079,28 @@ func (c *checker) job(i int, names map[string]int) int {
 	if only("window", "all-to-all") && j.Window < 0 {
 		c.errf(p+".window", "must not be negative")
 	}
+	qps := 1
+	if d.has(p + ".qps") {
+		switch {
+		case j.Workload != "permutation" && j.Workload != "incast" && contains(Workloads, j.Workload):
+			c.errf(p+".qps", "only for permutation and incast")
+		case j.QPs < 1 || j.QPs > MaxQPs:
+			c.errf(p+".qps", "%d is out of range (want 1 to %d)", j.QPs, MaxQPs)
+		default:
+			qps = j.QPs
+		}
+	}
+	if j.Rate != "" {
+		if _, _, err := units.ParseLoad(j.Rate); err != nil {
+			c.errf(p+".rate", "%v", err)
+		}
+	} else if d.has(p + ".rate") {
+		c.errf(p+".rate", "empty (want e.g. 80%% or 40Gbps; leave it out for unpaced)")
+	}
 	if !repsOK || len(parts) < 2 {
 		return 0
 	}
-	return j.Repetitions * jobFlows(j.Workload, len(parts), j.Senders)
+	return j.Repetitions * jobFlows(j.Workload, len(parts), j.Senders) * qps
 }
 
 // normalizeHosts checks Job.Hosts and rewrites it to "all", an int or a

@@ -43,6 +43,9 @@ type doc struct {
 	budget *yamlx.Budget
 	subst  []subst
 	errs   ErrorList
+	// mprefix maps the matrix keys of a composed test to their place
+	// (tests[i].matrix); other keys are in the suite's matrix.
+	mprefix map[string]string
 
 	// Problems found by walk mark their paths bad; drops then remove those
 	// values so that the rest still decodes and validates, and validation

@@ -1,0 +1,321 @@
+package hwbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/sonic/testdouble"
+	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/hostdeploy"
+	"github.com/fabricbench/fabricbench/inventory"
+)
+
+// The mapping of suite features onto one switch, without devices.
+func TestDeviceFeatures(t *testing.T) {
+	hw, err := inventory.ParseHardware("inv.yaml", []byte(doubleInventory("Ethernet0", 22, "/nonexistent/kh", "/nonexistent/key")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := hw.Fabric()
+	if err != nil {
+		t.Fatal(err)
+	}
+	qref := QueueRefBytes(f, hostdeploy.Costs{HopPs: 1_000_000, EndpointPs: 150_000_000})
+	// 100G * (150 us + 2 * 1 * 1 us) / 8 = 1.9 MB
+	if qref != 1_900_000 {
+		t.Errorf("reference queue %d bytes, want 1900000", qref)
+	}
+	leaf := hw.Device("leaf0")
+	feat := harness.Features{ECMPHash: drivers.FiveTuple(), ECN: true, KMin: 0.2, KMax: 0.8, Trimming: true,
+		VRFs: []harness.VRF{{Name: "red", Table: 10, Hosts: []int{1}}}}
+	want, err := DeviceFeatures(f, leaf, feat, qref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.ECN == nil || want.ECN.MinBytes != 380_000 || want.ECN.MaxBytes != 1_520_000 || want.ECN.MaxProbPercent != 100 || !reflect.DeepEqual(want.ECN.DSCPs, []int{0}) {
+		t.Errorf("ECN %+v", want.ECN)
+	}
+	// Trimmed to the agents' headers: Ethernet 14 + IPv4 20 + UDP 8 + 48.
+	if want.Trimming == nil || want.Trimming.Size != 90 || want.Trimming.Queue != TrimQueue {
+		t.Errorf("trimming %+v", want.Trimming)
+	}
+	// host1 is on Ethernet4: SONiC's VRF name has its prefix.
+	if len(want.VRFs) != 1 || want.VRFs[0].Name != "Vrf-red" || !reflect.DeepEqual(want.VRFs[0].Interfaces, []string{"Ethernet4"}) || want.VRFs[0].Table != 10 {
+		t.Errorf("VRFs %+v", want.VRFs)
+	}
+	feat.VRFs[0].Leak = []string{"default"}
+	_, err = DeviceFeatures(f, leaf, feat, qref)
+	var ce *drivers.CapabilityError
+	if !errors.As(err, &ce) || ce.Device != "leaf0" || ce.Platform != "sonic" || ce.Feature != drivers.FeatVRF {
+		t.Errorf("a leaking VRF: %v", err)
+	}
+	if !strings.Contains(refusal(err).Error(), "leaf0 (platform sonic) cannot do vrf") {
+		t.Errorf("refusal: %v", refusal(err))
+	}
+}
+
+// doubleInventory is an inventory of one SONiC leaf (the test double's
+// sshd on loopback) and two hosts, which Configure never contacts.
+func doubleInventory(hostPort string, port int, knownHosts, key string) string {
+	_ = hostPort
+	return fmt.Sprintf(`name: double
+known_hosts: %s
+default_speed: 100G
+credentials:
+  td: {user: %s, key: "file:%s"}
+devices:
+  - {name: leaf0, platform: sonic, role: leaf, mgmt: "127.0.0.1:%d", credentials: td, ports: [{name: Ethernet0}, {name: Ethernet4}]}
+  - {name: host0, platform: linux, role: host, mgmt: 198.18.250.10, credentials: td, nics: [{name: eth1, address: 198.18.251.1/31}]}
+  - {name: host1, platform: linux, role: host, mgmt: 198.18.250.11, credentials: td, nics: [{name: eth1, address: 198.18.251.3/31}]}
+links:
+  - [host0:eth1, leaf0:Ethernet0]
+  - [host1:eth1, leaf0:Ethernet4]
+`, knownHosts, userName(), key, port)
+}
+
+func userName() string {
+	if os.Geteuid() == 0 {
+		return "root"
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "nobody"
+}
+
+// The hardware backend on a SONiC-shaped switch (drivers/sonic/testdouble,
+// a test double, not SONiC): ECN/WRED and trimming mapped onto CONFIG_DB;
+// without --apply the diff names every change and nothing changes; with
+// it the changes are applied, read back and, at Down, reverted so that
+// CONFIG_DB equals what it was; VRFs on the leaf likewise; a switch whose
+// ASIC cannot trim is refused naming device, platform and feature.
+func TestConfigureOnSONiCDouble(t *testing.T) {
+	if m := testdouble.Missing(); len(m) > 0 {
+		t.Skipf("the SONiC test double needs %s", strings.Join(m, ", "))
+	}
+	ctx := context.Background()
+	start := func(capable bool) (*testdouble.Device, string) {
+		d, err := testdouble.Start(ctx, testdouble.Options{Name: "leaf0", Ports: 2, TrimmingCapable: capable, Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(d.Stop)
+		dir := t.TempDir()
+		key := filepath.Join(dir, "key")
+		os.WriteFile(key, d.ClientKey(), 0o600)
+		_, port, _ := strings.Cut(d.Addr(), ":")
+		var p int
+		fmt.Sscan(port, &p)
+		inv := filepath.Join(dir, "inv.yaml")
+		os.WriteFile(inv, []byte(doubleInventory("", p, d.KnownHosts(), key)), 0o644)
+		return d, inv
+	}
+	backend := func(inv, dir string, apply bool) *Backend {
+		b := New()
+		b.Prepare(harness.Env{Inventory: inv, Apply: apply, Dir: dir, RunID: "t", Logf: t.Logf})
+		hw, err := inventory.LoadHardware(inv, drivers.Platforms()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := hw.Fabric()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Up(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	feat := harness.Features{ECMPHash: drivers.FiveTuple(), ECN: true, KMin: 0.2, KMax: 0.8, Trimming: true}
+
+	d, inv := start(true)
+	before, err := d.Dump(ctx, "CONFIG_DB")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Without --apply: exit 2's error names every change; nothing changes.
+	b := backend(inv, t.TempDir(), false)
+	err = b.Configure(ctx, feat)
+	var ie *harness.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("without --apply: %v", err)
+	}
+	for _, s := range []string{"leaf0: ~ WRED_PROFILE|AZURE_LOSSLESS ecn: ecn_none -> ecn_all", "leaf0: + QUEUE|Ethernet4|1 wred_profile = AZURE_LOSSLESS",
+		"leaf0: + SWITCH_TRIMMING|GLOBAL size = 90", "leaf0: + BUFFER_PROFILE|egress_lossy_profile packet_discard_action = trim",
+		"leaf0: ~ SWITCH_HASH|GLOBAL ecmp_hash: DST_IP ->", "--apply"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("without --apply the error does not name %q:\n%v", s, err)
+		}
+	}
+	if err := b.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameDB(t, "without --apply", before, d)
+
+	// --apply: applied, read back, restored at Down.
+	dir := t.TempDir()
+	b = backend(inv, dir, true)
+	if err := b.Configure(ctx, feat); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := d.HGetAll(ctx, "CONFIG_DB", "WRED_PROFILE|AZURE_LOSSLESS"); h["ecn"] != "ecn_all" || h["green_min_threshold"] != "380000" || h["green_max_threshold"] != "1520000" {
+		t.Errorf("WRED profile after Configure: %v", h)
+	}
+	if h, _ := d.HGetAll(ctx, "CONFIG_DB", "SWITCH_TRIMMING|GLOBAL"); h["size"] != "90" || h["queue_index"] != "6" || h["dscp_value"] != "46" {
+		t.Errorf("trimming after Configure: %v", h)
+	}
+	verify, _ := os.ReadFile(filepath.Join(dir, "config-verify.txt"))
+	if !strings.Contains(string(verify), "ok   WRED_PROFILE|AZURE_LOSSLESS") || strings.Contains(string(verify), "FAIL") {
+		t.Errorf("config-verify.txt:\n%s", verify)
+	}
+	if err := b.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restore, _ := os.ReadFile(filepath.Join(dir, "config-restore.txt"))
+	if !strings.Contains(string(restore), "restored ~ WRED_PROFILE|AZURE_LOSSLESS ecn: ecn_all -> ecn_none") {
+		t.Errorf("config-restore.txt:\n%s", restore)
+	}
+	sameDB(t, "after --apply and Down", before, d)
+
+	// A second run finds the switch as it was and changes it again.
+	b = backend(inv, t.TempDir(), true)
+	if err := b.Configure(ctx, feat); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameDB(t, "second run", before, d)
+
+	// VRFs: on the leaf, Vrf-red with host1's port; the bind removes the
+	// port's address (named in the diff); all of it reverted at Down.
+	dir = t.TempDir()
+	b = backend(inv, dir, true)
+	if err := b.Configure(ctx, harness.Features{VRFs: []harness.VRF{{Name: "red", Table: 10, Hosts: []int{1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := d.HGetAll(ctx, "CONFIG_DB", "INTERFACE|Ethernet4"); h["vrf_name"] != "Vrf-red" {
+		t.Errorf("INTERFACE|Ethernet4 after Configure: %v", h)
+	}
+	diff, _ := os.ReadFile(filepath.Join(dir, "config-diff.txt"))
+	if !strings.Contains(string(diff), "+ VRF|Vrf-red = present") || !strings.Contains(string(diff), "- INTERFACE|Ethernet4|10.0.0.2/31 (was present)") {
+		t.Errorf("config-diff.txt:\n%s", diff)
+	}
+	if err := b.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameDB(t, "after the VRF run", before, d)
+
+	// An ASIC that cannot trim: refused naming device, platform, feature.
+	d2, inv2 := start(false)
+	before2, _ := d2.Dump(ctx, "CONFIG_DB")
+	b = backend(inv2, t.TempDir(), true)
+	err = b.Configure(ctx, feat)
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "leaf0 (platform sonic) cannot do trimming") || !strings.Contains(err.Error(), "SWITCH_TRIMMING_CAPABLE") {
+		t.Errorf("trimming on an incapable ASIC: %v", err)
+	}
+	b.Down(ctx)
+	sameDB(t, "after the trimming refusal", before2, d2)
+}
+
+func sameDB(t *testing.T, what string, before map[string]map[string]string, d *testdouble.Device) {
+	t.Helper()
+	after, err := d.Dump(context.Background(), "CONFIG_DB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff []string
+	for k, v := range before {
+		if !reflect.DeepEqual(v, after[k]) {
+			diff = append(diff, fmt.Sprintf("~ %s: %v -> %v", k, v, after[k]))
+		}
+	}
+	for k, v := range after {
+		if _, ok := before[k]; !ok {
+			diff = append(diff, fmt.Sprintf("+ %s %v", k, v))
+		}
+	}
+	sort.Strings(diff)
+	if len(diff) > 0 {
+		t.Errorf("%s: CONFIG_DB differs from before:\n%s", what, strings.Join(diff, "\n"))
+	}
+}
+
+// ECN and trimming follow the devices on hardware: left at their default
+// they are off (with a note saying why), and a suite may turn them on.
+func TestPlanECNTrimmingByDevice(t *testing.T) {
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "inv.yaml")
+	os.WriteFile(inv, []byte(doubleInventory("", 22, filepath.Join(dir, "kh"), filepath.Join(dir, "key"))), 0o644)
+	write := func(name, features string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(`name: `+strings.TrimSuffix(name, ".yaml")+`
+fabric: {inventory: inv.yaml}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+`+features+`transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB}
+`), 0o644)
+		return p
+	}
+	pl, err := harness.PlanSuite(context.Background(), write("dflt.yaml", ""), Name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := pl.Points[0].Features; f.ECN || f.Trimming {
+		t.Errorf("default features on hardware: ECN %v, trimming %v", f.ECN, f.Trimming)
+	}
+	if notes := strings.Join(pl.Notes, "\n"); !strings.Contains(notes, "features.ecn: off (on by default, but on the hardware backend only where the devices can") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	pl, err = harness.PlanSuite(context.Background(), write("on.yaml", "  ecn: {enabled: true}\n  trimming: {enabled: true}\n"), Name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := pl.Points[0].Features; !f.ECN || !f.Trimming {
+		t.Errorf("enabled features on hardware: ECN %v, trimming %v", f.ECN, f.Trimming)
+	}
+}
+
+// What a switch's platform never does is refused when the suite is
+// planned, naming device, platform and feature, before any device is
+// reached; on SONiC the same suite plans.
+func TestPlanRefusesByPlatform(t *testing.T) {
+	dir := t.TempDir()
+	for _, platform := range []string{"sonic", "frr"} {
+		inv := filepath.Join(dir, platform+".yaml")
+		text := doubleInventory("", 22, filepath.Join(dir, "kh"), filepath.Join(dir, "key"))
+		os.WriteFile(inv, []byte(strings.Replace(text, "platform: sonic", "platform: "+platform, 1)), 0o644)
+		suite := filepath.Join(dir, "s-"+platform+".yaml")
+		os.WriteFile(suite, []byte(`name: s
+fabric: {inventory: `+platform+`.yaml}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+  ecn: {enabled: true}
+  trimming: {enabled: false}
+transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB}
+`), 0o644)
+		_, err := harness.PlanSuite(context.Background(), suite, Name, "")
+		var ie *harness.InputError
+		switch {
+		case platform == "sonic" && err != nil:
+			t.Errorf("ECN on SONiC: %v", err)
+		case platform == "frr" && (!errors.As(err, &ie) || !strings.Contains(err.Error(), "leaf0 (platform frr) cannot do ecn-wred, which the suite needs: FRR does not configure WRED/ECN")):
+			t.Errorf("ECN on FRR: %v", err)
+		}
+	}
+}
