@@ -215,8 +215,8 @@ func TestReadToken(t *testing.T) {
 func TestConfigJSON(t *testing.T) {
 	c := DefaultConfig()
 	c.Name, c.Control, c.TokenFile = "host3", "198.19.100.4:7400", "/run/agent.token"
-	c.Data = netip.MustParseAddrPort("10.0.0.7:7500")
-	c.Planes = []netip.Addr{netip.MustParseAddr("10.0.1.7")}
+	c.Data = netip.MustParseAddrPort("198.18.0.7:7500")
+	c.Planes = []netip.Addr{netip.MustParseAddr("198.18.1.7")}
 	c.EntropyPorts, c.RateBps, c.RunID, c.FlowTimeout = 256, 200e6, 77, 90*time.Second
 	c.Params.CC, c.Params.LB, c.Params.MTU, c.Params.AckEvery, c.Params.RTO = transport.DCTCP, transport.OPS, 1500, 4, 3*transport.Millisecond
 	c.Params.HeaderBytes, c.Params.AckBytes = 86, 78
@@ -232,7 +232,7 @@ func TestConfigJSON(t *testing.T) {
 	if !reflect.DeepEqual(got, c) {
 		t.Errorf("round trip:\n got %+v\nwant %+v\n%s", got, c, b)
 	}
-	for _, key := range []string{`"cc": "dctcp"`, `"lb": "ops"`, `"flow_timeout": "1m30s"`, `"data": "10.0.0.7:7500"`, `"planes": [`} {
+	for _, key := range []string{`"cc": "dctcp"`, `"lb": "ops"`, `"flow_timeout": "1m30s"`, `"data": "198.18.0.7:7500"`, `"planes": [`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("encoded config lacks %s:\n%s", key, b)
 		}

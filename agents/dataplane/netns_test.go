@@ -51,7 +51,7 @@ func newShapedLink(t *testing.T) *shapedLink {
 	}
 	pid := os.Getpid()
 	l := &shapedLink{t: t, nsA: fmt.Sprintf("fbdp-%d-a", pid), nsB: fmt.Sprintf("fbdp-%d-b", pid),
-		addrA: netip.MustParseAddr("10.199.0.1"), addrB: netip.MustParseAddr("10.199.0.2")}
+		addrA: netip.MustParseAddr("198.18.246.1"), addrB: netip.MustParseAddr("198.18.246.2")}
 	for _, ns := range []string{l.nsA, l.nsB} {
 		// Leftovers of a crashed run with the same pid would make "add" fail.
 		_ = exec.Command("ip", "netns", "del", ns).Run()
@@ -68,7 +68,7 @@ func newShapedLink(t *testing.T) *shapedLink {
 	// namespace, and deleting a namespace deletes its end.
 	l.run("ip", "link", "add", "name", "va", "netns", l.nsA, "mtu", "9000", "type", "veth", "peer", "name", "vb", "netns", l.nsB, "mtu", "9000")
 	l.run("ip", "link", "add", "name", "va2", "netns", l.nsA, "mtu", "9000", "type", "veth", "peer", "name", "vb2", "netns", l.nsB, "mtu", "9000")
-	for _, side := range []struct{ ns, dev, dev2, addr string }{{l.nsA, "va", "va2", "10.199.0.1/24"}, {l.nsB, "vb", "vb2", "10.199.0.2/24"}} {
+	for _, side := range []struct{ ns, dev, dev2, addr string }{{l.nsA, "va", "va2", "198.18.246.1/24"}, {l.nsB, "vb", "vb2", "198.18.246.2/24"}} {
 		l.run("ip", "-n", side.ns, "addr", "add", side.addr, "dev", side.dev)
 		for _, dev := range []string{"lo", side.dev, side.dev2} {
 			l.run("ip", "-n", side.ns, "link", "set", dev, "up")
@@ -188,11 +188,11 @@ func TestNetns(t *testing.T) {
 	// The 2 ms base RTT keeps the window above what pacing lets out. Over
 	// the second, unshaped pair.
 	t.Run("pacing-1G-batched", func(t *testing.T) {
-		l.run("ip", "-n", l.nsA, "addr", "add", "10.199.1.1/24", "dev", "va2")
-		l.run("ip", "-n", l.nsB, "addr", "add", "10.199.1.2/24", "dev", "vb2")
+		l.run("ip", "-n", l.nsA, "addr", "add", "198.18.247.1/24", "dev", "va2")
+		l.run("ip", "-n", l.nsB, "addr", "add", "198.18.247.2/24", "dev", "vb2")
 		const rate = 1e9
-		a := startEngine(t, Config{Addr: netip.MustParseAddr("10.199.1.1"), Netns: l.netnsPath(l.nsA), RateBps: rate, Params: params, RunID: 4})
-		b := startEngine(t, Config{Addr: netip.MustParseAddr("10.199.1.2"), Netns: l.netnsPath(l.nsB), RateBps: rate, Params: params, RunID: 4})
+		a := startEngine(t, Config{Addr: netip.MustParseAddr("198.18.247.1"), Netns: l.netnsPath(l.nsA), RateBps: rate, Params: params, RunID: 4})
+		b := startEngine(t, Config{Addr: netip.MustParseAddr("198.18.247.2"), Netns: l.netnsPath(l.nsB), RateBps: rate, Params: params, RunID: 4})
 		const size = 64 << 20
 		spec := FlowSpec{ID: 1, Dst: b.LocalAddr(), Size: size, BaseRTT: 2 * transport.Millisecond, RateBps: rate}
 		if err := a.StartFlow(spec); err != nil {
@@ -224,9 +224,9 @@ func TestNetns(t *testing.T) {
 	// packets to plane 0; the flow completes over both.
 	t.Run("planes", func(t *testing.T) {
 		out, _ := exec.Command("ip", "-n", l.nsA, "-br", "addr", "show", "dev", "va2").Output()
-		if !strings.Contains(string(out), "10.199.1.1") {
-			l.run("ip", "-n", l.nsA, "addr", "add", "10.199.1.1/24", "dev", "va2")
-			l.run("ip", "-n", l.nsB, "addr", "add", "10.199.1.2/24", "dev", "vb2")
+		if !strings.Contains(string(out), "198.18.247.1") {
+			l.run("ip", "-n", l.nsA, "addr", "add", "198.18.247.1/24", "dev", "va2")
+			l.run("ip", "-n", l.nsB, "addr", "add", "198.18.247.2/24", "dev", "vb2")
 		}
 		for _, side := range [][2]string{{l.nsA, "va2"}, {l.nsB, "vb2"}} {
 			l.run("tc", "-n", side[0], "qdisc", "replace", "dev", side[1], "root", "tbf", "rate", "20mbit", "burst", "32kb", "latency", "50ms")
@@ -234,13 +234,13 @@ func TestNetns(t *testing.T) {
 		}
 		p := params
 		p.PlaneMode = transport.PlanePLB
-		cfg := Config{Addr: l.addrA, Planes: []netip.Addr{netip.MustParseAddr("10.199.1.1")}, Netns: l.netnsPath(l.nsA), RateBps: linkBps, Params: p, RunID: 5}
+		cfg := Config{Addr: l.addrA, Planes: []netip.Addr{netip.MustParseAddr("198.18.247.1")}, Netns: l.netnsPath(l.nsA), RateBps: linkBps, Params: p, RunID: 5}
 		a := startEngine(t, cfg)
-		cfg.Addr, cfg.Planes, cfg.Netns = l.addrB, []netip.Addr{netip.MustParseAddr("10.199.1.2")}, l.netnsPath(l.nsB)
+		cfg.Addr, cfg.Planes, cfg.Netns = l.addrB, []netip.Addr{netip.MustParseAddr("198.18.247.2")}, l.netnsPath(l.nsB)
 		b := startEngine(t, cfg)
 		const size = 8 << 20
 		spec := FlowSpec{ID: 1, Dst: b.LocalAddr(), Size: size, BaseRTT: 10 * transport.Millisecond, RateBps: linkBps,
-			PlaneDsts: []netip.Addr{netip.MustParseAddr("10.199.1.2")}}
+			PlaneDsts: []netip.Addr{netip.MustParseAddr("198.18.247.2")}}
 		if err := a.StartFlow(spec); err != nil {
 			t.Fatal(err)
 		}
@@ -268,15 +268,15 @@ func TestNetns(t *testing.T) {
 		for _, r := range []struct {
 			ns, mark, route, dev string
 		}{
-			{l.nsA, "8", "10.199.0.0/24", "va2"},
-			{l.nsB, "8", "10.199.0.0/24", "vb2"},
+			{l.nsA, "8", "198.18.246.0/24", "va2"},
+			{l.nsB, "8", "198.18.246.0/24", "vb2"},
 			{l.nsA, "7", "blackhole", ""},
 			{l.nsB, "9", "blackhole", ""},
 		} {
 			table := "10" + r.mark
 			l.run("ip", "-n", r.ns, "rule", "add", "fwmark", r.mark, "table", table)
 			if r.route == "blackhole" {
-				l.run("ip", "-n", r.ns, "route", "add", "blackhole", "10.199.0.0/24", "table", table)
+				l.run("ip", "-n", r.ns, "route", "add", "blackhole", "198.18.246.0/24", "table", table)
 			} else {
 				l.run("ip", "-n", r.ns, "route", "add", r.route, "dev", r.dev, "table", table)
 			}

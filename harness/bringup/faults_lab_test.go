@@ -281,6 +281,12 @@ func waitFor(t *testing.T, l *faultLab, ok func(*results.Bringup) bool) *results
 			return b
 		}
 		if time.Now().After(deadline) {
+			// What the kernels hold, for the next one who reads this
+			// failure: routes and neighbours of every node.
+			for _, n := range l.lab.Nodes {
+				out, _ := l.rt.NetExec(context.Background(), l.st, n.Name, "ip -br link; ip route; ip -6 route; ip neigh; ip -6 neigh")
+				t.Logf("%s:\n%s", n.Name, out)
+			}
 			t.Fatalf("not reached in 90 s; last validation: %d checks, %d failed, %d causes:\n%s", len(b.Checks), len(bringup.Failed(b)), len(b.Causes), causes(b))
 		}
 		time.Sleep(2 * time.Second)
