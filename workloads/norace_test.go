@@ -1,7 +1,0 @@
-//go:build !race
-
-package workloads
-
-// raceSlowdown scales timing limits in tests: the race detector makes code
-// several times slower.
-const raceSlowdown = 1
