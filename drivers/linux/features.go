@@ -285,6 +285,9 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) (*plan,
 			}
 		}
 	}
+	if len(want.Isolation) > 0 {
+		reads = append(reads, rulesCmd(4), rulesCmd(6))
+	}
 	if ctx, err = d.prefetch(ctx, reads...); err != nil {
 		return nil, err
 	}
@@ -302,6 +305,11 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) (*plan,
 	}
 	if want.SRv6 != nil {
 		if err := d.srv6Plan(ctx, p, want.SRv6, tables, pr); err != nil {
+			return nil, err
+		}
+	}
+	if len(want.Isolation) > 0 {
+		if err := d.isolationPlan(ctx, p, want.Isolation); err != nil {
 			return nil, err
 		}
 	}
@@ -754,8 +762,13 @@ func (d *Driver) routePlan(ctx context.Context, p *plan, routes []wantRoute) err
 			continue
 		}
 		old := ""
-		if cur != nil {
+		switch {
+		case cur != nil:
 			old = cur.args()
+		case lines[k][w.route.Prefix] != "":
+			// A route that is not a seg6 one (BGP's, a static route): the
+			// diff names it, and CanRevert refuses what it cannot put back.
+			old = nonSeg6 + lines[k][w.route.Prefix]
 		}
 		tbl := ""
 		key := "route " + w.route.Prefix.String()
