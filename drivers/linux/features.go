@@ -689,8 +689,16 @@ func (d *Driver) srv6Plan(ctx context.Context, p *plan, srv6 *drivers.SRv6, tabl
 			return fmt.Errorf("linux %s: srv6: %s: no interface %s on the device", d.name, r.what, r.dev)
 		}
 	}
-	want := []setting{{seg6All, "1"}, {seg6Default, "1"}, {v6Forwarding, "1"}}
+	// Local SIDs need SRv6 processing and IPv6 forwarding; a device that
+	// only steers (encapsulates what it sends) needs neither.
+	var want []setting
+	if len(srv6.SIDs) > 0 {
+		want = []setting{{seg6All, "1"}, {seg6Default, "1"}, {v6Forwarding, "1"}}
+	}
 	for _, l := range links {
+		if len(srv6.SIDs) == 0 {
+			break
+		}
 		if l.Ifname != "lo" {
 			want = append(want, setting{mkSysctl("net", "ipv6", "conf", l.Ifname, "seg6_enabled"), "1"})
 		}
@@ -699,8 +707,10 @@ func (d *Driver) srv6Plan(ctx context.Context, p *plan, srv6 *drivers.SRv6, tabl
 	if len(read) > 3 {
 		want = append(want, setting{vrfStrict, "1"})
 	}
-	if err := d.sysctlPlan(ctx, p, drivers.FeatSRv6, want, read, seg6Glob); err != nil {
-		return err
+	if len(want) > 0 {
+		if err := d.sysctlPlan(ctx, p, drivers.FeatSRv6, want, read, seg6Glob); err != nil {
+			return err
+		}
 	}
 	// The SID device after the sysctls (a new device takes the default
 	// seg6_enabled) and before the routes through it.
