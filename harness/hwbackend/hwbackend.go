@@ -86,7 +86,6 @@ const MaxMTU = LinkMTU - dataplane.IPv4HeaderLen - dataplane.UDPHeaderLen - data
 var capabilities = harness.Capabilities{
 	Unsupported: map[harness.Feature]string{
 		harness.FeatPFC:         "PFC is not mapped onto device settings by the hardware backend yet",
-		harness.FeatController:  "the hardware backend pins SRv6 paths for the whole run; the path controller does not move them on hardware yet",
 		harness.FeatQueue:       "queue sizes are the devices' own",
 		harness.FeatAdaptive:    "switch adaptive routing is not configured by the drivers",
 		harness.FeatLowDiameter: "Dragonfly minimal, Valiant, UGAL, source-guided and port-msb routing are simulator only",
@@ -130,6 +129,12 @@ type Backend struct {
 	// marks are the firewall marks of the pinned SRv6 paths' flows, by
 	// (source, destination) host.
 	marks map[[2]int]uint32
+	// sr and steer are the run's SRv6 plan and the features applied on
+	// each steering host, which Steer (the path controller) moves.
+	feat  harness.Features
+	sr    *srv6Plan
+	steer map[string]*drivers.DeviceFeatures
+	appM  sync.Mutex // applied, while Steer may add to it
 	// undo are the fault changes' inverses, run at Down (last first).
 	undo  []undoStep
 	saves []saved
@@ -300,8 +305,14 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 		sw = append(sw, name)
 		wants = append(wants, w)
 	}
+	b.feat, b.marks, b.sr, b.steer = feat, nil, nil, map[string]*drivers.DeviceFeatures{}
+	for i, name := range sw {
+		if b.devs[name].inv.Role == inventory.DeviceHost {
+			b.steer[name] = wants[i]
+		}
+	}
 	if sr, _ := planSRv6(b.f, b.hw, feat); sr != nil {
-		b.marks = sr.marks
+		b.marks, b.sr = sr.marks, sr
 		b.logf("features.srv6: uN SIDs from the switches' srv6_locator; %d pinned host-pair paths (uDX SIDs on the leaves, seg6 routes in tables %d+ and firewall-mark rules on the hosts)",
 			len(feat.SRv6Paths), srTableBase)
 	}
@@ -386,11 +397,11 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 		}
 		drv, _ := b.driver(sw[i])
 		done, err := drv.Apply(ctx, wants[i])
-		mu.Lock()
+		b.appM.Lock()
 		if len(done) > 0 {
 			b.applied[sw[i]] = done
 		}
-		mu.Unlock()
+		b.appM.Unlock()
 		if err != nil {
 			return fmt.Errorf("%s: apply: %w", sw[i], err)
 		}
@@ -671,6 +682,8 @@ func (b *Backend) Down(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("NOT RESTORED: %s: %s: %w", u.dev, u.what, err))
 		}
 	}
+	b.appM.Lock()
+	defer b.appM.Unlock()
 	names := make([]string, 0, len(b.applied))
 	for n := range b.applied {
 		names = append(names, n)

@@ -1,9 +1,12 @@
 package hwbackend
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
@@ -274,3 +277,98 @@ func leafIsolation(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.D
 	}
 	return out, nil
 }
+
+// Steer implements harness.Steerer (the path controller): pinned path
+// features.srv6.paths[path] is moved through the switches via by
+// replacing, through the linux driver, the steering route of the path's
+// table on both hosts (the source's towards the destination with the new
+// container, the destination's back with the reversed one); the rules
+// stay, and the uN and uDX SIDs the containers use are installed already
+// (every switch with a locator has its uN). Each move is a change of the
+// run like the others: added to what Down reverts (last first), so the
+// hosts end as they were. It needs --apply, as every change does.
+func (b *Backend) Steer(ctx context.Context, path int, via []int) error {
+	if !b.env.Apply {
+		return fmt.Errorf("moving SRv6 path %d changes the hosts' steering routes: run with --apply", path)
+	}
+	if b.sr == nil || path < 0 || path >= len(b.feat.SRv6Paths) {
+		return fmt.Errorf("no SRv6 path %d", path)
+	}
+	sp := b.feat.SRv6Paths[path]
+	rev := make([]int, len(via))
+	for i, v := range via {
+		rev[len(via)-1-i] = v
+	}
+	table := srTableBase + path
+	type move struct {
+		host string
+		want *drivers.DeviceFeatures
+	}
+	var moves []move
+	for _, side := range []struct {
+		host, peer int
+		via        []int
+	}{{sp.Src, sp.Dst, via}, {sp.Dst, sp.Src, rev}} {
+		segs, err := b.sr.container(b.f, b.hw, side.via, side.peer)
+		if err != nil {
+			return fmt.Errorf("SRv6 path %s: %w", sp.Name, err)
+		}
+		name := b.f.Host(side.host).Name
+		cur := b.steer[name]
+		if cur == nil || cur.SRv6 == nil {
+			return fmt.Errorf("SRv6 path %s: %s has no steering", sp.Name, name)
+		}
+		// A copy: the applied features change only once the move is made.
+		w := *cur.SRv6
+		w.Steer = append([]drivers.Steer(nil), cur.SRv6.Steer...)
+		found := false
+		for i := range w.Steer {
+			if w.Steer[i].Table == table {
+				w.Steer[i].Segments = []netip.Addr{segs}
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("SRv6 path %s: %s has no steering route in table %d", sp.Name, name, table)
+		}
+		moves = append(moves, move{name, &drivers.DeviceFeatures{SRv6: &w}})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(moves))
+	for i, m := range moves {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			drv, err := b.driver(m.host)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			done, err := drv.Apply(ctx, m.want)
+			b.appM.Lock()
+			if len(done) > 0 {
+				if b.applied == nil {
+					b.applied = map[string]drivers.Diff{}
+				}
+				b.applied[m.host] = append(b.applied[m.host], done...)
+				b.steer[m.host] = m.want
+			}
+			b.appM.Unlock()
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", m.host, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("SRv6 path %s: steer: %w", sp.Name, err)
+	}
+	names := make([]string, len(via))
+	for i, v := range via {
+		names[i] = b.f.Nodes[v].Name
+	}
+	b.logf("controller: srv6 path %s: %s -> %s now via %s", sp.Name, b.f.Host(sp.Src).Name, b.f.Host(sp.Dst).Name, strings.Join(names, ","))
+	return nil
+}
+
+var _ harness.Steerer = (*Backend)(nil)

@@ -72,7 +72,10 @@ func diffFile(t *testing.T, path string) []string {
 //   - VRFs on the FRR leaves are isolation rules: in the backend,
 //     applied, host0 cannot reach host1 (another VRF: ICMP prohibited)
 //     and reaches host2 (its VRF); a VRF suite runs with --apply (exit 0)
-//     and leaves every device as it was.
+//     and leaves every device as it was;
+//   - lab-srv6-reroute (the path controller) moves the pinned pair off
+//     the degraded spine1 by replacing both hosts' steering routes, passes
+//     (exit 0, as on the netns backend) and the move is reverted too.
 func TestInventorySRv6VRF(t *testing.T) {
 	h := startHWLabWith(t, "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.2", true)
 	ctx := context.Background()
@@ -207,5 +210,27 @@ kpis:
 		t.Errorf("VRF suite with --apply: exit %d, want 0", code)
 	}
 	sameStates(t, "after the VRF suite", before, deviceStates(t, inv))
+	checkNoProcesses(t)
+
+	// 5. The path controller (lab-srv6-reroute, unchanged): spine1-leaf1
+	// degraded, the pair moved to spine0 by replacing the hosts' steering
+	// routes; the verdict of the netns backend (pass); the move is undone
+	// with the rest.
+	reroute, _ := filepath.Abs("../../examples/suites/lab-srv6-reroute.yaml")
+	out5 := filepath.Join(t.TempDir(), "reroute")
+	code, log = runCLI(t, h.bin, "run", reroute, "--inventory", inv, "--apply", "--out", out5, "--agent-binary", h.bin)
+	t.Logf("lab-srv6-reroute with --apply: exit %d\n%s", code, log)
+	if code != 0 || !strings.Contains(log, "controller: srv6 path p03: host0 -> host3 now via spine0") {
+		t.Errorf("lab-srv6-reroute: exit %d, want 0 and the pair moved to spine0", code)
+	}
+	if res5, err := results.Load(out5); err == nil {
+		r := &res5.Runs[len(res5.Runs)-1]
+		restore, _ := os.ReadFile(filepath.Join(out5, "runs", r.ID, "config-restore.txt"))
+		t.Logf("restore:\n%s", restore)
+		if !strings.Contains(string(restore), "restored ~ route 198.") || strings.Contains(string(restore), "NOT RESTORED") {
+			t.Errorf("the controller's move was not restored")
+		}
+	}
+	sameStates(t, "after lab-srv6-reroute", before, deviceStates(t, inv))
 	checkNoProcesses(t)
 }
