@@ -178,6 +178,10 @@ func (b *Backend) CheckPlan(p *harness.Point) error {
 	if err != nil {
 		return err
 	}
+	// SRv6 is planned for the whole inventory: its errors once.
+	if _, err := planSRv6(p.Fabric, hw, p.Features); err != nil {
+		return err
+	}
 	var errs []error
 	for i := range hw.Devices {
 		dev := &hw.Devices[i]

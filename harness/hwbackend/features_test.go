@@ -438,3 +438,34 @@ func TestDeviceFeaturesSRv6(t *testing.T) {
 		t.Errorf("leaking VRFs: isolation %+v", w.Isolation)
 	}
 }
+
+// SRv6 paths on an inventory are planned: a path through a switch
+// without a locator is refused once, naming it and the field (exit 2);
+// a path through switches with locators plans.
+func TestPlanSRv6(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "inv.yaml"), []byte(frrInventory("fd00:bbbb:2::/48")), 0o644)
+	for _, c := range []struct{ via, want string }{{"spine0", ""}, {"spine1", "switch spine1 has no srv6_locator"}} {
+		suite := filepath.Join(dir, "s-"+c.via+".yaml")
+		os.WriteFile(suite, []byte(`name: s
+fabric: {inventory: inv.yaml}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+  ecn: {enabled: false}
+  trimming: {enabled: false}
+  srv6: {usid: true, paths: [{src: host0, dst: host1, via: [`+c.via+`]}]}
+transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB}
+`), 0o644)
+		_, err := harness.PlanSuite(context.Background(), suite, Name, "")
+		var ie *harness.InputError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("via %s: %v", c.via, err)
+		case c.want != "" && (!errors.As(err, &ie) || strings.Count(err.Error(), c.want) != 1):
+			t.Errorf("via %s: %v, want one %q", c.via, err, c.want)
+		}
+	}
+}

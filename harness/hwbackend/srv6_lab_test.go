@@ -234,3 +234,40 @@ kpis:
 	sameStates(t, "after lab-srv6-reroute", before, deviceStates(t, inv))
 	checkNoProcesses(t)
 }
+
+// TestInventoryVRFs runs examples/suites/vrfs.yaml unchanged through the
+// inventory of its own FRR lab (2 leaves, 2 spines, 4 hosts per leaf):
+// without --apply it names the leaves' isolation rules (each host port x
+// the 4 hosts of the other VRF: 32) and changes nothing; with --apply it
+// passes, as on the netns backend, and every device ends as it was.
+func TestInventoryVRFs(t *testing.T) {
+	h := startHWLab(t, "leafspine:leaves=2,spines=2,hosts_per_leaf=4,gbps=0.2")
+	inv := filepath.Join(h.dir, "lab-hw.yaml")
+	if code, out := runCLI(t, h.bin, "lab", "inventory", h.topo, "--state-dir", filepath.Dir(h.lab.St.Dir), "--name", "lab-hw", "--out", inv); code != 0 {
+		t.Fatalf("lab inventory: exit %d\n%s", code, out)
+	}
+	before := deviceStates(t, inv)
+	suiteFile, _ := filepath.Abs("../../examples/suites/vrfs.yaml")
+	code, log := runCLI(t, h.bin, "run", suiteFile, "--inventory", inv, "--out", filepath.Join(t.TempDir(), "noapply"), "--agent-binary", h.bin, "-q")
+	named := needed(log)
+	t.Logf("vrfs without --apply: exit %d, %d changes named", code, len(named))
+	rules := slices.DeleteFunc(slices.Clone(named), func(s string) bool { return !strings.Contains(s, ": + deny -4 iif ") })
+	if code != 2 || len(rules) != 32 {
+		t.Errorf("vrfs without --apply: exit %d, %d isolation rules named of %v (want 2, 32)", code, len(rules), named)
+	}
+	sameStates(t, "vrfs without --apply", before, deviceStates(t, inv))
+	out := filepath.Join(t.TempDir(), "apply")
+	code, log = runCLI(t, h.bin, "run", suiteFile, "--inventory", inv, "--apply", "--out", out, "--agent-binary", h.bin)
+	t.Logf("vrfs with --apply: exit %d\n%s", code, log)
+	if code != 0 {
+		t.Errorf("vrfs with --apply: exit %d, want 0 (as on the netns backend)", code)
+	}
+	if res, err := results.Load(out); err == nil {
+		r := &res.Runs[len(res.Runs)-1]
+		if applied := diffFile(t, filepath.Join(out, "runs", r.ID, "config-diff.txt")); !slices.Equal(applied, named) {
+			t.Errorf("named without --apply:\n%s\nchanged with it:\n%s", strings.Join(named, "\n"), strings.Join(applied, "\n"))
+		}
+	}
+	sameStates(t, "after vrfs --apply", before, deviceStates(t, inv))
+	checkNoProcesses(t)
+}
