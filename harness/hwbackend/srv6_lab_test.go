@@ -14,6 +14,7 @@ import (
 	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
+	"github.com/fabricbench/fabricbench/telemetry"
 )
 
 // needed are the changes a run without --apply names (its exit-2
@@ -66,7 +67,8 @@ func diffFile(t *testing.T, path string) []string {
 //     host0 and host3): exactly the changes the
 //     --apply run then makes, and nothing changed;
 //   - lab-srv6 with --apply passes (exit 0, as on the netns backend):
-//     applied, read back, and at the end every device's state (driver
+//     applied, read back, the pinned flows on spine1 only (the switches'
+//     counters), and at the end every device's state (driver
 //     State with SIDs, rules and policy routes, hash, forwarding and seg6
 //     sysctls, root qdiscs) equals the state before;
 //   - VRFs on the FRR leaves are isolation rules: in the backend,
@@ -138,6 +140,37 @@ func TestInventorySRv6VRF(t *testing.T) {
 	if !strings.Contains(string(verify), "ok   steer 198.") || strings.Contains(string(verify), "FAIL") ||
 		strings.Count(string(restore), "restored") != len(named) || strings.Contains(string(restore), "NOT RESTORED") {
 		t.Errorf("verify or restore incomplete (%d changes)", len(named))
+	}
+	// The data plane: the pinned flows crossed spine1, not spine0 (the
+	// switches' kernel counters through gNMI), as on the netns backend.
+	samples, err := telemetry.ReadStore(filepath.Join(out2, run.Files["telemetry"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := map[string]int64{}, map[string]int64{}
+	for _, s := range samples {
+		if s.Measurement != telemetry.MeasInterface || s.Field != telemetry.FieldOutOctets {
+			continue
+		}
+		if _, ok := first[s.Target+":"+s.Interface]; !ok {
+			first[s.Target+":"+s.Interface] = s.Value
+		}
+		last[s.Target+":"+s.Interface] = s.Value
+	}
+	var s0, s1 int64
+	for k, v := range last {
+		switch {
+		case strings.HasPrefix(k, "spine0:"):
+			s0 += v - first[k]
+		case strings.HasPrefix(k, "spine1:"):
+			s1 += v - first[k]
+		}
+	}
+	t.Logf("spine0 forwarded %d bytes, spine1 %d", s0, s1)
+	// Two flows of 4 MiB, each crossing spine1 once (encapsulated);
+	// spine0 only BGP keepalives.
+	if s1 < 2*4<<20 || s0 > 64<<10 {
+		t.Errorf("spine0 forwarded %d bytes, spine1 %d: want the pinned 8 MiB on spine1 only", s0, s1)
 	}
 	sameStates(t, "after lab-srv6 --apply", before, deviceStates(t, inv))
 	checkNoProcesses(t)
