@@ -30,10 +30,13 @@ const (
 	FeatPFC      Feature = "pfc"
 	FeatTrimming Feature = "trimming"
 	FeatBGP      Feature = "bgp"
+	// FeatVRFRules isolates VRFs with policy rules where the device has
+	// no VRF devices (DeviceFeatures.Isolation).
+	FeatVRFRules Feature = "vrf-rules"
 )
 
 // AllFeatures lists every feature in a stable order.
-var AllFeatures = []Feature{FeatBGP, FeatECMPHash, FeatVRF, FeatSRv6, FeatECN, FeatPFC, FeatTrimming}
+var AllFeatures = []Feature{FeatBGP, FeatECMPHash, FeatVRF, FeatVRFRules, FeatSRv6, FeatECN, FeatPFC, FeatTrimming}
 
 // Support says whether and how a platform does a feature.
 type Support struct {
@@ -81,6 +84,19 @@ type DeviceFeatures struct {
 	ECN      *ECN
 	PFC      *PFC
 	Trimming *Trimming
+	// Isolation are the rules that keep VRFs apart on a device without
+	// VRF devices (Linux and FRR on a kernel without them): what arrives
+	// on a VRF's port for an address outside it is refused.
+	Isolation []IsolationRule
+}
+
+// IsolationRule refuses to forward what arrives on interface In for
+// destination To: ip rule add pref Priority iif In to To prohibit (the
+// device answers ICMP administratively prohibited).
+type IsolationRule struct {
+	In       string
+	To       netip.Prefix
+	Priority int // 1 to 32765, before the main table's rule
 }
 
 // Requested lists the features f asks for.
@@ -91,6 +107,9 @@ func (f *DeviceFeatures) Requested() []Feature {
 	}
 	if len(f.VRFs) > 0 {
 		out = append(out, FeatVRF)
+	}
+	if len(f.Isolation) > 0 {
+		out = append(out, FeatVRFRules)
 	}
 	if f.SRv6 != nil {
 		out = append(out, FeatSRv6)

@@ -127,9 +127,13 @@ type Device struct {
 	Mgmt        string
 	MgmtHost    string
 	MgmtPort    int
-	Credentials string        // name of a credential set
-	ASN         uint32        // 0: not set
-	Loopback    netip.Prefix  // invalid (zero) when not set
+	Credentials string       // name of a credential set
+	ASN         uint32       // 0: not set
+	Loopback    netip.Prefix // invalid (zero) when not set
+	// SRv6Locator is a switch's SRv6 micro-SID locator: its uN prefix in
+	// the F3216 format (a /48 whose first 32 bits are the uSID block,
+	// e.g. fd00:bbbb:1::/48); invalid when not set.
+	SRv6Locator netip.Prefix
 	Pod         int           // -1 when not set
 	Timeout     time.Duration // 0: not set (the inventory's timeout applies)
 	// Ports are a switch's declared ports. When DeclaresPorts is set,

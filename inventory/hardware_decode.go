@@ -419,7 +419,7 @@ func checkRef(field, ref string) string {
 var (
 	topKeys        = []string{"name", "known_hosts", "default_speed", "timeout", "credentials", "devices", "links", "planes", "rails"}
 	credentialKeys = []string{"user", "password", "key", "passphrase", "ssh_agent"}
-	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "pod", "timeout", "ports", "nics", "gnmi", "slurm_node", "container"}
+	deviceKeys     = []string{"name", "platform", "role", "mgmt", "credentials", "asn", "loopback", "srv6_locator", "pod", "timeout", "ports", "nics", "gnmi", "slurm_node", "container"}
 	portKeys       = []string{"name", "speed", "interface"}
 	gnmiKeys       = []string{"address", "profile", "credentials", "tls", "insecure"}
 	tlsKeys        = []string{"ca", "server_name", "skip_verify"}
@@ -648,6 +648,19 @@ func (p *hwParser) devices(o *obj) []devMeta {
 			} else {
 				d.Loopback = pfx
 				p.uniqueAddr(addrs, pfx.Addr(), usedAddr{what: name + " loopback", path: path + ".loopback"}, do, "loopback")
+			}
+		}
+		if s, ok := p.str(do, "srv6_locator", false, ""); ok {
+			pfx, err := netip.ParsePrefix(s)
+			switch {
+			case err != nil || !pfx.Addr().Is6() || pfx.Addr().Is4In6():
+				p.errKey(do, "srv6_locator", "%q is not an IPv6 prefix (want a micro-SID locator such as fd00:bbbb:1::/48)", s)
+			case pfx.Bits() != 48 || pfx.Masked() != pfx:
+				p.errKey(do, "srv6_locator", "%q: want a /48 micro-SID locator in the F3216 format (a 32-bit block and a 16-bit node ID), e.g. fd00:bbbb:1::/48", s)
+			case d.Role == DeviceHost:
+				p.errKey(do, "srv6_locator", "a host has no locator (switches only)")
+			default:
+				d.SRv6Locator = pfx
 			}
 		}
 		if v, ok := p.integer(do, "pod", 0, MaxSwitches); ok {

@@ -251,6 +251,9 @@ func Generate(lab *containerlab.Lab, st *labrt.State, o Options, platforms ...st
 		if n.Loopback.IsValid() {
 			fmt.Fprintf(&b, "    loopback: %s\n", n.Loopback)
 		}
+		if n.SRv6Locator.IsValid() && role != containerlab.RoleHost {
+			fmt.Fprintf(&b, "    srv6_locator: %s\n", n.SRv6Locator)
+		}
 		eps := ifaces[n.Name]
 		sortEndpoints(eps)
 		if role == containerlab.RoleHost {

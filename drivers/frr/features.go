@@ -86,6 +86,7 @@ func (d *Driver) probe(ctx context.Context) (drivers.Capabilities, error) {
 	} else {
 		caps[drivers.FeatSRv6] = drivers.Support{Reason: "FRR 8.4 has no SRv6 micro-SIDs and the kernel data plane cannot do them: " + s.Reason}
 	}
+	caps[drivers.FeatVRFRules] = lc[drivers.FeatVRFRules]
 	caps[drivers.FeatECN] = drivers.Support{Reason: "FRR does not configure WRED/ECN; " + lc[drivers.FeatECN].Reason}
 	caps[drivers.FeatPFC] = drivers.Support{Reason: reasonPFC}
 	caps[drivers.FeatTrimming] = drivers.Support{Reason: reasonTrimming}
@@ -296,7 +297,7 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) (*fplan
 			return nil, err
 		}
 	}
-	lx := &drivers.DeviceFeatures{ECMPHash: want.ECMPHash, SRv6: want.SRv6}
+	lx := &drivers.DeviceFeatures{ECMPHash: want.ECMPHash, SRv6: want.SRv6, Isolation: want.Isolation}
 	if vrfMode == "vrf-device" {
 		lx.VRFs = want.VRFs
 	}

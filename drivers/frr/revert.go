@@ -11,8 +11,16 @@ import (
 // revertLines returns the vtysh lines that undo c, or ok false when c is
 // the kernel's (the linux driver reverts it).
 func revertLines(c drivers.Change) (lines []string, ok bool, err error) {
-	if strings.HasPrefix(c.Key, "sysctl ") {
-		return nil, false, nil
+	if strings.HasPrefix(c.Key, "vrf ") && (strings.HasSuffix(c.Key, " netns") || c.Old == "default") {
+		// zebra's netns VRFs: moving a port back out of the namespace
+		// would not restore it (the kernel drops its qdiscs, e.g. a
+		// link's tbf shaper, and its neighbours; its BGP session resets).
+		return nil, false, fmt.Errorf("cannot revert %s: a port moved into a VRF's network namespace does not come back as it was (the kernel drops its qdiscs and neighbours)", c)
+	}
+	for _, k := range []string{"sysctl ", "route ", "rule ", "deny ", "link ", "vrf "} {
+		if strings.HasPrefix(c.Key, k) {
+			return nil, false, nil // the kernel's: the linux driver's
+		}
 	}
 	if c.Key == "frr ipv6 forwarding" && c.Old == "no" {
 		return []string{"no ipv6 forwarding"}, true, nil
@@ -33,7 +41,9 @@ func revertLines(c drivers.Change) (lines []string, ok bool, err error) {
 }
 
 // CanRevert implements drivers.Reverter: maximum-paths, ipv6 forwarding
-// and the kernel's sysctls can be undone.
+// and what the linux driver changes in the kernel (sysctls, seg6 routes
+// and SIDs, policy and isolation rules, VRF devices) can be undone;
+// zebra's netns VRFs cannot.
 func (d *Driver) CanRevert(c drivers.Change) error {
 	_, vty, err := revertLines(c)
 	if err != nil {

@@ -285,6 +285,9 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) (*plan,
 			}
 		}
 	}
+	if len(want.Isolation) > 0 {
+		reads = append(reads, rulesCmd(4), rulesCmd(6))
+	}
 	if ctx, err = d.prefetch(ctx, reads...); err != nil {
 		return nil, err
 	}
@@ -302,6 +305,11 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) (*plan,
 	}
 	if want.SRv6 != nil {
 		if err := d.srv6Plan(ctx, p, want.SRv6, tables, pr); err != nil {
+			return nil, err
+		}
+	}
+	if len(want.Isolation) > 0 {
+		if err := d.isolationPlan(ctx, p, want.Isolation); err != nil {
 			return nil, err
 		}
 	}
@@ -681,8 +689,16 @@ func (d *Driver) srv6Plan(ctx context.Context, p *plan, srv6 *drivers.SRv6, tabl
 			return fmt.Errorf("linux %s: srv6: %s: no interface %s on the device", d.name, r.what, r.dev)
 		}
 	}
-	want := []setting{{seg6All, "1"}, {seg6Default, "1"}, {v6Forwarding, "1"}}
+	// Local SIDs need SRv6 processing and IPv6 forwarding; a device that
+	// only steers (encapsulates what it sends) needs neither.
+	var want []setting
+	if len(srv6.SIDs) > 0 {
+		want = []setting{{seg6All, "1"}, {seg6Default, "1"}, {v6Forwarding, "1"}}
+	}
 	for _, l := range links {
+		if len(srv6.SIDs) == 0 {
+			break
+		}
 		if l.Ifname != "lo" {
 			want = append(want, setting{mkSysctl("net", "ipv6", "conf", l.Ifname, "seg6_enabled"), "1"})
 		}
@@ -691,8 +707,10 @@ func (d *Driver) srv6Plan(ctx context.Context, p *plan, srv6 *drivers.SRv6, tabl
 	if len(read) > 3 {
 		want = append(want, setting{vrfStrict, "1"})
 	}
-	if err := d.sysctlPlan(ctx, p, drivers.FeatSRv6, want, read, seg6Glob); err != nil {
-		return err
+	if len(want) > 0 {
+		if err := d.sysctlPlan(ctx, p, drivers.FeatSRv6, want, read, seg6Glob); err != nil {
+			return err
+		}
 	}
 	// The SID device after the sysctls (a new device takes the default
 	// seg6_enabled) and before the routes through it.
@@ -754,8 +772,13 @@ func (d *Driver) routePlan(ctx context.Context, p *plan, routes []wantRoute) err
 			continue
 		}
 		old := ""
-		if cur != nil {
+		switch {
+		case cur != nil:
 			old = cur.args()
+		case lines[k][w.route.Prefix] != "":
+			// A route that is not a seg6 one (BGP's, a static route): the
+			// diff names it, and CanRevert refuses what it cannot put back.
+			old = nonSeg6 + lines[k][w.route.Prefix]
 		}
 		tbl := ""
 		key := "route " + w.route.Prefix.String()

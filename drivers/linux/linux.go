@@ -308,6 +308,11 @@ func (d *Driver) probes(ctx context.Context) (*probes, error) {
 		p.rules6 = "the kernel has no IPv6 policy routing rules (`ip -6 rule show`: " + firstLine(res[7].Output) + ")"
 	}
 	p.dummy = res[8].Status == 0
+	if p.rules4 == "" && p.rules6 == "" {
+		p.caps[drivers.FeatVRFRules] = drivers.Support{Supported: true, Mode: "prohibit-rules"}
+	} else {
+		p.caps[drivers.FeatVRFRules] = drivers.Support{Reason: strings.TrimSpace(p.rules4 + " " + p.rules6)}
+	}
 
 	out = res[3].Output
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -427,4 +428,66 @@ func policyTables(rules []drivers.RuleState, skip map[int]bool) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// isolationKey is the change key of an isolation rule; its value is
+// "prohibit".
+func isolationKey(fam int, r drivers.IsolationRule) string {
+	return fmt.Sprintf("deny -%d iif %s to %s pref %d", fam, r.In, r.To, r.Priority)
+}
+
+// isolationPlan compares the wanted isolation rules with the device's:
+// a rule of that priority, input interface and destination that
+// prohibits is there, or is added.
+func (d *Driver) isolationPlan(ctx context.Context, p *plan, want []drivers.IsolationRule) error {
+	have := map[int][]ipRule{}
+	seen := map[string]bool{}
+	for _, w := range want {
+		switch {
+		case w.In == "" || strings.ContainsAny(w.In, " \t/"):
+			return fmt.Errorf("linux %s: isolation rule: bad input interface %q", d.name, w.In)
+		case !w.To.IsValid() || w.To.Addr().Is4In6():
+			return fmt.Errorf("linux %s: isolation rule on %s: no destination prefix", d.name, w.In)
+		case w.Priority < 1 || w.Priority > 32765:
+			return fmt.Errorf("linux %s: isolation rule on %s: priority %d: want 1 to 32765", d.name, w.In, w.Priority)
+		}
+		fam := 4
+		if w.To.Addr().Is6() {
+			fam = 6
+		}
+		key := isolationKey(fam, w)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if _, ok := have[fam]; !ok {
+			rs, err := query(ctx, d, rulesCmd(fam), func(out string) ([]ipRule, error) { return parseRules(out, fam) })
+			if err != nil {
+				return err
+			}
+			have[fam] = rs
+		}
+		to := w.To.Masked()
+		ok, ev := false, fmt.Sprintf("no IPv%d rule pref %d iif %s to %s prohibit", fam, w.Priority, w.In, to)
+		for _, r := range have[fam] {
+			f := strings.Fields(r.st.Rule)
+			if r.st.Priority != w.Priority || r.st.Action != "prohibit" || !slices.Contains(f, w.In) {
+				continue
+			}
+			i := slices.Index(f, "to")
+			if i < 0 || i+1 >= len(f) {
+				continue
+			}
+			if f[i+1] == to.String() || (to.IsSingleIP() && f[i+1] == to.Addr().String()) {
+				ok, ev = true, r.st.Rule
+				break
+			}
+		}
+		p.checks = append(p.checks, check{drivers.FeatVRFRules, key + " prohibit", ok, ev})
+		if !ok {
+			p.add(drivers.FeatVRFRules, key, "", "prohibit",
+				fmt.Sprintf("ip -%d rule add pref %d iif %s to %s prohibit", fam, w.Priority, shellQuote(w.In), to))
+		}
+	}
+	return nil
 }

@@ -38,6 +38,7 @@ func (d *Driver) Capabilities(ctx context.Context) (drivers.Capabilities, error)
 		drivers.FeatBGP:      {Supported: true, Mode: "frr"},
 		drivers.FeatECMPHash: {Supported: true, Mode: "switch-hash"},
 		drivers.FeatVRF:      {Supported: true, Mode: "vrf-device"},
+		drivers.FeatVRFRules: {Reason: "SONiC has VRFs (CONFIG_DB VRF and interface bindings); isolation rules are for Linux and FRR routers without VRF devices"},
 		drivers.FeatSRv6:     {Supported: true, Mode: "usid"},
 		drivers.FeatECN:      {Supported: true, Mode: "wred"},
 		drivers.FeatPFC:      {Supported: true},

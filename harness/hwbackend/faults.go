@@ -339,7 +339,8 @@ func tcBurst(burst, rate float64) int64 {
 
 // sameQdisc compares a root qdisc with the one read before the run: kind,
 // handle and options equal, but a tbf's burst within one microsecond at
-// its rate (tc's resolution, see tcBurst).
+// its rate and its latency within one microsecond (tc's resolution, see
+// tcBurst: the latency follows the burst).
 func sameQdisc(before, now qdisc) bool {
 	if before.Kind != now.Kind || before.Handle != now.Handle || len(before.Options) != len(now.Options) {
 		return false
@@ -354,6 +355,14 @@ func sameQdisc(before, now qdisc) bool {
 			n, _ := w.(float64)
 			rate, _ := before.Options["rate"].(float64)
 			if math.Abs(b-n) > math.Max(1, rate/1e6) {
+				return false
+			}
+			continue
+		}
+		if k == "lat" && before.Kind == "tbf" {
+			b, _ := v.(float64)
+			n, _ := w.(float64)
+			if math.Abs(b-n) > 1 {
 				return false
 			}
 			continue

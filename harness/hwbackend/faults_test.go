@@ -27,6 +27,12 @@ func TestTCBurst(t *testing.T) {
 	if b := tcBurst(14418, 6.25e6); shown(b, 6.25e6) != 14418 {
 		t.Errorf("tcBurst(14418) = %d shows %d", b, shown(b, 6.25e6))
 	}
+	// The 200 Mb/s lab link a degrade replaced (lab-srv6-reroute): tc
+	// gives back a burst 1 us shorter, and the latency follows it.
+	if !sameQdisc(qdisc{Kind: "tbf", Handle: "1:", Options: map[string]any{"rate": 25e6, "burst": 57675.0, "lat": 4135.0}},
+		qdisc{Kind: "tbf", Handle: "1:", Options: map[string]any{"rate": 25e6, "burst": 57650.0, "lat": 4136.0}}) {
+		t.Error("the 200 Mb/s lab link's restored tbf counted as different")
+	}
 	// A tbf restored at another rate, or a burst more than 1 us off, is
 	// not the same.
 	a := qdisc{Kind: "tbf", Handle: "1:", Options: map[string]any{"rate": 6.25e6, "burst": 14418.0, "lat": 8461.0}}
@@ -34,6 +40,7 @@ func TestTCBurst(t *testing.T) {
 		{"rate": 625e3, "burst": 14418.0, "lat": 8461.0},
 		{"rate": 6.25e6, "burst": 14400.0, "lat": 8461.0},
 		{"rate": 6.25e6, "burst": 14418.0},
+		{"rate": 6.25e6, "burst": 14418.0, "lat": 8463.0},
 	} {
 		if sameQdisc(a, qdisc{Kind: "tbf", Handle: "1:", Options: o}) {
 			t.Errorf("%v counted as the same as %v", o, a.Options)

@@ -68,13 +68,27 @@ func QueueRefBytes(f *inventory.Fabric, c hostdeploy.Costs) int64 {
 //   - features.vrfs: on each leaf, one VRF per suite VRF with a host
 //     attached there, its members the leaf's ports to those hosts (the
 //     device's own interface names), its table the suite's; on SONiC the
-//     name gets SONiC's "Vrf" prefix. Route leaking is refused: the
-//     drivers configure no leaks.
+//     name gets SONiC's "Vrf" prefix. Route leaking is refused there: the
+//     SONiC driver configures no leaks. On FRR and Linux routers, whose
+//     VRFs would not be routed between leaves (one underlay, no per-VRF
+//     BGP), the VRFs are isolation rules on the leaves' host ports
+//     instead (leafIsolation; leaks allowed), as on the netns lab;
+//   - features.srv6: every switch's uN SID from its srv6_locator, and
+//     for each pinned path (features.srv6.paths) the uDX SIDs on the
+//     destination leaves and the steering routes and policy rules on
+//     both hosts (srv6.go); a host's features are only these.
 //
-// PFC, queue sizes, adaptive routing, SRv6 paths and the path controller
-// are not mapped yet (refused by Capabilities at plan time).
-func DeviceFeatures(f *inventory.Fabric, dev *inventory.Device, feat harness.Features, queueRef int64) (*drivers.DeviceFeatures, error) {
-	want := &drivers.DeviceFeatures{ECMPHash: slices.Clone(feat.ECMPHash)}
+// PFC, queue sizes, adaptive routing and the path controller are not
+// mapped yet (refused by Capabilities at plan time).
+func DeviceFeatures(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.Device, feat harness.Features, queueRef int64) (*drivers.DeviceFeatures, error) {
+	sr, err := planSRv6(f, hw, feat)
+	if err != nil {
+		return nil, err
+	}
+	if dev.Role == inventory.DeviceHost {
+		return &drivers.DeviceFeatures{SRv6: sr.of(dev.Name)}, nil
+	}
+	want := &drivers.DeviceFeatures{ECMPHash: slices.Clone(feat.ECMPHash), SRv6: sr.of(dev.Name)}
 	if feat.ECN {
 		kmin, kmax := feat.KMin, feat.KMax
 		if kmin < 0 || kmax > 1 || kmin >= kmax {
@@ -87,7 +101,13 @@ func DeviceFeatures(f *inventory.Fabric, dev *inventory.Device, feat harness.Fea
 		hdr, _ := dataplane.WireHeaderBytes(false)
 		want.Trimming = &drivers.Trimming{Size: hdr, DSCP: TrimDSCP, Queue: TrimQueue}
 	}
-	if len(feat.VRFs) > 0 && dev.Role == inventory.DeviceLeaf {
+	if len(feat.VRFs) > 0 && dev.Role == inventory.DeviceLeaf && vrfByRules(dev.Platform) {
+		iso, err := leafIsolation(f, hw, dev, feat.VRFs)
+		if err != nil {
+			return nil, err
+		}
+		want.Isolation = iso
+	} else if len(feat.VRFs) > 0 && dev.Role == inventory.DeviceLeaf {
 		vrfs, err := leafVRFs(f, dev, feat.VRFs)
 		if err != nil {
 			return nil, err
@@ -158,13 +178,14 @@ func (b *Backend) CheckPlan(p *harness.Point) error {
 	if err != nil {
 		return err
 	}
+	// SRv6 is planned for the whole inventory: its errors once.
+	if _, err := planSRv6(p.Fabric, hw, p.Features); err != nil {
+		return err
+	}
 	var errs []error
 	for i := range hw.Devices {
 		dev := &hw.Devices[i]
-		if dev.Role == inventory.DeviceHost {
-			continue
-		}
-		want, err := DeviceFeatures(p.Fabric, dev, p.Features, LinkMTU)
+		want, err := DeviceFeatures(p.Fabric, hw, dev, p.Features, LinkMTU)
 		if err == nil {
 			for _, f := range want.Requested() {
 				if r := drivers.Limit(dev.Platform, f); r != "" {

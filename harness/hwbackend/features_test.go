@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -36,7 +37,7 @@ func TestDeviceFeatures(t *testing.T) {
 	leaf := hw.Device("leaf0")
 	feat := harness.Features{ECMPHash: drivers.FiveTuple(), ECN: true, KMin: 0.2, KMax: 0.8, Trimming: true,
 		VRFs: []harness.VRF{{Name: "red", Table: 10, Hosts: []int{1}}}}
-	want, err := DeviceFeatures(f, leaf, feat, qref)
+	want, err := DeviceFeatures(f, hw, leaf, feat, qref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestDeviceFeatures(t *testing.T) {
 		t.Errorf("VRFs %+v", want.VRFs)
 	}
 	feat.VRFs[0].Leak = []string{"default"}
-	_, err = DeviceFeatures(f, leaf, feat, qref)
+	_, err = DeviceFeatures(f, hw, leaf, feat, qref)
 	var ce *drivers.CapabilityError
 	if !errors.As(err, &ce) || ce.Device != "leaf0" || ce.Platform != "sonic" || ce.Feature != drivers.FeatVRF {
 		t.Errorf("a leaking VRF: %v", err)
@@ -316,6 +317,155 @@ jobs:
 			t.Errorf("ECN on SONiC: %v", err)
 		case platform == "frr" && (!errors.As(err, &ie) || !strings.Contains(err.Error(), "leaf0 (platform frr) cannot do ecn-wred, which the suite needs: FRR does not configure WRED/ECN")):
 			t.Errorf("ECN on FRR: %v", err)
+		}
+	}
+}
+
+// frrInventory is a leaf-spine of FRR routers (2 leaves, 2 spines, one
+// host per leaf) with SRv6 locators; Configure never contacts it.
+func frrInventory(loc1 string) string {
+	return fmt.Sprintf(`name: frr
+known_hosts: /nonexistent/kh
+default_speed: 100G
+credentials:
+  c: {user: fb, key: "file:/nonexistent/key"}
+devices:
+  - {name: leaf0, platform: frr, role: leaf, mgmt: 198.18.250.1, credentials: c, srv6_locator: "fd00:bbbb:1::/48", ports: [{name: Ethernet0, interface: eth1}, {name: Ethernet1, interface: eth2}, {name: Ethernet2, interface: eth3}]}
+  - {name: leaf1, platform: frr, role: leaf, mgmt: 198.18.250.2, credentials: c, srv6_locator: "%s", ports: [{name: Ethernet0, interface: eth1}, {name: Ethernet1, interface: eth2}, {name: Ethernet2, interface: eth3}]}
+  - {name: spine0, platform: frr, role: spine, mgmt: 198.18.250.3, credentials: c, srv6_locator: "fd00:bbbb:3::/48", ports: [{name: Ethernet0, interface: eth1}, {name: Ethernet1, interface: eth2}]}
+  - {name: spine1, platform: frr, role: spine, mgmt: 198.18.250.4, credentials: c, ports: [{name: Ethernet0, interface: eth1}, {name: Ethernet1, interface: eth2}]}
+  - {name: host0, platform: linux, role: host, mgmt: 198.18.250.10, credentials: c, nics: [{name: eth1, address: 198.18.251.1/31}]}
+  - {name: host1, platform: linux, role: host, mgmt: 198.18.250.11, credentials: c, nics: [{name: eth1, address: 198.18.251.3/31}]}
+links:
+  - [host0:eth1, leaf0:Ethernet0]
+  - [host1:eth1, leaf1:Ethernet0]
+  - [leaf0:Ethernet1, spine0:Ethernet0]
+  - [leaf0:Ethernet2, spine1:Ethernet0]
+  - [leaf1:Ethernet1, spine0:Ethernet1]
+  - [leaf1:Ethernet2, spine1:Ethernet1]
+`, loc1)
+}
+
+// SRv6 paths and VRFs on FRR/Linux devices: uN SIDs from the locators,
+// uDX4 on the destination leaves, steering and rules on both hosts,
+// isolation rules for VRFs (leaks open them); a path through a switch
+// without a locator, and locators in two blocks, are refused naming them.
+func TestDeviceFeaturesSRv6(t *testing.T) {
+	load := func(loc1 string) (*inventory.Hardware, *inventory.Fabric) {
+		hw, err := inventory.ParseHardware("inv.yaml", []byte(frrInventory(loc1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := hw.Fabric()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hw, f
+	}
+	hw, f := load("fd00:bbbb:2::/48")
+	node := func(name string) int { id, _ := f.NodeByName(name); return id }
+	h0, h1 := f.Host(0), f.Host(1)
+	if h0.Name != "host0" || h1.Name != "host1" {
+		t.Fatalf("hosts %s %s", h0.Name, h1.Name)
+	}
+	feat := harness.Features{SRv6: true, SRv6Paths: []harness.SRv6Path{{Name: "p", Src: 0, Dst: 1, Via: []int{node("spine0")}}}}
+	get := func(name string, feat harness.Features) *drivers.DeviceFeatures {
+		t.Helper()
+		w, err := DeviceFeatures(f, hw, hw.Device(name), feat, LinkMTU)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return w
+	}
+	l1 := get("leaf1", feat).SRv6
+	wantL1 := &drivers.SRv6{Locator: "main", Prefix: netip.MustParsePrefix("fd00:bbbb:2::/48"), BlockLen: 32, NodeLen: 16, SIDs: []drivers.SID{
+		{Addr: netip.MustParsePrefix("fd00:bbbb:2::/48"), Behavior: "uN"},
+		// host1 is on leaf1's port 0: function 0xe000.
+		{Addr: netip.MustParsePrefix("fd00:bbbb:2:e000::/64"), Behavior: "uDX4", Nexthop: netip.MustParseAddr("198.18.251.3"), Dev: "eth1"}}}
+	if !reflect.DeepEqual(l1, wantL1) {
+		t.Errorf("leaf1 SRv6 %+v, want %+v", l1, wantL1)
+	}
+	hs := get("host0", feat)
+	if len(hs.Requested()) != 1 || hs.SRv6 == nil {
+		t.Fatalf("host0 %+v", hs)
+	}
+	// spine0 (3), leaf1 (2), leaf1's uDX4 to host1 (e000).
+	wantSteer := []drivers.Steer{{Prefix: netip.MustParsePrefix("198.18.251.3/32"), Segments: []netip.Addr{netip.MustParseAddr("fd00:bbbb:3:2:e000::")}, Dev: "eth1", Table: 100}}
+	wantRules := []drivers.PolicyRule{{Mark: 0x100, Table: 100, Priority: 1000, Family: 4}}
+	if !reflect.DeepEqual(hs.SRv6.Steer, wantSteer) || !reflect.DeepEqual(hs.SRv6.Rules, wantRules) || len(hs.SRv6.SIDs) != 0 {
+		t.Errorf("host0 steer %+v rules %+v sids %+v", hs.SRv6.Steer, hs.SRv6.Rules, hs.SRv6.SIDs)
+	}
+	// The reverse: host1 back through spine0 and leaf0.
+	if st := get("host1", feat).SRv6.Steer; len(st) != 1 || st[0].Segments[0] != netip.MustParseAddr("fd00:bbbb:3:1:e000::") {
+		t.Errorf("host1 steer %+v", st)
+	}
+	if sp := get("spine1", feat); sp.SRv6 != nil {
+		t.Errorf("spine1 (no locator) got SRv6 %+v", sp.SRv6)
+	}
+	sr, _ := planSRv6(f, hw, feat)
+	if sr.marks[[2]int{0, 1}] != 0x100 || sr.marks[[2]int{1, 0}] != 0x100 {
+		t.Errorf("marks %v", sr.marks)
+	}
+	// No SRv6: hosts get nothing.
+	if w := get("host0", harness.Features{ECMPHash: drivers.FiveTuple()}); len(w.Requested()) != 0 {
+		t.Errorf("host0 without SRv6: %+v", w.Requested())
+	}
+
+	// Refusals naming the switch.
+	bad := feat
+	bad.SRv6Paths = []harness.SRv6Path{{Name: "p", Src: 0, Dst: 1, Via: []int{node("spine1")}}}
+	if _, err := DeviceFeatures(f, hw, hw.Device("leaf0"), bad, LinkMTU); err == nil || !strings.Contains(err.Error(), "spine1 has no srv6_locator") {
+		t.Errorf("a path via spine1 without a locator: %v", err)
+	}
+	hw2, f2 := load("fd00:cccc:2::/48")
+	if _, err := DeviceFeatures(f2, hw2, hw2.Device("leaf0"), feat, LinkMTU); err == nil || !strings.Contains(err.Error(), "leaf1: srv6_locator fd00:cccc:2::/48 is not in the uSID block of leaf0's") {
+		t.Errorf("two blocks: %v", err)
+	}
+
+	// VRFs on FRR: isolation rules on the leaves' host ports.
+	vf := harness.Features{VRFs: []harness.VRF{{Name: "red", Table: 10, Hosts: []int{0}}, {Name: "blue", Table: 20, Hosts: []int{1}}}}
+	w := get("leaf0", vf)
+	wantIso := []drivers.IsolationRule{{In: "eth1", To: netip.MustParsePrefix("198.18.251.3/32"), Priority: 500}}
+	if !reflect.DeepEqual(w.Isolation, wantIso) || len(w.VRFs) != 0 {
+		t.Errorf("leaf0 isolation %+v VRFs %+v", w.Isolation, w.VRFs)
+	}
+	if w := get("spine0", vf); len(w.Isolation) != 0 {
+		t.Errorf("spine0 isolation %+v", w.Isolation)
+	}
+	vf.VRFs[0].Leak = []string{"blue"}
+	vf.VRFs[1].Leak = []string{"red"}
+	if w := get("leaf0", vf); len(w.Isolation) != 0 {
+		t.Errorf("leaking VRFs: isolation %+v", w.Isolation)
+	}
+}
+
+// SRv6 paths on an inventory are planned: a path through a switch
+// without a locator is refused once, naming it and the field (exit 2);
+// a path through switches with locators plans.
+func TestPlanSRv6(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "inv.yaml"), []byte(frrInventory("fd00:bbbb:2::/48")), 0o644)
+	for _, c := range []struct{ via, want string }{{"spine0", ""}, {"spine1", "switch spine1 has no srv6_locator"}} {
+		suite := filepath.Join(dir, "s-"+c.via+".yaml")
+		os.WriteFile(suite, []byte(`name: s
+fabric: {inventory: inv.yaml}
+features:
+  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
+  ecn: {enabled: false}
+  trimming: {enabled: false}
+  srv6: {usid: true, paths: [{src: host0, dst: host1, via: [`+c.via+`]}]}
+transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB}
+`), 0o644)
+		_, err := harness.PlanSuite(context.Background(), suite, Name, "")
+		var ie *harness.InputError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("via %s: %v", c.via, err)
+		case c.want != "" && (!errors.As(err, &ie) || strings.Count(err.Error(), c.want) != 1):
+			t.Errorf("via %s: %v, want one %q", c.via, err, c.want)
 		}
 	}
 }

@@ -86,12 +86,10 @@ const MaxMTU = LinkMTU - dataplane.IPv4HeaderLen - dataplane.UDPHeaderLen - data
 var capabilities = harness.Capabilities{
 	Unsupported: map[harness.Feature]string{
 		harness.FeatPFC:         "PFC is not mapped onto device settings by the hardware backend yet",
-		harness.FeatController:  "the hardware backend does not steer SRv6 paths (features.srv6 is refused)",
 		harness.FeatQueue:       "queue sizes are the devices' own",
 		harness.FeatAdaptive:    "switch adaptive routing is not configured by the drivers",
 		harness.FeatLowDiameter: "Dragonfly minimal, Valiant, UGAL, source-guided and port-msb routing are simulator only",
-		harness.FeatSRv6:        "SRv6 path placement is not mapped onto an inventory's devices yet",
-		harness.FeatSRv6Control: "SRv6 path placement is simulator and netns only",
+		harness.FeatSRv6Control: "the hardware backend pins host pairs (both directions, by firewall mark) with loose paths, as the netns lab; placement at job start (features.srv6.placement), per-job and strict paths are simulator only",
 		harness.FeatFlowlet:     "flowlet load balancing (DLB) is not configured by the drivers",
 		harness.FeatPacing:      "the transport agents pace a host at its NIC rate and let the congestion control set each flow's; a per-job offered load is simulator only",
 		harness.FeatPFCWatchdog: "PFC is not mapped onto device settings by the hardware backend",
@@ -128,6 +126,15 @@ type Backend struct {
 	srun   *srunLauncher
 	// applied are the configuration changes made per device, to revert.
 	applied map[string]drivers.Diff
+	// marks are the firewall marks of the pinned SRv6 paths' flows, by
+	// (source, destination) host.
+	marks map[[2]int]uint32
+	// sr and steer are the run's SRv6 plan and the features applied on
+	// each steering host, which Steer (the path controller) moves.
+	feat  harness.Features
+	sr    *srv6Plan
+	steer map[string]*drivers.DeviceFeatures
+	appM  sync.Mutex // applied, while Steer may add to it
 	// undo are the fault changes' inverses, run at Down (last first).
 	undo  []undoStep
 	saves []saved
@@ -278,11 +285,13 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	if err := capabilities.Refuse(Name, feat); err != nil {
 		return err
 	}
-	sw := b.switches()
+	// The switches, and the hosts that steer SRv6 paths.
+	var sw []string
+	var wants []*drivers.DeviceFeatures
 	qref := QueueRefBytes(b.f, b.costs())
-	wants := make([]*drivers.DeviceFeatures, len(sw))
-	for i, name := range sw {
-		w, err := DeviceFeatures(b.f, b.devs[name].inv, feat, qref)
+	for _, d := range b.target.Devices {
+		name := d.Name
+		w, err := DeviceFeatures(b.f, b.hw, b.devs[name].inv, feat, qref)
 		if err != nil {
 			var ce *drivers.CapabilityError
 			if errors.As(err, &ce) {
@@ -290,7 +299,22 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 			}
 			return &harness.InputError{Err: fmt.Errorf("%s: %w", name, err)}
 		}
-		wants[i] = w
+		if d.IsHost() && len(w.Requested()) == 0 {
+			continue
+		}
+		sw = append(sw, name)
+		wants = append(wants, w)
+	}
+	b.feat, b.marks, b.sr, b.steer = feat, nil, nil, map[string]*drivers.DeviceFeatures{}
+	for i, name := range sw {
+		if b.devs[name].inv.Role == inventory.DeviceHost {
+			b.steer[name] = wants[i]
+		}
+	}
+	if sr, _ := planSRv6(b.f, b.hw, feat); sr != nil {
+		b.marks, b.sr = sr.marks, sr
+		b.logf("features.srv6: uN SIDs from the switches' srv6_locator; %d pinned host-pair paths (uDX SIDs on the leaves, seg6 routes in tables %d+ and firewall-mark rules on the hosts)",
+			len(feat.SRv6Paths), srTableBase)
 	}
 	if feat.ECN {
 		b.logf("features.ecn: WRED/ECN marking from %d to %d bytes on queues 3-4 (kmin %g, kmax %g of a %d-byte reference queue, one BDP)",
@@ -373,11 +397,11 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 		}
 		drv, _ := b.driver(sw[i])
 		done, err := drv.Apply(ctx, wants[i])
-		mu.Lock()
+		b.appM.Lock()
 		if len(done) > 0 {
 			b.applied[sw[i]] = done
 		}
-		mu.Unlock()
+		b.appM.Unlock()
 		if err != nil {
 			return fmt.Errorf("%s: apply: %w", sw[i], err)
 		}
@@ -605,7 +629,8 @@ func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error 
 // RunJobs runs the workload on the agents.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
 	return hostdeploy.RunJobs(ctx, hostdeploy.Jobs{Agents: b.agents, Fabric: b.f, Params: b.tp, Costs: b.costs(), HostIP: b.hostIP,
-		DataPort: DataPort, Faults: b.faults, Apply: b.applyFault, Logf: b.logf}, w, progress)
+		DataPort: DataPort, Mark: func(src, dst int) uint32 { return b.marks[[2]int{src, dst}] },
+		Faults: b.faults, Apply: b.applyFault, Logf: b.logf}, w, progress)
 }
 
 // costs are the per-hop costs: software forwarding when a switch is an
@@ -657,6 +682,8 @@ func (b *Backend) Down(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("NOT RESTORED: %s: %s: %w", u.dev, u.what, err))
 		}
 	}
+	b.appM.Lock()
+	defer b.appM.Unlock()
 	names := make([]string, 0, len(b.applied))
 	for n := range b.applied {
 		names = append(names, n)
@@ -707,7 +734,7 @@ func (b *Backend) Describe(p *harness.Point) []string {
 	out := []string{
 		fmt.Sprintf("devices    the inventory's %d switches and %d hosts (%s); nothing is created or destroyed on them", sw, hosts, p.Suite.Fabric.Inventory),
 		"bring-up   the checks of `lab validate INVENTORY` first (links, BGP, ECMP width, reachability); a failed check stops the suite",
-		"configure  the features become each switch's settings (ECMP hash, WRED/ECN, trimming, VRFs on the leaves); a switch whose platform cannot do one is refused naming it; each driver computes the Diff: without --apply a needed change is refused (exit 2) before anything changes; with --apply it is applied, read back and restored at the end",
+		"configure  the features become each switch's settings (ECMP hash, WRED/ECN, trimming, VRFs on the leaves: SONiC VRFs, isolation rules on FRR/Linux; SRv6 uN and uDX SIDs) and the steering hosts' (seg6 routes and firewall-mark rules of the pinned SRv6 paths); a switch whose platform cannot do one is refused naming it; each driver computes the Diff: without --apply a needed change is refused (exit 2) before anything changes; with --apply it is applied, read back and restored at the end",
 		fmt.Sprintf("agents     the transport agent on %d hosts, started by %s (control :%d, data :%d and %d entropy ports), removed at the end", hosts, launcher, ControlPort, DataPort, EntropyPorts),
 	}
 	if !p.NoTelemetry {
