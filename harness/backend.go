@@ -61,7 +61,11 @@ type Features struct {
 	// source-guided path and every flow's window sized on that path.
 	QueueLongestPath bool
 	PFC              bool
-	SRv6             bool
+	// PFCPriorities are features.pfc.priorities: on hardware, lossless
+	// besides the agents' own class (the simulator's data class is
+	// lossless whatever they are).
+	PFCPriorities []int
+	SRv6          bool
 	// SRv6Paths pin the flows of host pairs to explicit switch sequences
 	// (SRv6 micro-SID path placement).
 	SRv6Paths []SRv6Path

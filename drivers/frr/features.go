@@ -18,6 +18,7 @@ const MaxPaths = "64"
 
 const (
 	reasonTrimming = "FRR/Linux: packet trimming is a switch ASIC feature"
+	reasonAdaptive = "FRR installs equal-cost routes and the Linux kernel picks a multipath route's next hop by hash only (fib_multipath_hash_policy): it has no adaptive routing or flowlet switching"
 	reasonPFC      = "FRR does not configure PFC; Linux veth/NICs without DCB: PFC needs a NIC with DCB (lldpad/dcbtool)"
 )
 
@@ -89,6 +90,9 @@ func (d *Driver) probe(ctx context.Context) (drivers.Capabilities, error) {
 	caps[drivers.FeatECN] = drivers.Support{Reason: "FRR does not configure WRED/ECN; " + lc[drivers.FeatECN].Reason}
 	caps[drivers.FeatPFC] = drivers.Support{Reason: reasonPFC}
 	caps[drivers.FeatTrimming] = drivers.Support{Reason: reasonTrimming}
+	caps[drivers.FeatPFCWatchdog] = drivers.Support{Reason: reasonPFC}
+	caps[drivers.FeatQueueSize] = drivers.Support{Reason: linux.ReasonQueueSize}
+	caps[drivers.FeatAdaptive] = drivers.Support{Reason: reasonAdaptive}
 	return caps, nil
 }
 

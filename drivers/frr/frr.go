@@ -80,9 +80,12 @@ var PlatformDefinition []byte
 func init() {
 	drivers.Register(Platform, Open)
 	drivers.RegisterLimits(Platform, map[drivers.Feature]string{
-		drivers.FeatECN:      "FRR does not configure WRED/ECN",
-		drivers.FeatPFC:      reasonPFC,
-		drivers.FeatTrimming: reasonTrimming,
+		drivers.FeatECN:         "FRR does not configure WRED/ECN",
+		drivers.FeatPFC:         reasonPFC,
+		drivers.FeatTrimming:    reasonTrimming,
+		drivers.FeatPFCWatchdog: reasonPFC,
+		drivers.FeatQueueSize:   linux.ReasonQueueSize,
+		drivers.FeatAdaptive:    reasonAdaptive,
 	})
 }
 

@@ -85,16 +85,11 @@ const MaxMTU = LinkMTU - dataplane.IPv4HeaderLen - dataplane.UDPHeaderLen - data
 
 var capabilities = harness.Capabilities{
 	Unsupported: map[harness.Feature]string{
-		harness.FeatPFC:         "PFC is not mapped onto device settings by the hardware backend yet",
 		harness.FeatController:  "the hardware backend does not steer SRv6 paths (features.srv6 is refused)",
-		harness.FeatQueue:       "queue sizes are the devices' own",
-		harness.FeatAdaptive:    "switch adaptive routing is not configured by the drivers",
 		harness.FeatLowDiameter: "Dragonfly minimal, Valiant, UGAL, source-guided and port-msb routing are simulator only",
 		harness.FeatSRv6:        "SRv6 path placement is not mapped onto an inventory's devices yet",
 		harness.FeatSRv6Control: "SRv6 path placement is simulator and netns only",
-		harness.FeatFlowlet:     "flowlet load balancing (DLB) is not configured by the drivers",
 		harness.FeatPacing:      "the transport agents pace a host at its NIC rate and let the congestion control set each flow's; a per-job offered load is simulator only",
-		harness.FeatPFCWatchdog: "PFC is not mapped onto device settings by the hardware backend",
 		harness.FeatOneWayDelay: "each transport agent timestamps packets on its own clock, and hosts' clocks are not known to be synchronised (PTP): one-way delay is not measured",
 	},
 	ByDevice: map[harness.Feature]string{
