@@ -88,6 +88,11 @@ type DeviceFeatures struct {
 	ECN      *ECN
 	PFC      *PFC
 	Trimming *Trimming
+
+	// ECMPWidth is the most equal-cost next hops the device must spread
+	// a destination over (its uplinks in the fabric; feature
+	// FeatECMPHash): a device that takes fewer is refused; 0 leaves it.
+	ECMPWidth int
 	// QueueSize caps the data queue of the agents' traffic.
 	QueueSize *QueueSize
 	// Adaptive asks for adaptive routing or flowlet load balancing.
@@ -97,7 +102,7 @@ type DeviceFeatures struct {
 // Requested lists the features f asks for.
 func (f *DeviceFeatures) Requested() []Feature {
 	var out []Feature
-	if len(f.ECMPHash) > 0 {
+	if len(f.ECMPHash) > 0 || f.ECMPWidth > 0 {
 		out = append(out, FeatECMPHash)
 	}
 	if len(f.VRFs) > 0 {

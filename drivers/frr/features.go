@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -308,18 +309,20 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) (*fplan
 		p.lx = lx
 	}
 
-	if len(want.ECMPHash) > 0 || want.SRv6 != nil {
+	if len(want.ECMPHash) > 0 || want.ECMPWidth > 0 || want.SRv6 != nil {
 		cfg, err := d.Vtysh(ctx, "show running-config")
 		if err != nil {
 			return nil, err
 		}
-		if len(want.ECMPHash) > 0 {
+		if len(want.ECMPHash) > 0 || want.ECMPWidth > 0 {
 			zebra, err := d.Vtysh(ctx, "show zebra")
 			if err != nil {
 				return nil, err
 			}
 			ecmpMax, _ := parseZebra(zebra)
-			d.maxPathsPlan(p, cfg, ecmpMax)
+			if err := d.maxPathsPlan(p, cfg, ecmpMax, want.ECMPWidth); err != nil {
+				return nil, err
+			}
 		}
 		if want.SRv6 != nil {
 			d.forwardingPlan(p, cfg)
@@ -356,8 +359,19 @@ func (d *Driver) checkSRv6NetnsVRF(srv6 *drivers.SRv6, mode string) error {
 }
 
 // maxPathsPlan checks maximum-paths in the ipv4 and ipv6 unicast address
-// families of every router bgp.
-func (d *Driver) maxPathsPlan(p *fplan, cfg string, ecmpMax int) {
+// families of every router bgp: MaxPaths, or width when that is more. A
+// width above zebra's ECMP maximum (its build's multipath limit, `show
+// zebra`) is a *drivers.CapabilityError: the fabric's equal-cost paths
+// would not all be installed.
+func (d *Driver) maxPathsPlan(p *fplan, cfg string, ecmpMax, width int) error {
+	if ecmpMax > 0 && width > ecmpMax {
+		return &drivers.CapabilityError{Platform: Platform, Device: d.name, Feature: drivers.FeatECMPHash,
+			Reason: fmt.Sprintf("the fabric gives it %d equal-cost uplinks, but zebra installs at most %d paths per route (show zebra: ECMP Maximum, FRR's --enable-multipath)", width, ecmpMax)}
+	}
+	maxPaths := MaxPaths
+	if n, _ := strconv.Atoi(MaxPaths); width > n {
+		maxPaths = strconv.Itoa(width)
+	}
 	for _, inst := range parseBGPConfig(cfg) {
 		for _, af := range []string{"ipv4 unicast", "ipv6 unicast"} {
 			cur, set := inst.MaxPaths[af]
@@ -372,8 +386,8 @@ func (d *Driver) maxPathsPlan(p *fplan, cfg string, ecmpMax int) {
 			default:
 				ev = "no maximum-paths line"
 			}
-			name := fmt.Sprintf("%s address-family %s maximum-paths %s", inst.Header, af, MaxPaths)
-			ok := cur == MaxPaths
+			name := fmt.Sprintf("%s address-family %s maximum-paths %s", inst.Header, af, maxPaths)
+			ok := cur == maxPaths
 			p.check(d.name, drivers.FeatECMPHash, name, ok, ev)
 			if ok {
 				continue
@@ -383,11 +397,12 @@ func (d *Driver) maxPathsPlan(p *fplan, cfg string, ecmpMax int) {
 				old = cur
 			}
 			p.vty = append(p.vty, vtyItem{
-				change: drivers.Change{Feature: drivers.FeatECMPHash, Key: fmt.Sprintf("frr %s address-family %s maximum-paths", inst.Header, af), Old: old, New: MaxPaths},
-				lines:  []string{inst.Header, "address-family " + af, "maximum-paths " + MaxPaths, "exit-address-family", "exit"},
+				change: drivers.Change{Feature: drivers.FeatECMPHash, Key: fmt.Sprintf("frr %s address-family %s maximum-paths", inst.Header, af), Old: old, New: maxPaths},
+				lines:  []string{inst.Header, "address-family " + af, "maximum-paths " + maxPaths, "exit-address-family", "exit"},
 			})
 		}
 	}
+	return nil
 }
 
 // forwardingPlan turns on IPv6 forwarding through zebra when the running

@@ -243,8 +243,14 @@ func pfcHeadroom(f *inventory.Fabric, dev *inventory.Device) (*drivers.PFCHeadro
 //     capped at that size; longest-path sizing is refused (it needs the
 //     simulator's source-guided paths);
 //   - features.ecmp.mode adaptive or flowlet: the switch's adaptive
-//     routing (per packet) or flowlet switching with the suite's gap.
+//     routing (per packet) or flowlet switching with the suite's gap;
+//   - the ECMP width: the switch's uplinks in the fabric, the equal-cost
+//     next hops it must install for a destination beyond them (FRR: at
+//     least that maximum-paths, refused above zebra's ECMP maximum).
 func qosFeatures(f *inventory.Fabric, dev *inventory.Device, feat harness.Features, want *drivers.DeviceFeatures) error {
+	if w := ecmpWidth(f, dev); w > 1 {
+		want.ECMPWidth = w
+	}
 	if feat.PFC {
 		hr, err := pfcHeadroom(f, dev)
 		if err != nil {
@@ -273,4 +279,19 @@ func qosFeatures(f *inventory.Fabric, dev *inventory.Device, feat harness.Featur
 		want.Adaptive = &drivers.Adaptive{Mode: drivers.AdaptiveFlowlet, FlowletGap: time.Duration(feat.FlowletGap / 1000)}
 	}
 	return nil
+}
+
+// ecmpWidth is the number of dev's ports to a switch on a higher tier.
+func ecmpWidth(f *inventory.Fabric, dev *inventory.Device) int {
+	id, ok := f.NodeByName(dev.Name)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, p := range f.Ports {
+		if p.Node == id && p.Uplink && p.Peer >= 0 && p.Peer < len(f.Ports) && f.Nodes[f.Ports[p.Peer].Node].IsSwitch() {
+			n++
+		}
+	}
+	return n
 }

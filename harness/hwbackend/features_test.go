@@ -450,3 +450,39 @@ jobs:
 		}
 	}
 }
+
+// The ECMP width of a switch is its uplinks: a leaf with two spines
+// spreads over two, a spine has none to spread over.
+func TestECMPWidth(t *testing.T) {
+	hw, err := inventory.ParseHardware("inv.yaml", []byte(`name: w
+known_hosts: /nonexistent/kh
+default_speed: 100G
+credentials:
+  td: {user: u, key: "file:/nonexistent/key"}
+devices:
+  - {name: leaf0, platform: sonic, role: leaf, mgmt: 198.18.250.1, credentials: td, ports: [{name: Ethernet0}, {name: Ethernet4}, {name: Ethernet8}]}
+  - {name: spine0, platform: frr, role: spine, mgmt: 198.18.250.2, credentials: td, ports: [{name: eth1}]}
+  - {name: spine1, platform: frr, role: spine, mgmt: 198.18.250.3, credentials: td, ports: [{name: eth1}]}
+  - {name: host0, platform: linux, role: host, mgmt: 198.18.250.10, credentials: td, nics: [{name: eth1, address: 198.18.251.1/31}]}
+links:
+  - [host0:eth1, leaf0:Ethernet0]
+  - [leaf0:Ethernet4, spine0:eth1]
+  - [leaf0:Ethernet8, spine1:eth1]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := hw.Fabric()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dev, width := range map[string]int{"leaf0": 2, "spine0": 0} {
+		want, err := DeviceFeatures(f, hw.Device(dev), harness.Features{ECMPHash: drivers.FiveTuple()}, LinkMTU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.ECMPWidth != width {
+			t.Errorf("%s: ECMP width %d, want %d", dev, want.ECMPWidth, width)
+		}
+	}
+}
