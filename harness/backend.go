@@ -355,9 +355,10 @@ type Capabilities struct {
 	// Unsupported maps each feature the backend cannot do to the reason;
 	// features not listed are supported.
 	Unsupported map[Feature]string
-	// ByDevice lists default-on features (ECN, trimming) the backend
-	// supports only where its devices can: off unless the suite turns them
-	// on, and then checked device by device (the reason says how).
+	// ByDevice lists features the backend supports only where its
+	// devices can, checked device by device (the reason says how).
+	// Default-on ones (ECN, trimming) are off unless the suite turns them
+	// on; PFC's reason is also why pause trees are not analysed (noPFC).
 	ByDevice map[Feature]string
 	// ECMPHashNeeds are fields every features.ecmp.hash must include
 	// (ECMPHashReason says why); nil: any hash.

@@ -93,6 +93,7 @@ var capabilities = harness.Capabilities{
 		harness.FeatOneWayDelay: "each transport agent timestamps packets on its own clock, and hosts' clocks are not known to be synchronised (PTP): one-way delay is not measured",
 	},
 	ByDevice: map[harness.Feature]string{
+		harness.FeatPFC:      "PFC is configured on the switches whose driver can (SONiC), but their pause counters are not in the hardware telemetry",
 		harness.FeatECN:      "WRED/ECN is configured on the switches whose driver can (SONiC; not FRR or Linux on a kernel without the red qdisc): off unless the suite enables it, and a switch that cannot is refused naming it before anything changes",
 		harness.FeatTrimming: "packet trimming is configured on the switches whose ASIC can (SONiC with SWITCH_TRIMMING_CAPABLE): off unless the suite enables it, and a switch that cannot is refused naming it before anything changes",
 	},
