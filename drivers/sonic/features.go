@@ -719,7 +719,19 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) ([]*ent
 	}
 
 	if pfc := want.PFC; pfc != nil {
-		if err := d.pfcPlan(r, ports, pfc, add); err != nil {
+		// The queue size's BUFFER_QUEUE entries win over PFC's lossless
+		// egress ones (both in the egress lossless pool).
+		taken := map[string]bool{}
+		if q := want.QueueSize; q != nil {
+			keys, err := d.queueKeys(r, ports, q)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range keys {
+				taken[k] = true
+			}
+		}
+		if err := d.pfcPlan(r, ports, pfc, taken, add); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package sonic
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,9 +167,18 @@ func (r *reader) pool(typ string, lossless bool) (string, int64, error) {
 
 // pfcPlan adds PFC's entries: per port, pfc_enable on the priorities
 // (PFC.Priorities and the classes of PFC.DSCPs); with Headroom, the
-// lossless profile and BUFFER_PG of those priorities' groups; with
-// Watchdog, PFC_WD per port.
-func (d *Driver) pfcPlan(r *reader, ports []string, pfc *drivers.PFC, add func(*entry) error) error {
+// lossless profile and BUFFER_PG of those priorities' groups, and the
+// device's egress lossless profile on the BUFFER_QUEUE entries of their
+// queues (but those in taken: the queue size's); with Watchdog, PFC_WD
+// per port.
+func (d *Driver) pfcPlan(r *reader, ports []string, pfc *drivers.PFC, taken map[string]bool, add func(*entry) error) error {
+	var egress string
+	if pfc.Headroom != nil {
+		var err error
+		if egress, err = r.egressLosslessProfile(); err != nil {
+			return fmt.Errorf("sonic %s: pfc: %w", d.device, err)
+		}
+	}
 	if h := pfc.Headroom; h != nil {
 		pool, _, err := r.pool("ingress", true)
 		if err != nil {
@@ -240,6 +250,26 @@ func (d *Driver) pfcPlan(r *reader, ports []string, pfc *drivers.PFC, add func(*
 				}
 			}
 		}
+		if egress != "" && len(prios) > 0 {
+			qs, err := r.tcQueues(p, prios)
+			if err != nil {
+				return fmt.Errorf("sonic %s: pfc: %w", d.device, err)
+			}
+			keys, err := r.rangeKeys("BUFFER_QUEUE", p, qs)
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if taken[k] {
+					continue
+				}
+				if err := add(&entry{feature: drivers.FeatPFC, key: k, fields: []field{
+					{name: "profile", db: []string{"profile"}, want: egress, cmp: cmpRef},
+				}}); err != nil {
+					return err
+				}
+			}
+		}
 		if w := pfc.Watchdog; w != nil && len(prios) > 0 {
 			if err := add(&entry{feature: drivers.FeatPFCWatchdog, key: "PFC_WD|" + p, fields: []field{
 				{name: "action", db: []string{"action"}, want: "drop", cmp: cmpFold},
@@ -273,28 +303,106 @@ func (d *Driver) queuePlan(r *reader, ports []string, q *drivers.QueueSize, loss
 	}}); err != nil {
 		return err
 	}
+	keys, err := d.queueKeys(r, ports, q)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := add(&entry{feature: drivers.FeatQueueSize, key: k, fields: []field{
+			{name: "profile", db: []string{"profile"}, want: queueProfile, cmp: cmpRef},
+		}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queueKeys are the BUFFER_QUEUE keys of the queue size's queues on every
+// port (rangeKeys).
+func (d *Driver) queueKeys(r *reader, ports []string, q *drivers.QueueSize) ([]string, error) {
+	var out []string
 	queues := uniqSorted(q.Queues)
 	for _, p := range ports {
 		if len(q.DSCPs) > 0 {
 			qs, err := r.dscpQueues(p, q.DSCPs)
 			if err != nil {
-				return fmt.Errorf("sonic %s: queue-size: %w", d.device, err)
+				return nil, fmt.Errorf("sonic %s: queue-size: %w", d.device, err)
 			}
 			queues = qs
 		}
 		keys, err := r.rangeKeys("BUFFER_QUEUE", p, queues)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, k := range keys {
-			if err := add(&entry{feature: drivers.FeatQueueSize, key: k, fields: []field{
-				{name: "profile", db: []string{"profile"}, want: queueProfile, cmp: cmpRef},
-			}}); err != nil {
-				return err
-			}
+		out = append(out, keys...)
+	}
+	return out, nil
+}
+
+// tcQueues are the egress queues of traffic classes on a port: its
+// PORT_QOS_MAP tc_to_queue_map (TC_TO_QUEUE_MAP), the class itself
+// without one.
+func (r *reader) tcQueues(port string, tcs []int) ([]int, error) {
+	qm, err := r.hgetall("CONFIG_DB", "PORT_QOS_MAP|"+port)
+	if err != nil {
+		return nil, err
+	}
+	name := derefName(qm["tc_to_queue_map"])
+	if name == "" {
+		return uniqSorted(tcs), nil
+	}
+	m, err := r.hgetall("CONFIG_DB", "TC_TO_QUEUE_MAP|"+name)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, tc := range tcs {
+		q, ok := m[strconv.Itoa(tc)]
+		n, err := strconv.Atoi(strings.TrimSpace(q))
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("TC_TO_QUEUE_MAP|%s (port %s) does not map traffic class %d", name, port, tc)
+		case err != nil || n < 0 || n > 15:
+			return nil, fmt.Errorf("TC_TO_QUEUE_MAP|%s (port %s) maps traffic class %d to %q, not a queue 0..15", name, port, tc, q)
+		}
+		out = append(out, n)
+	}
+	return uniqSorted(out), nil
+}
+
+// egressLosslessProfile is the device's buffer profile in its egress
+// lossless pool (egress_lossless_profile where it has one): what a
+// lossless class's egress queue uses, so that it never drops what its
+// ingress priority group pauses for.
+func (r *reader) egressLosslessProfile() (string, error) {
+	pool, _, err := r.pool("egress", true)
+	if err != nil {
+		return "", err
+	}
+	names, err := r.keys("CONFIG_DB", "BUFFER_PROFILE|")
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, n := range names {
+		if n == losslessProfile || n == queueProfile {
+			continue
+		}
+		m, err := r.hgetall("CONFIG_DB", "BUFFER_PROFILE|"+n)
+		if err != nil {
+			return "", err
+		}
+		if derefName(m["pool"]) == pool {
+			found = append(found, n)
 		}
 	}
-	return nil
+	switch {
+	case slices.Contains(found, "egress_lossless_profile"):
+		return "egress_lossless_profile", nil
+	case len(found) > 0:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("no buffer profile in the egress lossless pool %s (BUFFER_PROFILE has %s)", pool, strings.Join(names, ", "))
 }
 
 // rangeKeys returns the keys of table for port that cover nums (queue or

@@ -56,6 +56,9 @@ func TestDoubleQoS(t *testing.T) {
 			t.Errorf("diff: %s = %q, want %q", k, c.New, v)
 		}
 	}
+	if len(keys) != len(diff) {
+		t.Errorf("the diff changes a key twice")
+	}
 	if c := keys["BUFFER_PG|Ethernet0|0 profile"]; c.Old != "ingress_lossy_profile" {
 		t.Errorf("BUFFER_PG|Ethernet0|0 was %q", c.Old)
 	}
@@ -131,6 +134,39 @@ func TestDoubleQoS(t *testing.T) {
 	checkWrites(t, y, ws)
 	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
 		t.Errorf("CONFIG_DB after Revert differs from before:\n%s", strings.Join(got, "\n"))
+	}
+
+	// PFC alone: the lossless classes' egress queues (1 in 0-2; 3 in
+	// 3-4, already lossless) go on the device's egress lossless profile,
+	// so that they do not drop what their ingress pauses for.
+	want.QueueSize = nil
+	applied, err = drv.Apply(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var egress []string
+	for _, c := range applied {
+		if strings.HasPrefix(c.Key, "BUFFER_QUEUE|") {
+			egress = append(egress, c.String())
+		}
+	}
+	if len(egress) != 4 || egress[0] != "~ BUFFER_QUEUE|Ethernet0|0-2 profile: egress_lossy_profile -> egress_lossless_profile" {
+		t.Errorf("egress queues of the lossless classes: %q", egress)
+	}
+	checks, err = drv.Verify(ctx, want)
+	if err != nil || len(checks) == 0 {
+		t.Errorf("verify: %v %v", checks, err)
+	}
+	for _, c := range checks {
+		if !c.OK {
+			t.Errorf("verify %s: %s", c.Name, c.Evidence)
+		}
+	}
+	if _, err := drv.Revert(ctx, applied); err != nil {
+		t.Fatal(err)
+	}
+	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
+		t.Errorf("CONFIG_DB after the PFC run's Revert differs from before:\n%s", strings.Join(got, "\n"))
 	}
 
 	// What SONiC cannot do is a *drivers.CapabilityError naming the

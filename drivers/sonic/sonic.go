@@ -42,7 +42,10 @@
 //     ingress_lossless_profile's) and BUFFER_PG|<port>|<pg> profile for
 //     the priority groups of those classes (tc_to_pg_map), written to the
 //     device's own entry whose range holds the group (e.g. 3-4), never an
-//     overlapping one.
+//     overlapping one; and the device's egress lossless profile
+//     (egress_lossless_profile) on the BUFFER_QUEUE entries of those
+//     classes' queues (tc_to_queue_map), except where queue-size puts its
+//     own.
 //   - pfc-watchdog: PFC_WD|<port> action drop, detection_time and
 //     restoration_time in ms (SONiC's ranges: 100..5000 and 100..60000,
 //     and not below PFC_WD|GLOBAL POLL_INTERVAL; otherwise a
