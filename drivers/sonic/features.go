@@ -767,7 +767,7 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) ([]*ent
 		}
 	}
 	if q := want.QueueSize; q != nil {
-		if err := d.queuePlan(r, ports, q, want.PFC != nil, add); err != nil {
+		if err := d.queuePlan(r, ports, q, want.PFC != nil, want.Trimming != nil, add); err != nil {
 			return nil, err
 		}
 	}

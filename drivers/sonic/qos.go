@@ -285,9 +285,10 @@ func (d *Driver) pfcPlan(r *reader, ports []string, pfc *drivers.PFC, taken map[
 
 // queuePlan adds the queue size's entries: a profile capping a queue at
 // QueueSize.Bytes (static_th, in the egress lossless pool when the run
-// has PFC, else the lossy one) and BUFFER_QUEUE of the queues on every
-// port.
-func (d *Driver) queuePlan(r *reader, ports []string, q *drivers.QueueSize, lossless bool, add func(*entry) error) error {
+// has PFC, else the lossy one, then trimming what it would drop when the
+// run trims, as the other lossy profiles do) and BUFFER_QUEUE of the
+// queues on every port.
+func (d *Driver) queuePlan(r *reader, ports []string, q *drivers.QueueSize, lossless, trim bool, add func(*entry) error) error {
 	pool, size, err := r.pool("egress", lossless)
 	if err != nil {
 		return fmt.Errorf("sonic %s: queue-size: %w", d.device, err)
@@ -296,11 +297,15 @@ func (d *Driver) queuePlan(r *reader, ports []string, q *drivers.QueueSize, loss
 		return &drivers.CapabilityError{Platform: Platform, Device: d.device, Feature: drivers.FeatQueueSize,
 			Reason: fmt.Sprintf("a %d-byte queue does not fit BUFFER_POOL|%s (size %d bytes)", q.Bytes, pool, size)}
 	}
-	if err := add(&entry{feature: drivers.FeatQueueSize, key: "BUFFER_PROFILE|" + queueProfile, fields: []field{
+	fields := []field{
 		{name: "pool", db: []string{"pool"}, want: pool, cmp: cmpRef},
 		{name: "size", db: []string{"size"}, want: "0", cmp: cmpNum},
 		{name: "static_th", db: []string{"static_th"}, want: strconv.FormatInt(q.Bytes, 10), cmp: cmpNum},
-	}}); err != nil {
+	}
+	if trim && !lossless {
+		fields = append(fields, field{name: "packet_discard_action", db: []string{"packet_discard_action"}, want: "trim", cmp: cmpFold})
+	}
+	if err := add(&entry{feature: drivers.FeatQueueSize, key: "BUFFER_PROFILE|" + queueProfile, fields: fields}); err != nil {
 		return err
 	}
 	keys, err := d.queueKeys(r, ports, q)

@@ -19,7 +19,7 @@ import (
 // Diff writes nothing; Apply writes the diff, by the YANG names; Verify
 // passes; Revert restores CONFIG_DB key for key.
 func TestDoubleQoS(t *testing.T) {
-	d, drv := startDouble(t, testdouble.Options{Name: "leaf0", Ports: 4})
+	d, drv := startDouble(t, testdouble.Options{Name: "leaf0", Ports: 4, TrimmingCapable: true})
 	ctx := context.Background()
 	y := loadYANGNames(t)
 	before := dump(t, d, "CONFIG_DB")
@@ -167,6 +167,26 @@ func TestDoubleQoS(t *testing.T) {
 	}
 	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
 		t.Errorf("CONFIG_DB after the PFC run's Revert differs from before:\n%s", strings.Join(got, "\n"))
+	}
+
+	// A queue size with trimming (no PFC): the agents' queue, now on the
+	// queue profile, trims what it would drop, as the lossy profiles do.
+	tq := &drivers.DeviceFeatures{QueueSize: &drivers.QueueSize{Bytes: 500_000, DSCPs: []int{0}}, Trimming: &drivers.Trimming{Size: 90, DSCP: 46, Queue: 6}}
+	d.ResetWrites()
+	applied, err = drv.Apply(ctx, tq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ = d.Writes()
+	checkWrites(t, y, ws)
+	if h := hget(t, d, "BUFFER_PROFILE|fabricbench_queue_profile"); h["packet_discard_action"] != "trim" || h["pool"] != "egress_lossy_pool" {
+		t.Errorf("queue profile with trimming: %v", h)
+	}
+	if _, err := drv.Revert(ctx, applied); err != nil {
+		t.Fatal(err)
+	}
+	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
+		t.Errorf("CONFIG_DB after the trimming run's Revert differs from before:\n%s", strings.Join(got, "\n"))
 	}
 
 	// What SONiC cannot do is a *drivers.CapabilityError naming the

@@ -52,7 +52,8 @@
 //     *drivers.CapabilityError).
 //   - queue-size: BUFFER_PROFILE|fabricbench_queue_profile (the egress
 //     lossless pool when PFC is requested too, else the lossy one; size 0,
-//     static_th the size, which must fit the pool) and BUFFER_QUEUE|<port>|<q>
+//     static_th the size, which must fit the pool; with trimming and no
+//     PFC, packet_discard_action=trim) and BUFFER_QUEUE|<port>|<q>
 //     profile for the queues QueueSize.DSCPs are in (or QueueSize.Queues),
 //     again in the device's own range entries.
 //   - adaptive-routing: refused (SONiC's ARS tables are not written).
