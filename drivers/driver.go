@@ -33,10 +33,17 @@ const (
 	// FeatVRFRules isolates VRFs with policy rules where the device has
 	// no VRF devices (DeviceFeatures.Isolation).
 	FeatVRFRules Feature = "vrf-rules"
+	// FeatPFCWatchdog is the PFC watchdog (PFC.Watchdog).
+	FeatPFCWatchdog Feature = "pfc-watchdog"
+	// FeatQueueSize is a data queue's size (QueueSize).
+	FeatQueueSize Feature = "queue-size"
+	// FeatAdaptive is adaptive routing or flowlet load balancing in the
+	// switch (Adaptive).
+	FeatAdaptive Feature = "adaptive-routing"
 )
 
 // AllFeatures lists every feature in a stable order.
-var AllFeatures = []Feature{FeatBGP, FeatECMPHash, FeatVRF, FeatVRFRules, FeatSRv6, FeatECN, FeatPFC, FeatTrimming}
+var AllFeatures = []Feature{FeatBGP, FeatECMPHash, FeatVRF, FeatVRFRules, FeatSRv6, FeatECN, FeatPFC, FeatTrimming, FeatPFCWatchdog, FeatQueueSize, FeatAdaptive}
 
 // Support says whether and how a platform does a feature.
 type Support struct {
@@ -88,6 +95,15 @@ type DeviceFeatures struct {
 	// VRF devices (Linux and FRR on a kernel without them): what arrives
 	// on a VRF's port for an address outside it is refused.
 	Isolation []IsolationRule
+
+	// ECMPWidth is the most equal-cost next hops the device must spread
+	// a destination over (its uplinks in the fabric; feature
+	// FeatECMPHash): a device that takes fewer is refused; 0 leaves it.
+	ECMPWidth int
+	// QueueSize caps the data queue of the agents' traffic.
+	QueueSize *QueueSize
+	// Adaptive asks for adaptive routing or flowlet load balancing.
+	Adaptive *Adaptive
 }
 
 // IsolationRule refuses to forward what arrives on interface In for
@@ -102,7 +118,7 @@ type IsolationRule struct {
 // Requested lists the features f asks for.
 func (f *DeviceFeatures) Requested() []Feature {
 	var out []Feature
-	if len(f.ECMPHash) > 0 {
+	if len(f.ECMPHash) > 0 || f.ECMPWidth > 0 {
 		out = append(out, FeatECMPHash)
 	}
 	if len(f.VRFs) > 0 {
@@ -122,6 +138,15 @@ func (f *DeviceFeatures) Requested() []Feature {
 	}
 	if f.Trimming != nil {
 		out = append(out, FeatTrimming)
+	}
+	if f.PFC != nil && f.PFC.Watchdog != nil {
+		out = append(out, FeatPFCWatchdog)
+	}
+	if f.QueueSize != nil {
+		out = append(out, FeatQueueSize)
+	}
+	if f.Adaptive != nil {
+		out = append(out, FeatAdaptive)
 	}
 	return out
 }
@@ -230,10 +255,58 @@ type ECN struct {
 	DSCPs []int
 }
 
-// PFC enables priority flow control on priorities.
+// PFC enables priority flow control on priorities: the lossless
+// classes are Priorities plus, on each port, the priorities (traffic
+// classes) packets with DSCPs are in by the port's own QoS maps (SONiC:
+// dscp_to_tc_map), so that the traffic marked with them really is
+// lossless.
 type PFC struct {
 	Priorities []int
+	DSCPs      []int
+	// Headroom, when set, is the lossless priority groups' ingress
+	// buffer; nil leaves the device's own.
+	Headroom *PFCHeadroom
+	// Watchdog, when set, runs the PFC watchdog on the lossless
+	// priorities (feature FeatPFCWatchdog).
+	Watchdog *PFCWatchdog
 }
+
+// PFCHeadroom is a lossless priority group's ingress buffer, in bytes:
+// Xoff the headroom that absorbs what the upstream port still sends after
+// a pause, Xon the reserve below which the port sends XON, Size the
+// reserved buffer (at least Xon + Xoff on most ASICs).
+type PFCHeadroom struct {
+	Xoff, Xon, Size int64
+}
+
+// PFCWatchdog detects a priority paused for Detect and drops its queue
+// (and ignores its pause frames) for Restore.
+type PFCWatchdog struct {
+	Detect, Restore time.Duration
+}
+
+// QueueSize caps an egress data queue at Bytes: the queues packets with
+// DSCPs are in on each port (by the device's QoS maps), else Queues.
+type QueueSize struct {
+	Bytes  int64
+	Queues []int
+	DSCPs  []int
+}
+
+// Adaptive is the switch's per-packet adaptive routing (Mode
+// AdaptivePacket: each packet to the equal-cost port with the least
+// load) or flowlet load balancing (AdaptiveFlowlet: a flowlet moves to the
+// least-loaded port after an idle gap of FlowletGap).
+type Adaptive struct {
+	Mode       string
+	FlowletGap time.Duration
+}
+
+// The Adaptive modes.
+const (
+	AdaptivePacket  = "per-packet"
+	AdaptiveFlowlet = "flowlet"
+)
 
 // Trimming configures packet trimming: packets that would be dropped are
 // cut to Size bytes and sent with DSCP on Queue.

@@ -61,7 +61,11 @@ type Features struct {
 	// source-guided path and every flow's window sized on that path.
 	QueueLongestPath bool
 	PFC              bool
-	SRv6             bool
+	// PFCPriorities are features.pfc.priorities: on hardware, lossless
+	// besides the agents' own class (the simulator's data class is
+	// lossless whatever they are).
+	PFCPriorities []int
+	SRv6          bool
 	// SRv6Paths pin the flows of host pairs to explicit switch sequences
 	// (SRv6 micro-SID path placement).
 	SRv6Paths []SRv6Path
@@ -351,9 +355,10 @@ type Capabilities struct {
 	// Unsupported maps each feature the backend cannot do to the reason;
 	// features not listed are supported.
 	Unsupported map[Feature]string
-	// ByDevice lists default-on features (ECN, trimming) the backend
-	// supports only where its devices can: off unless the suite turns them
-	// on, and then checked device by device (the reason says how).
+	// ByDevice lists features the backend supports only where its
+	// devices can, checked device by device (the reason says how).
+	// Default-on ones (ECN, trimming) are off unless the suite turns them
+	// on; PFC's reason is also why pause trees are not analysed (noPFC).
 	ByDevice map[Feature]string
 	// ECMPHashNeeds are fields every features.ecmp.hash must include
 	// (ECMPHashReason says why); nil: any hash.

@@ -174,3 +174,17 @@ func TestCapabilitiesRefuse(t *testing.T) {
 		}
 	}
 }
+
+// Why pause trees are not analysed: a backend without PFC, or one with
+// PFC only on some devices (Capabilities.ByDevice) whose telemetry has no
+// pause counters; nothing for one with PFC.
+func TestNoPFCReason(t *testing.T) {
+	none, _ := registerDeclared(harness.Capabilities{Unsupported: map[harness.Feature]string{harness.FeatPFC: "veth"}}, nil)
+	some, _ := registerDeclared(harness.Capabilities{ByDevice: map[harness.Feature]string{harness.FeatPFC: "no pause counters"}}, nil)
+	all, _ := registerDeclared(harness.Capabilities{}, nil)
+	for name, want := range map[string]string{none: "veth", some: "no pause counters", all: ""} {
+		if got := harness.NoPFC(name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}

@@ -242,11 +242,15 @@ func stoppedByFailFast(r *results.Run) bool {
 	return strings.HasPrefix(r.Error, failFastPrefix) || strings.HasPrefix(r.Error, "not started: "+failFastPrefix)
 }
 
-// noPFC is why backend has no PFC ("" when it has).
+// noPFC is why backend has no PFC, or no pause counters to analyse
+// (Capabilities.ByDevice: PFC only on some devices), "" when it has.
 func noPFC(backend string) string {
 	c, err := BackendCapabilities(backend)
 	if err != nil {
 		return ""
 	}
-	return c.Unsupported[FeatPFC]
+	if r, ok := c.Unsupported[FeatPFC]; ok {
+		return r
+	}
+	return c.ByDevice[FeatPFC]
 }

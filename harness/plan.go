@@ -255,6 +255,9 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 			p.Features.FlowletGap, _ = units.ParsePs(ft.ECMP.FlowletGap) // validated
 		}
 	}
+	if ft.PFC != nil && ft.PFC.Enabled {
+		p.Features.PFCPriorities = slices.Clone(ft.PFC.Priorities)
+	}
 	if ft.PFC != nil && ft.PFC.Watchdog != nil {
 		w := ft.PFC.Watchdog
 		p.Features.PFCWatchdogDetect, _ = units.ParsePs(w.Detect) // validated

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ const MaxPaths = "64"
 
 const (
 	reasonTrimming = "FRR/Linux: packet trimming is a switch ASIC feature"
+	reasonAdaptive = "FRR installs equal-cost routes and the Linux kernel picks a multipath route's next hop by hash only (fib_multipath_hash_policy): it has no adaptive routing or flowlet switching"
 	reasonPFC      = "FRR does not configure PFC; Linux veth/NICs without DCB: PFC needs a NIC with DCB (lldpad/dcbtool)"
 )
 
@@ -90,6 +92,9 @@ func (d *Driver) probe(ctx context.Context) (drivers.Capabilities, error) {
 	caps[drivers.FeatECN] = drivers.Support{Reason: "FRR does not configure WRED/ECN; " + lc[drivers.FeatECN].Reason}
 	caps[drivers.FeatPFC] = drivers.Support{Reason: reasonPFC}
 	caps[drivers.FeatTrimming] = drivers.Support{Reason: reasonTrimming}
+	caps[drivers.FeatPFCWatchdog] = drivers.Support{Reason: reasonPFC}
+	caps[drivers.FeatQueueSize] = drivers.Support{Reason: linux.ReasonQueueSize}
+	caps[drivers.FeatAdaptive] = drivers.Support{Reason: reasonAdaptive}
 	return caps, nil
 }
 
@@ -305,18 +310,20 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) (*fplan
 		p.lx = lx
 	}
 
-	if len(want.ECMPHash) > 0 || want.SRv6 != nil {
+	if len(want.ECMPHash) > 0 || want.ECMPWidth > 0 || want.SRv6 != nil {
 		cfg, err := d.Vtysh(ctx, "show running-config")
 		if err != nil {
 			return nil, err
 		}
-		if len(want.ECMPHash) > 0 {
+		if len(want.ECMPHash) > 0 || want.ECMPWidth > 0 {
 			zebra, err := d.Vtysh(ctx, "show zebra")
 			if err != nil {
 				return nil, err
 			}
 			ecmpMax, _ := parseZebra(zebra)
-			d.maxPathsPlan(p, cfg, ecmpMax)
+			if err := d.maxPathsPlan(p, cfg, ecmpMax, want.ECMPWidth); err != nil {
+				return nil, err
+			}
 		}
 		if want.SRv6 != nil {
 			d.forwardingPlan(p, cfg)
@@ -353,8 +360,19 @@ func (d *Driver) checkSRv6NetnsVRF(srv6 *drivers.SRv6, mode string) error {
 }
 
 // maxPathsPlan checks maximum-paths in the ipv4 and ipv6 unicast address
-// families of every router bgp.
-func (d *Driver) maxPathsPlan(p *fplan, cfg string, ecmpMax int) {
+// families of every router bgp: MaxPaths, or width when that is more. A
+// width above zebra's ECMP maximum (its build's multipath limit, `show
+// zebra`) is a *drivers.CapabilityError: the fabric's equal-cost paths
+// would not all be installed.
+func (d *Driver) maxPathsPlan(p *fplan, cfg string, ecmpMax, width int) error {
+	if ecmpMax > 0 && width > ecmpMax {
+		return &drivers.CapabilityError{Platform: Platform, Device: d.name, Feature: drivers.FeatECMPHash,
+			Reason: fmt.Sprintf("the fabric gives it %d equal-cost uplinks, but zebra installs at most %d paths per route (show zebra: ECMP Maximum, FRR's --enable-multipath)", width, ecmpMax)}
+	}
+	maxPaths := MaxPaths
+	if n, _ := strconv.Atoi(MaxPaths); width > n {
+		maxPaths = strconv.Itoa(width)
+	}
 	for _, inst := range parseBGPConfig(cfg) {
 		for _, af := range []string{"ipv4 unicast", "ipv6 unicast"} {
 			cur, set := inst.MaxPaths[af]
@@ -369,8 +387,8 @@ func (d *Driver) maxPathsPlan(p *fplan, cfg string, ecmpMax int) {
 			default:
 				ev = "no maximum-paths line"
 			}
-			name := fmt.Sprintf("%s address-family %s maximum-paths %s", inst.Header, af, MaxPaths)
-			ok := cur == MaxPaths
+			name := fmt.Sprintf("%s address-family %s maximum-paths %s", inst.Header, af, maxPaths)
+			ok := cur == maxPaths
 			p.check(d.name, drivers.FeatECMPHash, name, ok, ev)
 			if ok {
 				continue
@@ -380,11 +398,12 @@ func (d *Driver) maxPathsPlan(p *fplan, cfg string, ecmpMax int) {
 				old = cur
 			}
 			p.vty = append(p.vty, vtyItem{
-				change: drivers.Change{Feature: drivers.FeatECMPHash, Key: fmt.Sprintf("frr %s address-family %s maximum-paths", inst.Header, af), Old: old, New: MaxPaths},
-				lines:  []string{inst.Header, "address-family " + af, "maximum-paths " + MaxPaths, "exit-address-family", "exit"},
+				change: drivers.Change{Feature: drivers.FeatECMPHash, Key: fmt.Sprintf("frr %s address-family %s maximum-paths", inst.Header, af), Old: old, New: maxPaths},
+				lines:  []string{inst.Header, "address-family " + af, "maximum-paths " + maxPaths, "exit-address-family", "exit"},
 			})
 		}
 	}
+	return nil
 }
 
 // forwardingPlan turns on IPv6 forwarding through zebra when the running

@@ -20,9 +20,12 @@
 //
 //   - bgp: read back from `show bgp vrf all neighbors json`.
 //   - ecmp-hash: the kernel's multipath hash sysctls (see the linux
-//     driver) and `maximum-paths 64` in the ipv4 and ipv6 unicast address
-//     families of every `router bgp`, read back from the running
-//     configuration.
+//     driver) and `maximum-paths 64` (or DeviceFeatures.ECMPWidth when
+//     more) in the ipv4 and ipv6 unicast address families of every
+//     `router bgp`, read back from the running configuration; an
+//     ECMPWidth above zebra's ECMP maximum (`show zebra`) is refused.
+//   - pfc, pfc-watchdog, ecn-wred, trimming, queue-size,
+//     adaptive-routing: refused (drivers.RegisterLimits).
 //   - vrf: VRF devices when the kernel can make them; otherwise, when
 //     zebra runs in netns VRF mode (-n), network namespaces: Apply creates
 //     the namespace (ip netns add), moves the member interfaces into it
@@ -80,9 +83,12 @@ var PlatformDefinition []byte
 func init() {
 	drivers.Register(Platform, Open)
 	drivers.RegisterLimits(Platform, map[drivers.Feature]string{
-		drivers.FeatECN:      "FRR does not configure WRED/ECN",
-		drivers.FeatPFC:      reasonPFC,
-		drivers.FeatTrimming: reasonTrimming,
+		drivers.FeatECN:         "FRR does not configure WRED/ECN",
+		drivers.FeatPFC:         reasonPFC,
+		drivers.FeatTrimming:    reasonTrimming,
+		drivers.FeatPFCWatchdog: reasonPFC,
+		drivers.FeatQueueSize:   linux.ReasonQueueSize,
+		drivers.FeatAdaptive:    reasonAdaptive,
 	})
 }
 

@@ -1,8 +1,10 @@
 package frr
 
 import (
+	"errors"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/fabricbench/fabricbench/drivers"
@@ -136,7 +138,9 @@ func TestBGPConfig(t *testing.T) {
 	}
 	d := &Driver{name: "leaf0"}
 	p := &fplan{drop: map[string]bool{}}
-	d.maxPathsPlan(p, runningConfig, 256)
+	if err := d.maxPathsPlan(p, runningConfig, 256, 4); err != nil {
+		t.Fatal(err)
+	}
 	var keys []string
 	for _, it := range p.vty {
 		keys = append(keys, it.change.String())
@@ -154,9 +158,19 @@ func TestBGPConfig(t *testing.T) {
 	}
 	// maximum-paths equal to the ECMP maximum is not shown by FRR.
 	p = &fplan{}
-	d.maxPathsPlan(p, "router bgp 1\nexit\n", 64)
-	if len(p.vty) != 0 || len(p.checks) != 2 {
-		t.Errorf("default 64: %+v", p)
+	if err := d.maxPathsPlan(p, "router bgp 1\nexit\n", 64, 0); err != nil || len(p.vty) != 0 || len(p.checks) != 2 {
+		t.Errorf("default 64: %+v %v", p, err)
+	}
+	// A fabric wider than 64 paths: maximum-paths is its width; wider
+	// than zebra's ECMP maximum: refused, naming device and feature.
+	p = &fplan{}
+	if err := d.maxPathsPlan(p, "router bgp 1\nexit\n", 256, 100); err != nil || len(p.vty) != 2 || p.vty[0].change.New != "100" {
+		t.Errorf("width 100: %+v %v", p.vty, err)
+	}
+	err := d.maxPathsPlan(&fplan{}, "router bgp 1\nexit\n", 16, 32)
+	var ce *drivers.CapabilityError
+	if !errors.As(err, &ce) || ce.Device != "leaf0" || ce.Feature != drivers.FeatECMPHash || !strings.Contains(ce.Reason, "32 equal-cost uplinks, but zebra installs at most 16") {
+		t.Errorf("width 32 over zebra's 16: %v", err)
 	}
 	p = &fplan{drop: map[string]bool{}}
 	d.forwardingPlan(p, runningConfig)
@@ -216,7 +230,7 @@ func FuzzTextReplies(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		fuzzbound.Default(t, func() {
 			d := &Driver{name: "x"}
-			d.maxPathsPlan(&fplan{drop: map[string]bool{}}, in, 64)
+			_ = d.maxPathsPlan(&fplan{drop: map[string]bool{}}, in, 64, 4)
 			d.forwardingPlan(&fplan{drop: map[string]bool{}}, in)
 			_, _ = parseZebra(in)
 			_ = parseShowVRF(in)

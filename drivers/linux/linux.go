@@ -67,9 +67,12 @@ const Platform = "linux"
 func init() {
 	drivers.Register(Platform, Open)
 	drivers.RegisterLimits(Platform, map[drivers.Feature]string{
-		drivers.FeatECN:      "the linux driver does not configure WRED/ECN (it would replace the links' root qdiscs)",
-		drivers.FeatPFC:      reasonPFC,
-		drivers.FeatTrimming: reasonTrimming,
+		drivers.FeatECN:         "the linux driver does not configure WRED/ECN (it would replace the links' root qdiscs)",
+		drivers.FeatPFC:         reasonPFC,
+		drivers.FeatTrimming:    reasonTrimming,
+		drivers.FeatPFCWatchdog: reasonPFC,
+		drivers.FeatQueueSize:   ReasonQueueSize,
+		drivers.FeatAdaptive:    ReasonAdaptive,
 	})
 }
 
@@ -193,7 +196,11 @@ type probes struct {
 const (
 	reasonPFC      = "Linux veth/NICs without DCB: PFC needs a NIC with DCB (lldpad/dcbtool)"
 	reasonTrimming = "packet trimming is a switch ASIC feature; not available on Linux"
-	reasonNoRED    = "no red qdisc in this kernel"
+	// ReasonQueueSize and ReasonAdaptive are why the linux (and frr)
+	// drivers set no queue sizes and no adaptive routing.
+	ReasonQueueSize = "the linux and frr drivers do not set queue sizes: a router's egress queue is its interfaces' root qdisc (a bfifo limit), which they do not manage"
+	ReasonAdaptive  = "the Linux kernel picks a multipath route's next hop by hash only (fib_multipath_hash_policy): it has no adaptive routing or flowlet switching"
+	reasonNoRED     = "no red qdisc in this kernel"
 )
 
 // Capabilities probes the device once (later calls return the cached
@@ -219,9 +226,12 @@ func (d *Driver) probes(ctx context.Context) (*probes, error) {
 		return d.probe, nil
 	}
 	p := &probes{caps: drivers.Capabilities{
-		drivers.FeatBGP:      {Reason: "plain Linux runs no BGP daemon (use the frr platform for FRR routers)"},
-		drivers.FeatPFC:      {Reason: reasonPFC},
-		drivers.FeatTrimming: {Reason: reasonTrimming},
+		drivers.FeatBGP:         {Reason: "plain Linux runs no BGP daemon (use the frr platform for FRR routers)"},
+		drivers.FeatPFC:         {Reason: reasonPFC},
+		drivers.FeatTrimming:    {Reason: reasonTrimming},
+		drivers.FeatPFCWatchdog: {Reason: reasonPFC},
+		drivers.FeatQueueSize:   {Reason: ReasonQueueSize},
+		drivers.FeatAdaptive:    {Reason: ReasonAdaptive},
 	}}
 
 	// All probes run in one session: the multipath hash sysctls; a

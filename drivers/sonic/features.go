@@ -554,10 +554,12 @@ func (d *Driver) validate(want *drivers.DeviceFeatures) error {
 			errs = append(errs, fmt.Errorf("trimming: queue %d is not in 0..7", t.Queue))
 		}
 	}
+	qerrs, qcap := d.validateQoS(want)
+	errs = append(errs, qerrs...)
 	if len(errs) > 0 {
 		return fmt.Errorf("sonic %s: %w", d.device, errors.Join(errs...))
 	}
-	return nil
+	return qcap
 }
 
 // plan validates want, checks the trimming capability and reads every key
@@ -582,7 +584,7 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) ([]*ent
 		}
 	}
 	var ports []string
-	if want.ECN != nil || want.PFC != nil {
+	if want.ECN != nil || want.PFC != nil || want.QueueSize != nil {
 		var err error
 		if ports, err = r.keys("CONFIG_DB", "PORT|"); err != nil {
 			return nil, err
@@ -717,16 +719,20 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) ([]*ent
 	}
 
 	if pfc := want.PFC; pfc != nil {
-		var l []string
-		for _, p := range uniqSorted(pfc.Priorities) {
-			l = append(l, strconv.Itoa(p))
-		}
-		for _, p := range ports {
-			if err := add(&entry{feature: drivers.FeatPFC, key: "PORT_QOS_MAP|" + p, fields: []field{
-				{name: "pfc_enable", db: []string{"pfc_enable"}, want: strings.Join(l, ","), cmp: cmpSet},
-			}}); err != nil {
+		// The queue size's BUFFER_QUEUE entries win over PFC's lossless
+		// egress ones (both in the egress lossless pool).
+		taken := map[string]bool{}
+		if q := want.QueueSize; q != nil {
+			keys, err := d.queueKeys(r, ports, q)
+			if err != nil {
 				return nil, err
 			}
+			for _, k := range keys {
+				taken[k] = true
+			}
+		}
+		if err := d.pfcPlan(r, ports, pfc, taken, add); err != nil {
+			return nil, err
 		}
 	}
 
@@ -758,6 +764,11 @@ func (d *Driver) plan(ctx context.Context, want *drivers.DeviceFeatures) ([]*ent
 			}}); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if q := want.QueueSize; q != nil {
+		if err := d.queuePlan(r, ports, q, want.PFC != nil, want.Trimming != nil, add); err != nil {
+			return nil, err
 		}
 	}
 	return entries, nil

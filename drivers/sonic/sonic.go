@@ -34,8 +34,29 @@
 //     wred_green_enable=true and the green thresholds and drop
 //     probability; QUEUE|<port>|3-4 wred_profile on every port of the PORT
 //     table.
-//   - pfc: PORT_QOS_MAP|<port> pfc_enable on every port (no priorities:
-//     the field is removed).
+//   - pfc: PORT_QOS_MAP|<port> pfc_enable on every port: PFC.Priorities
+//     plus the traffic classes PFC.DSCPs are in by the port's
+//     dscp_to_tc_map (no priorities: the field is removed); with
+//     Headroom, BUFFER_PROFILE|fabricbench_lossless_profile (pool: the
+//     ingress lossless pool; xon, xoff, size; dynamic_th the device's
+//     ingress_lossless_profile's) and BUFFER_PG|<port>|<pg> profile for
+//     the priority groups of those classes (tc_to_pg_map), written to the
+//     device's own entry whose range holds the group (e.g. 3-4), never an
+//     overlapping one; and the device's egress lossless profile
+//     (egress_lossless_profile) on the BUFFER_QUEUE entries of those
+//     classes' queues (tc_to_queue_map), except where queue-size puts its
+//     own.
+//   - pfc-watchdog: PFC_WD|<port> action drop, detection_time and
+//     restoration_time in ms (SONiC's ranges: 100..5000 and 100..60000,
+//     and not below PFC_WD|GLOBAL POLL_INTERVAL; otherwise a
+//     *drivers.CapabilityError).
+//   - queue-size: BUFFER_PROFILE|fabricbench_queue_profile (the egress
+//     lossless pool when PFC is requested too, else the lossy one; size 0,
+//     static_th the size, which must fit the pool; with trimming and no
+//     PFC, packet_discard_action=trim) and BUFFER_QUEUE|<port>|<q>
+//     profile for the queues QueueSize.DSCPs are in (or QueueSize.Queues),
+//     again in the device's own range entries.
+//   - adaptive-routing: refused (SONiC's ARS tables are not written).
 //   - trimming: only when STATE_DB says SWITCH_TRIMMING_CAPABLE=true;
 //     SWITCH_TRIMMING|GLOBAL size, dscp_value, queue_index and
 //     packet_discard_action=trim on the egress lossy buffer profiles
@@ -83,6 +104,7 @@ var platformDefinition []byte
 
 func init() {
 	drivers.Register(Platform, Open)
+	drivers.RegisterLimits(Platform, map[drivers.Feature]string{drivers.FeatAdaptive: reasonAdaptive})
 }
 
 // Driver manages one SONiC switch. It implements drivers.Driver. Its

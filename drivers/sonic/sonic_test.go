@@ -491,6 +491,12 @@ func TestCapabilities(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range drivers.AllFeatures {
+		if f == drivers.FeatAdaptive {
+			if caps[f].Supported || !strings.Contains(caps[f].Reason, "ARS") {
+				t.Errorf("adaptive routing: %+v", caps[f])
+			}
+			continue
+		}
 		if !caps[f].Supported && f != drivers.FeatVRFRules {
 			t.Errorf("%s not supported: %+v", f, caps[f])
 		}

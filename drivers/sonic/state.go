@@ -43,6 +43,10 @@ func (d *Driver) Capabilities(ctx context.Context) (drivers.Capabilities, error)
 		drivers.FeatECN:      {Supported: true, Mode: "wred"},
 		drivers.FeatPFC:      {Supported: true},
 		drivers.FeatTrimming: {Supported: ok, Reason: reason},
+		// PFC_WD per port; BUFFER_PROFILE and BUFFER_QUEUE.
+		drivers.FeatPFCWatchdog: {Supported: true, Mode: "pfcwd"},
+		drivers.FeatQueueSize:   {Supported: true, Mode: "buffer-profile"},
+		drivers.FeatAdaptive:    {Reason: reasonAdaptive},
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fabricbench/fabricbench/agents/dataplane"
 	"github.com/fabricbench/fabricbench/drivers"
@@ -58,13 +59,16 @@ func QueueRefBytes(f *inventory.Fabric, c hostdeploy.Costs) int64 {
 // driver's Capabilities, checked before any change):
 //
 //   - features.ecmp.hash: the switch's multipath hash fields;
+//
 //   - features.ecn: WRED with ECN marking on the queue the agents'
 //     packets (DSCP AgentDSCP) use on each port, as the switch's own QoS
 //     maps say; thresholds kmin and kmax times QueueRefBytes, marking
 //     probability rising to 100% at kmax (as the simulator marks);
+//
 //   - features.trimming: packets that would be dropped are cut to the
 //     agents' headers (Ethernet, IP, UDP and the agent's data header) and
 //     sent with DSCP TrimDSCP on queue TrimQueue;
+//
 //   - features.vrfs: on each leaf, one VRF per suite VRF with a host
 //     attached there, its members the leaf's ports to those hosts (the
 //     device's own interface names), its table the suite's; on SONiC the
@@ -73,13 +77,15 @@ func QueueRefBytes(f *inventory.Fabric, c hostdeploy.Costs) int64 {
 //     VRFs would not be routed between leaves (one underlay, no per-VRF
 //     BGP), the VRFs are isolation rules on the leaves' host ports
 //     instead (leafIsolation; leaks allowed), as on the netns lab;
+//
 //   - features.srv6: every switch's uN SID from its srv6_locator, and
 //     for each pinned path (features.srv6.paths) the uDX SIDs on the
 //     destination leaves and the steering routes and policy rules on
 //     both hosts (srv6.go); a host's features are only these.
 //
-// PFC, queue sizes, adaptive routing and the path controller are not
-// mapped yet (refused by Capabilities at plan time).
+//   - features.pfc, features.queue, features.ecmp.mode: qosFeatures.
+//
+// The path controller moves pinned paths through Steer (srv6.go).
 func DeviceFeatures(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.Device, feat harness.Features, queueRef int64) (*drivers.DeviceFeatures, error) {
 	sr, err := planSRv6(f, hw, feat)
 	if err != nil {
@@ -100,6 +106,9 @@ func DeviceFeatures(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.
 	if feat.Trimming {
 		hdr, _ := dataplane.WireHeaderBytes(false)
 		want.Trimming = &drivers.Trimming{Size: hdr, DSCP: TrimDSCP, Queue: TrimQueue}
+	}
+	if err := qosFeatures(f, dev, feat, want); err != nil {
+		return nil, err
 	}
 	if len(feat.VRFs) > 0 && dev.Role == inventory.DeviceLeaf && vrfByRules(dev.Platform) {
 		iso, err := leafIsolation(f, hw, dev, feat.VRFs)
@@ -204,4 +213,106 @@ func (b *Backend) CheckPlan(p *harness.Point) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// PFC headroom on hardware (the simulator's sizing, sim/pfc.go): XOFF
+// headroom 2 × link latency × rate + 2 MTU for the device's fastest link,
+// the latency the inventory's (at least MinHeadroomLatencyPs), XON two
+// MTUs, the reserved size both.
+const (
+	// MinHeadroomLatencyPs is the least link latency headroom is sized
+	// for (1 µs, the simulator's default link: ~200 m of fibre).
+	MinHeadroomLatencyPs = 1_000_000
+	// MaxHeadroomBytes caps a priority group's headroom (64 MiB).
+	MaxHeadroomBytes = 64 << 20
+)
+
+// pfcHeadroom is dev's lossless priority groups' buffer.
+func pfcHeadroom(f *inventory.Fabric, dev *inventory.Device) (*drivers.PFCHeadroom, error) {
+	id, ok := f.NodeByName(dev.Name)
+	if !ok {
+		return nil, fmt.Errorf("the fabric has no node %s", dev.Name)
+	}
+	var xoff int64
+	for _, p := range f.Ports {
+		if p.Node != id || p.Link < 0 || p.Link >= len(f.Links) {
+			continue
+		}
+		l := f.Links[p.Link]
+		lat := max(l.LatencyPs, MinHeadroomLatencyPs)
+		b := 2*float64(lat)*float64(l.RateBps)/8e12 + 2*LinkMTU
+		if b > MaxHeadroomBytes {
+			return nil, fmt.Errorf("features.pfc: a %d bit/s link with %d ps latency needs %.0f bytes of headroom, more than %d", l.RateBps, l.LatencyPs, b, MaxHeadroomBytes)
+		}
+		xoff = max(xoff, int64(math.Ceil(b)))
+	}
+	if xoff == 0 {
+		return nil, nil
+	}
+	xon := int64(2 * LinkMTU)
+	return &drivers.PFCHeadroom{Xoff: xoff, Xon: xon, Size: xoff + xon}, nil
+}
+
+// qosFeatures maps PFC, queue sizes and the ECMP mode onto a switch:
+//
+//   - features.pfc: PFC on the priorities the suite lists and on the
+//     class the agents' packets (DSCP AgentDSCP) are in on each port (so
+//     that they are lossless); the lossless priority groups' headroom
+//     (pfcHeadroom); features.pfc.watchdog: the watchdog with its detect
+//     and restore times (restore defaults to detect);
+//   - features.queue (a size): the egress queue the agents' packets use,
+//     capped at that size; longest-path sizing is refused (it needs the
+//     simulator's source-guided paths);
+//   - features.ecmp.mode adaptive or flowlet: the switch's adaptive
+//     routing (per packet) or flowlet switching with the suite's gap;
+//   - the ECMP width: the switch's uplinks in the fabric, the equal-cost
+//     next hops it must install for a destination beyond them (FRR: at
+//     least that maximum-paths, refused above zebra's ECMP maximum).
+func qosFeatures(f *inventory.Fabric, dev *inventory.Device, feat harness.Features, want *drivers.DeviceFeatures) error {
+	if w := ecmpWidth(f, dev); w > 1 {
+		want.ECMPWidth = w
+	}
+	if feat.PFC {
+		hr, err := pfcHeadroom(f, dev)
+		if err != nil {
+			return err
+		}
+		want.PFC = &drivers.PFC{Priorities: slices.Clone(feat.PFCPriorities), DSCPs: []int{AgentDSCP}, Headroom: hr}
+		if d := feat.PFCWatchdogDetect; d > 0 {
+			r := feat.PFCWatchdogRestore
+			if r <= 0 {
+				r = d
+			}
+			want.PFC.Watchdog = &drivers.PFCWatchdog{Detect: time.Duration(d / 1000), Restore: time.Duration(r / 1000)}
+		}
+	}
+	switch {
+	case feat.QueueLongestPath:
+		return &drivers.CapabilityError{Platform: dev.Platform, Device: dev.Name, Feature: drivers.FeatQueueSize,
+			Reason: "features.queue longest-path sizes queues and windows on the simulator's source-guided paths; set a size"}
+	case feat.QueueBytes > 0:
+		want.QueueSize = &drivers.QueueSize{Bytes: feat.QueueBytes, DSCPs: []int{AgentDSCP}}
+	}
+	switch {
+	case feat.Adaptive:
+		want.Adaptive = &drivers.Adaptive{Mode: drivers.AdaptivePacket}
+	case feat.Flowlet:
+		want.Adaptive = &drivers.Adaptive{Mode: drivers.AdaptiveFlowlet, FlowletGap: time.Duration(feat.FlowletGap / 1000)}
+	}
+	return nil
+}
+
+// ecmpWidth is the number of dev's ports to a switch on a higher tier.
+func ecmpWidth(f *inventory.Fabric, dev *inventory.Device) int {
+	id, ok := f.NodeByName(dev.Name)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, p := range f.Ports {
+		if p.Node == id && p.Uplink && p.Peer >= 0 && p.Peer < len(f.Ports) && f.Nodes[f.Ports[p.Peer].Node].IsSwitch() {
+			n++
+		}
+	}
+	return n
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/drivers/sonic/testdouble"
@@ -215,6 +216,45 @@ func TestConfigureOnSONiCDouble(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameDB(t, "after the VRF run", before, d)
+
+	// PFC on the agents' class (DSCP 0: traffic class 1) and the suite's
+	// 3, with headroom and the watchdog, and a queue size: applied, read
+	// back, restored at Down.
+	dir = t.TempDir()
+	b = backend(inv, dir, true)
+	qos := harness.Features{PFC: true, PFCPriorities: []int{3}, PFCWatchdogDetect: 300_000_000_000, QueueBytes: 512 << 10}
+	if err := b.Configure(ctx, qos); err != nil {
+		t.Fatal(err)
+	}
+	for key, kv := range map[string][2]string{
+		"PORT_QOS_MAP|Ethernet4":                      {"pfc_enable", "1,3"},
+		"BUFFER_PROFILE|fabricbench_lossless_profile": {"xoff", "43000"},
+		"BUFFER_PG|Ethernet0|0":                       {"profile", "fabricbench_lossless_profile"},
+		"PFC_WD|Ethernet4":                            {"detection_time", "300"},
+		"BUFFER_PROFILE|fabricbench_queue_profile":    {"static_th", "524288"},
+		"BUFFER_QUEUE|Ethernet0|0-2":                  {"profile", "fabricbench_queue_profile"},
+	} {
+		if h, _ := d.HGetAll(ctx, "CONFIG_DB", key); h[kv[0]] != kv[1] {
+			t.Errorf("%s after Configure: %v, want %s=%s", key, h, kv[0], kv[1])
+		}
+	}
+	verify, _ = os.ReadFile(filepath.Join(dir, "config-verify.txt"))
+	if !strings.Contains(string(verify), "ok   PFC_WD|Ethernet0") || strings.Contains(string(verify), "FAIL") {
+		t.Errorf("config-verify.txt:\n%s", verify)
+	}
+	if err := b.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameDB(t, "after the PFC and queue run", before, d)
+
+	// A watchdog faster than SONiC's: refused before anything changes.
+	b = backend(inv, t.TempDir(), true)
+	err = b.Configure(ctx, harness.Features{PFC: true, PFCWatchdogDetect: 200_000_000})
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "leaf0 (platform sonic) cannot do pfc-watchdog, which the suite needs: SONiC's PFC watchdog detects a storm after 100 ms to 5 s") {
+		t.Errorf("a 200us watchdog on SONiC: %v", err)
+	}
+	b.Down(ctx)
+	sameDB(t, "after the watchdog refusal", before, d)
 
 	// An ASIC that cannot trim: refused naming device, platform, feature.
 	d2, inv2 := start(false)
@@ -466,6 +506,133 @@ jobs:
 			t.Errorf("via %s: %v", c.via, err)
 		case c.want != "" && (!errors.As(err, &ie) || strings.Count(err.Error(), c.want) != 1):
 			t.Errorf("via %s: %v, want one %q", c.via, err, c.want)
+		}
+	}
+}
+
+// PFC, queue sizes and the ECMP mode mapped onto one switch, without
+// devices.
+func TestDeviceQoSFeatures(t *testing.T) {
+	hw, err := inventory.ParseHardware("inv.yaml", []byte(doubleInventory("", 22, "/nonexistent/kh", "/nonexistent/key")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := hw.Fabric()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := hw.Device("leaf0")
+	feat := harness.Features{ECMPHash: drivers.FiveTuple(), PFC: true, PFCPriorities: []int{3}, PFCWatchdogDetect: 200_000_000_000, QueueBytes: 512 << 10}
+	want, err := DeviceFeatures(f, hw, leaf, feat, LinkMTU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100G links, latency at least 1 us: 2 * 1 us * 100 Gb/s / 8 = 25000
+	// bytes in flight, plus 2 * 9000.
+	wantPFC := &drivers.PFC{Priorities: []int{3}, DSCPs: []int{AgentDSCP},
+		Headroom: &drivers.PFCHeadroom{Xoff: 43_000, Xon: 18_000, Size: 61_000},
+		Watchdog: &drivers.PFCWatchdog{Detect: 200 * time.Millisecond, Restore: 200 * time.Millisecond}}
+	if !reflect.DeepEqual(want.PFC, wantPFC) {
+		t.Errorf("PFC %+v %+v, want %+v %+v", want.PFC, want.PFC.Headroom, wantPFC, wantPFC.Headroom)
+	}
+	if q := want.QueueSize; q == nil || q.Bytes != 512<<10 || !reflect.DeepEqual(q.DSCPs, []int{AgentDSCP}) {
+		t.Errorf("queue size %+v", q)
+	}
+	if got := want.Requested(); !reflect.DeepEqual(got, []drivers.Feature{drivers.FeatECMPHash, drivers.FeatPFC, drivers.FeatPFCWatchdog, drivers.FeatQueueSize}) {
+		t.Errorf("requested %v", got)
+	}
+	// A longer link needs more headroom: 10 us at 400G is 1 MB in flight.
+	for i := range f.Links {
+		f.Links[i].RateBps, f.Links[i].LatencyPs = 400e9, 10_000_000
+	}
+	if want, err = DeviceFeatures(f, hw, leaf, feat, LinkMTU); err != nil || want.PFC.Headroom.Xoff != 1_018_000 {
+		t.Errorf("headroom on 400G 10us links: %+v %v", want.PFC.Headroom, err)
+	}
+
+	want, err = DeviceFeatures(f, hw, leaf, harness.Features{Adaptive: true}, LinkMTU)
+	if err != nil || want.Adaptive == nil || want.Adaptive.Mode != drivers.AdaptivePacket {
+		t.Errorf("adaptive: %+v %v", want.Adaptive, err)
+	}
+	want, err = DeviceFeatures(f, hw, leaf, harness.Features{Flowlet: true, FlowletGap: 50_000_000}, LinkMTU)
+	if err != nil || want.Adaptive == nil || want.Adaptive.Mode != drivers.AdaptiveFlowlet || want.Adaptive.FlowletGap != 50*time.Microsecond {
+		t.Errorf("flowlet: %+v %v", want.Adaptive, err)
+	}
+	_, err = DeviceFeatures(f, hw, leaf, harness.Features{QueueLongestPath: true}, LinkMTU)
+	var ce *drivers.CapabilityError
+	if !errors.As(err, &ce) || ce.Device != "leaf0" || ce.Platform != "sonic" || ce.Feature != drivers.FeatQueueSize {
+		t.Errorf("longest-path queues: %v", err)
+	}
+}
+
+// PFC, queue sizes and adaptive routing at plan time: what the platform's
+// driver never does is refused naming device, platform and feature; what
+// it may do plans (its device is checked at Configure).
+func TestPlanQoSByPlatform(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		platform, features, err string
+	}{
+		{"sonic", "  pfc: {enabled: true, priorities: [3], watchdog: {detect: 200ms}}\n  queue: 512KiB\n", ""},
+		{"frr", "  pfc: {enabled: true}\n", "leaf0 (platform frr) cannot do pfc, which the suite needs: FRR does not configure PFC"},
+		{"frr", "  queue: 512KiB\n", "leaf0 (platform frr) cannot do queue-size, which the suite needs: the linux and frr drivers do not set queue sizes"},
+		{"frr", "  ecmp: {hash: [src-ip, dst-ip], mode: adaptive}\n", "leaf0 (platform frr) cannot do adaptive-routing, which the suite needs: FRR installs equal-cost routes and the Linux kernel picks"},
+		{"sonic", "  ecmp: {hash: [src-ip, dst-ip], mode: flowlet}\n", "leaf0 (platform sonic) cannot do adaptive-routing, which the suite needs: the sonic driver does not write SONiC's adaptive routing tables (sonic-ars"},
+	} {
+		inv := filepath.Join(dir, c.platform+".yaml")
+		text := doubleInventory("", 22, filepath.Join(dir, "kh"), filepath.Join(dir, "key"))
+		os.WriteFile(inv, []byte(strings.Replace(text, "platform: sonic", "platform: "+c.platform, 1)), 0o644)
+		suite := filepath.Join(dir, "s.yaml")
+		os.WriteFile(suite, []byte(`name: s
+fabric: {inventory: `+c.platform+`.yaml}
+features:
+`+c.features+`transport: {cc: nscc, lb: ops, mtu: 8192}
+telemetry: {interval: 5ms}
+jobs:
+  - {name: perm, workload: permutation, size: 256KiB}
+`), 0o644)
+		_, err := harness.PlanSuite(context.Background(), suite, Name, "")
+		var ie *harness.InputError
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s %q: %v", c.platform, c.features, err)
+		case c.err != "" && (!errors.As(err, &ie) || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s %q: %v, want %q", c.platform, c.features, err, c.err)
+		}
+	}
+}
+
+// The ECMP width of a switch is its uplinks: a leaf with two spines
+// spreads over two, a spine has none to spread over.
+func TestECMPWidth(t *testing.T) {
+	hw, err := inventory.ParseHardware("inv.yaml", []byte(`name: w
+known_hosts: /nonexistent/kh
+default_speed: 100G
+credentials:
+  td: {user: u, key: "file:/nonexistent/key"}
+devices:
+  - {name: leaf0, platform: sonic, role: leaf, mgmt: 198.18.250.1, credentials: td, ports: [{name: Ethernet0}, {name: Ethernet4}, {name: Ethernet8}]}
+  - {name: spine0, platform: frr, role: spine, mgmt: 198.18.250.2, credentials: td, ports: [{name: eth1}]}
+  - {name: spine1, platform: frr, role: spine, mgmt: 198.18.250.3, credentials: td, ports: [{name: eth1}]}
+  - {name: host0, platform: linux, role: host, mgmt: 198.18.250.10, credentials: td, nics: [{name: eth1, address: 198.18.251.1/31}]}
+links:
+  - [host0:eth1, leaf0:Ethernet0]
+  - [leaf0:Ethernet4, spine0:eth1]
+  - [leaf0:Ethernet8, spine1:eth1]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := hw.Fabric()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dev, width := range map[string]int{"leaf0": 2, "spine0": 0} {
+		want, err := DeviceFeatures(f, hw, hw.Device(dev), harness.Features{ECMPHash: drivers.FiveTuple()}, LinkMTU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.ECMPWidth != width {
+			t.Errorf("%s: ECMP width %d, want %d", dev, want.ECMPWidth, width)
 		}
 	}
 }

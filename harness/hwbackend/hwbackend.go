@@ -85,17 +85,13 @@ const MaxMTU = LinkMTU - dataplane.IPv4HeaderLen - dataplane.UDPHeaderLen - data
 
 var capabilities = harness.Capabilities{
 	Unsupported: map[harness.Feature]string{
-		harness.FeatPFC:         "PFC is not mapped onto device settings by the hardware backend yet",
-		harness.FeatQueue:       "queue sizes are the devices' own",
-		harness.FeatAdaptive:    "switch adaptive routing is not configured by the drivers",
 		harness.FeatLowDiameter: "Dragonfly minimal, Valiant, UGAL, source-guided and port-msb routing are simulator only",
 		harness.FeatSRv6Control: "the hardware backend pins host pairs (both directions, by firewall mark) with loose paths, as the netns lab; placement at job start (features.srv6.placement), per-job and strict paths are simulator only",
-		harness.FeatFlowlet:     "flowlet load balancing (DLB) is not configured by the drivers",
 		harness.FeatPacing:      "the transport agents pace a host at its NIC rate and let the congestion control set each flow's; a per-job offered load is simulator only",
-		harness.FeatPFCWatchdog: "PFC is not mapped onto device settings by the hardware backend",
 		harness.FeatOneWayDelay: "each transport agent timestamps packets on its own clock, and hosts' clocks are not known to be synchronised (PTP): one-way delay is not measured",
 	},
 	ByDevice: map[harness.Feature]string{
+		harness.FeatPFC:      "PFC is configured on the switches whose driver can (SONiC), but their pause counters are not in the hardware telemetry",
 		harness.FeatECN:      "WRED/ECN is configured on the switches whose driver can (SONiC; not FRR or Linux on a kernel without the red qdisc): off unless the suite enables it, and a switch that cannot is refused naming it before anything changes",
 		harness.FeatTrimming: "packet trimming is configured on the switches whose ASIC can (SONiC with SWITCH_TRIMMING_CAPABLE): off unless the suite enables it, and a switch that cannot is refused naming it before anything changes",
 	},

@@ -455,8 +455,12 @@ func (d *Device) ResetWrites() error {
 //     an IPv4 /31 on each port; LOOPBACK_INTERFACE Loopback0;
 //     WRED_PROFILE|AZURE_LOSSLESS (ECN off); QUEUE|PORT|0, 1, 2 and 3-4
 //     with schedulers; PORT_QOS_MAP|PORT with the AZURE maps and
-//     pfc_enable 3,4; DSCP_TO_TC_MAP|AZURE and TC_TO_QUEUE_MAP|AZURE; BUFFER_POOL and BUFFER_PROFILE (ingress/egress lossless and
-//     lossy); SCHEDULER; SWITCH_HASH|GLOBAL with the ECMP and LAG hash of
+//     pfc_enable 3,4; DSCP_TO_TC_MAP|AZURE, TC_TO_QUEUE_MAP|AZURE and
+//     TC_TO_PRIORITY_GROUP_MAP|AZURE; BUFFER_POOL and BUFFER_PROFILE
+//     (ingress/egress lossless and lossy); BUFFER_PG|PORT|0 (lossy) and
+//     3-4 (lossless); BUFFER_QUEUE|PORT|0-2, 3-4 (lossless) and 5-6;
+//     PFC_WD|PORT (drop, 200 ms) and PFC_WD|GLOBAL POLL_INTERVAL 200;
+//     SCHEDULER; SWITCH_HASH|GLOBAL with the ECMP and LAG hash of
 //     the destination IP alone;
 //   - STATE_DB: SWITCH_CAPABILITY|switch (SWITCH_TRIMMING_CAPABLE as the
 //     options say), PORT_TABLE|PORT oper_status up;
@@ -481,6 +485,8 @@ func (d *Device) Seed(ctx context.Context) error {
 		"BUFFER_PROFILE|egress_lossy_profile":     {"pool": "egress_lossy_pool", "size": "1518", "dynamic_th": "3"},
 		"SWITCH_HASH|GLOBAL":                      {"ecmp_hash@": "DST_IP", "lag_hash@": "DST_IP"},
 		"TC_TO_QUEUE_MAP|AZURE":                   {"0": "0", "1": "1", "2": "2", "3": "3", "4": "4", "5": "5", "6": "6", "7": "7"},
+		"TC_TO_PRIORITY_GROUP_MAP|AZURE":          {"0": "0", "1": "0", "2": "0", "3": "3", "4": "4", "5": "0", "6": "0", "7": "7"},
+		"PFC_WD|GLOBAL":                           {"POLL_INTERVAL": "200"},
 	}
 	// SONiC's AZURE DSCP map: most DSCPs to traffic class 1, the RoCE
 	// DSCPs 3 and 4 to 3 and 4, 8 to 0, 46 to 5, 48 to 6.
@@ -505,6 +511,12 @@ func (d *Device) Seed(ctx context.Context) error {
 		for q := 0; q < 3; q++ {
 			cfg[fmt.Sprintf("QUEUE|%s|%d", p, q)] = kv{"scheduler": "scheduler.0"}
 		}
+		cfg["BUFFER_PG|"+p+"|0"] = kv{"profile": "ingress_lossy_profile"}
+		cfg["BUFFER_PG|"+p+"|3-4"] = kv{"profile": "ingress_lossless_profile"}
+		cfg["BUFFER_QUEUE|"+p+"|0-2"] = kv{"profile": "egress_lossy_profile"}
+		cfg["BUFFER_QUEUE|"+p+"|3-4"] = kv{"profile": "egress_lossless_profile"}
+		cfg["BUFFER_QUEUE|"+p+"|5-6"] = kv{"profile": "egress_lossy_profile"}
+		cfg["PFC_WD|"+p] = kv{"action": "drop", "detection_time": "200", "restoration_time": "200"}
 		cfg["PORT_QOS_MAP|"+p] = kv{"dscp_to_tc_map": "AZURE", "tc_to_queue_map": "AZURE", "tc_to_pg_map": "AZURE", "pfc_to_queue_map": "AZURE", "pfc_enable": "3,4"}
 		state["PORT_TABLE|"+p] = kv{"oper_status": "up", "admin_status": "up", "speed": "400000", "mtu": "9100"}
 		oid := fmt.Sprintf("oid:0x1000000000%03x", i+2)
