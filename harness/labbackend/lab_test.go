@@ -31,6 +31,7 @@ func TestMain(m *testing.M) { labtest.Main(m) }
 func runSuite(t *testing.T, suite, backend string) (*results.Results, string) {
 	t.Helper()
 	out := t.TempDir()
+	keepIfFailed(t, out)
 	var log bytes.Buffer
 	opts := harness.Options{SuiteFile: suite, Out: out, Backend: backend, LabStateRoot: t.TempDir(), Log: &log, Progress: &log}
 	if backend == Name || backend == NameContainerlab {
@@ -42,6 +43,28 @@ func runSuite(t *testing.T, suite, backend string) (*results.Results, string) {
 		t.Fatalf("run %s on %s: %v", suite, backend, err)
 	}
 	return res, out
+}
+
+// keepIfFailed copies a failed test's results directory to
+// $FABRICBENCH_KEEP_FAILED/<test name> (when set), so that a failure on a
+// loaded runner can be read after the test's temporary directory is gone.
+func keepIfFailed(t *testing.T, out string) {
+	dir := os.Getenv("FABRICBENCH_KEEP_FAILED")
+	if dir == "" {
+		return
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		dst := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+		_ = os.RemoveAll(dst)
+		if err := os.CopyFS(dst, os.DirFS(out)); err != nil {
+			t.Logf("keeping the results: %v", err)
+			return
+		}
+		t.Logf("results kept in %s", dst)
+	})
 }
 
 // checkTornDown fails unless the run's lab (named by the topology file it
