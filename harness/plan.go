@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/kpis"
@@ -40,33 +41,9 @@ func infra(err error) error {
 	return &InfraError{err}
 }
 
-// Point is one planned run: a matrix point resolved against its fabric.
-type Point struct {
-	ID        string
-	Params    map[string]string
-	Suite     *suite.Suite
-	Fabric    *inventory.Fabric
-	Features  Features
-	Transport Transport
-	Interval  time.Duration
-	Paths     []string
-	// Controller is the path controller of the run (nil: none).
-	Controller *ControllerSpec
-	// NoTelemetry runs without gNMI telemetry (telemetry.enabled: false).
-	NoTelemetry bool
-	Jobs        []Job
-	Faults      []Fault
-	KPIs        []kpis.Spec
-	// Test is the suite test the point belongs to (nil: a suite without
-	// tests). NotApplicable, when set, says why the backend cannot run
-	// the point (tests.go): it is reported, not run.
-	Test          *suite.Test
-	NotApplicable []string
-}
-
 // Plan loads a suite file and resolves every matrix point. All errors are
 // *InputError and name the file and field.
-func Plan(file string) (*suite.Suite, []*Point, error) {
+func Plan(file string) (*suite.Suite, []*runspec.RunSpec, error) {
 	return PlanContext(context.Background(), file)
 }
 
@@ -77,7 +54,7 @@ var planHook func()
 // matrix is planned), between steps and between points, returning
 // ctx.Err(). Points with the same fabric share one *inventory.Fabric
 // (read-only), so a matrix over a large fabric builds it once.
-func PlanContext(ctx context.Context, file string) (*suite.Suite, []*Point, error) {
+func PlanContext(ctx context.Context, file string) (*suite.Suite, []*runspec.RunSpec, error) {
 	return PlanBackend(ctx, file, "")
 }
 
@@ -85,13 +62,13 @@ func PlanContext(ctx context.Context, file string) (*suite.Suite, []*Point, erro
 // every point is checked against what the backend declares it can do
 // (Capabilities), and what it cannot do is bad input at the suite field
 // (file:line:col), before anything is brought up.
-func PlanBackend(ctx context.Context, file, backend string) (*suite.Suite, []*Point, error) {
+func PlanBackend(ctx context.Context, file, backend string) (*suite.Suite, []*runspec.RunSpec, error) {
 	return PlanWith(ctx, file, backend, "")
 }
 
 // PlanWith is PlanBackend with the suite's fabric replaced by a hardware
 // inventory's (inv, "" for none: run --inventory).
-func PlanWith(ctx context.Context, file, backend, inv string) (*suite.Suite, []*Point, error) {
+func PlanWith(ctx context.Context, file, backend, inv string) (*suite.Suite, []*runspec.RunSpec, error) {
 	pl, err := PlanSuite(ctx, file, backend, inv)
 	if err != nil {
 		return nil, nil, err
@@ -103,7 +80,7 @@ func PlanWith(ctx context.Context, file, backend, inv string) (*suite.Suite, []*
 // before its first side effect.
 type SuitePlan struct {
 	Suite   *suite.Suite
-	Points  []*Point
+	Points  []*runspec.RunSpec
 	Backend string // "" when planned for no backend
 	// Caps is the backend's declaration (the zero value without one).
 	Caps Capabilities
@@ -163,7 +140,7 @@ func PlanSuite(ctx context.Context, file, backend, inv string) (*SuitePlan, erro
 		}
 		if err != nil && len(sp.NotApplicable) > 0 {
 			// Not run: what it cannot do may be why it does not resolve.
-			p, err = &Point{ID: sp.ID, Params: sp.Params, Suite: sp.Suite}, nil
+			p, err = &runspec.RunSpec{ID: sp.ID, Params: sp.Params, Suite: sp.Suite}, nil
 		}
 		if p != nil {
 			p.Test, p.NotApplicable = sp.Test, sp.NotApplicable
@@ -224,7 +201,7 @@ func defaultNotes(s *suite.Suite, backend string, caps Capabilities) []string {
 
 // resolve resolves one point; fabrics caches fabrics by their suite
 // section (nil: no cache).
-func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabilities) (*Point, error) {
+func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabilities) (*runspec.RunSpec, error) {
 	s := sp.Suite
 	key := s.Fabric.Spec + "\x00" + s.Fabric.File + "\x00" + s.Fabric.Inventory
 	f := fabrics[key]
@@ -238,7 +215,7 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 		}
 	}
 	var err error
-	p := &Point{ID: sp.ID, Params: sp.Params, Suite: s, Fabric: f}
+	p := &runspec.RunSpec{ID: sp.ID, Params: sp.Params, Suite: s, Fabric: f}
 	ft := s.Features
 	p.Features = Features{
 		ECMPHash: ft.ECMP.Hash, ECN: featureOn(ft.ECN.Enabled, FeatECN, caps), KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
@@ -335,6 +312,9 @@ func resolve(sp suite.Point, fabrics map[string]*inventory.Fabric, caps Capabili
 	t := s.Transport
 	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, EntropyRun: t.EntropyRun, Seed: s.Seed,
 		Launcher: s.Agents.Launcher}
+	if p.TransportParams, err = p.Transport.Params(); err != nil {
+		return nil, fmt.Errorf("transport: %w", err) // the suite checked cc, lb and planes
+	}
 	iv, err := telemetryInterval(s.Telemetry.Interval, caps)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry.interval: %w", err)
@@ -578,16 +558,6 @@ func faultTarget(f *inventory.Fabric, sf *suite.Fault) (link, dir int, what stri
 		return ev.Link, 0, "link " + sf.Link, nil
 	}
 	return 0, 0, "", fmt.Errorf("names no link, port or nic")
-}
-
-// ControllerSpec is a run's path controller (suite controller), times in
-// ns; zero thresholds take pathctl's defaults.
-type ControllerSpec struct {
-	Kind               string
-	Interval, HoldDown int64
-	Rate               float64
-	Queue              int64
-	Trigger, Clear     int
 }
 
 // allChecks runs the checks that are not nil, in order.

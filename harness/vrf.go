@@ -7,16 +7,6 @@ import (
 	"github.com/fabricbench/fabricbench/inventory"
 )
 
-// VRF is one routing instance of a run (features.vrfs): its hosts (host
-// numbers) and the VRFs whose routes it leaks, both ways ("default" is
-// the VRF of the hosts no VRF lists).
-type VRF struct {
-	Name  string
-	Table int
-	Hosts []int
-	Leak  []string
-}
-
 // VRFMap is the reachability the VRFs of a run give: VRF 0 is the
 // default VRF, VRF i+1 is VRFs[i].
 type VRFMap struct {
