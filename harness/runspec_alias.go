@@ -40,3 +40,9 @@ func BuildWorkload(f *inventory.Fabric, jobs []Job, seed uint64) (*Workload, err
 
 // Plural is "1 one" or "n many" (runspec.Plural).
 func Plural(n int, one, many string) string { return runspec.Plural(n, one, many) }
+
+// VRFMap is the reachability of a run's VRFs (runspec.VRFMap).
+type VRFMap = runspec.VRFMap
+
+// NewVRFMap builds the map for a fabric of nHosts hosts (runspec.NewVRFMap).
+func NewVRFMap(nHosts int, vrfs []VRF) *VRFMap { return runspec.NewVRFMap(nHosts, vrfs) }
