@@ -271,27 +271,24 @@ func (c *checker) preset() {
 			p.Name, p.SpecKeys())
 	}
 	f := &s.Features
-	if !d.has("features.ecn.enabled") {
-		f.ECN.Enabled = boolPtr(p.ECN)
+	set := p.Apply(preset.Settings{CC: s.Transport.CC, MTU: s.Transport.MTU, Queue: f.Queue, KMin: f.ECN.KMin, KMax: f.ECN.KMax,
+		ECN: f.ECN.Enabled != nil && *f.ECN.Enabled, Trimming: f.Trimming.Enabled != nil && *f.Trimming.Enabled},
+		func(name string) bool { return d.has(presetFields[name]) })
+	s.Transport.CC, s.Transport.MTU, f.Queue, f.ECN.KMin, f.ECN.KMax = set.CC, set.MTU, set.Queue, set.KMin, set.KMax
+	if !d.has(presetFields[preset.SetECN]) {
+		f.ECN.Enabled = boolPtr(set.ECN)
 	}
-	if !d.has("features.ecn.kmin") {
-		f.ECN.KMin = p.KMin
+	if !d.has(presetFields[preset.SetTrimming]) {
+		f.Trimming.Enabled = boolPtr(set.Trimming)
 	}
-	if !d.has("features.ecn.kmax") {
-		f.ECN.KMax = p.KMax
-	}
-	if !d.has("features.trimming.enabled") {
-		f.Trimming.Enabled = boolPtr(p.Trimming)
-	}
-	if !d.has("features.queue") {
-		f.Queue = p.Queue
-	}
-	if !d.has("transport.mtu") {
-		s.Transport.MTU = p.MTU
-	}
-	if p.HasCC && !d.has("transport.cc") {
-		s.Transport.CC = p.CC.String()
-	}
+}
+
+// presetFields are the suite fields of a preset's settings (a suite has
+// no target RTT or window: what the preset sets for them is not used).
+var presetFields = map[string]string{
+	preset.SetCC: "transport.cc", preset.SetMTU: "transport.mtu", preset.SetQueue: "features.queue",
+	preset.SetKMin: "features.ecn.kmin", preset.SetKMax: "features.ecn.kmax",
+	preset.SetECN: "features.ecn.enabled", preset.SetTrimming: "features.trimming.enabled",
 }
 
 func (c *checker) bringup() {
