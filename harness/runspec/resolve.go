@@ -33,6 +33,9 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fabric: %w", err)
 	}
+	// The suite checked its quantities; one that does not parse here is
+	// Resolve's error at its field, not a zero.
+	var q quantities
 	p := &RunSpec{ID: sp.ID, Params: sp.Params, Suite: s, Fabric: f}
 	ft := s.Features
 	p.Features = Features{
@@ -46,31 +49,22 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 	}
 	if ft.ECMP.Mode == suite.ECMPModeFlowlet {
 		p.Features.Flowlet = true
-		if ft.ECMP.FlowletGap != "" {
-			p.Features.FlowletGap, _ = units.ParsePs(ft.ECMP.FlowletGap) // validated
-		}
+		p.Features.FlowletGap = q.ps("features.ecmp.flowlet_gap", ft.ECMP.FlowletGap)
 	}
 	if ft.PFC != nil && ft.PFC.Watchdog != nil {
 		w := ft.PFC.Watchdog
-		p.Features.PFCWatchdogDetect, _ = units.ParsePs(w.Detect) // validated
-		if w.Restore != "" {
-			p.Features.PFCWatchdogRestore, _ = units.ParsePs(w.Restore)
-		}
+		p.Features.PFCWatchdogDetect = q.ps("features.pfc.watchdog.detect", w.Detect)
+		p.Features.PFCWatchdogRestore = q.ps("features.pfc.watchdog.restore", w.Restore)
 	}
 	if p.Features.Adaptive {
-		// Validated by the suite checker.
-		if ft.ECMP.Staleness != "" {
-			p.Features.ARStaleness, _ = units.ParsePs(ft.ECMP.Staleness)
-		}
-		if ft.ECMP.Quantum != "" {
-			p.Features.ARQuantum, _ = units.ParseBytes(ft.ECMP.Quantum)
-		}
+		p.Features.ARStaleness = q.ps("features.ecmp.staleness", ft.ECMP.Staleness)
+		p.Features.ARQuantum = q.bytes("features.ecmp.quantum", ft.ECMP.Quantum)
 	}
 	if ft.SRv6 != nil {
 		if ft.SRv6.Placement == suite.SRv6PlacementDisjoint {
 			p.Features.SRv6Placement, p.Features.SRv6Elephant = ft.SRv6.Placement, 1<<20
 			if ft.SRv6.Elephant != "" {
-				p.Features.SRv6Elephant, _ = units.ParseBytes(ft.SRv6.Elephant) // validated
+				p.Features.SRv6Elephant = q.bytes("features.srv6.elephant", ft.SRv6.Elephant)
 			}
 		}
 		for i, sp := range ft.SRv6.Paths {
@@ -143,18 +137,15 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 
 	if c := s.Controller; c != nil && c.Kind != suite.ControllerNone {
 		cs := &ControllerSpec{Kind: c.Kind, Interval: iv / 1000, Rate: c.Thresholds.Rate, Trigger: c.Thresholds.Trigger, Clear: c.Thresholds.Clear}
-		// Validated by the suite checker.
 		if c.Interval != "" {
-			v, _ := units.ParsePs(c.Interval)
-			cs.Interval = v / 1000
+			cs.Interval = q.ps("controller.interval", c.Interval) / 1000
 		}
 		cs.HoldDown = 10 * cs.Interval
 		if c.HoldDown != "" {
-			v, _ := units.ParsePs(c.HoldDown)
-			cs.HoldDown = v / 1000
+			cs.HoldDown = q.ps("controller.hold_down", c.HoldDown) / 1000
 		}
 		if c.Thresholds.Queue != "" {
-			cs.Queue, _ = units.ParseBytes(c.Thresholds.Queue)
+			cs.Queue = q.bytes("controller.thresholds.queue", c.Thresholds.Queue)
 		}
 		p.Controller = cs
 	}
@@ -182,6 +173,9 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 			spec.Name = "" // kpis names it <scope>.<metric>
 		}
 		p.KPIs = append(p.KPIs, spec)
+	}
+	if q.err != nil {
+		return nil, q.err
 	}
 	return p, nil
 }
@@ -402,4 +396,27 @@ func resolveVRFs(f *inventory.Fabric, vrfs []suite.VRF) ([]VRF, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// quantities parses a suite's quantities ("" is 0), keeping the first
+// error, named by its field.
+type quantities struct{ err error }
+
+func (q *quantities) ps(path, v string) int64 {
+	return q.keep(path, v, units.ParsePs)
+}
+
+func (q *quantities) bytes(path, v string) int64 {
+	return q.keep(path, v, units.ParseBytes)
+}
+
+func (q *quantities) keep(path, v string, parse func(string) (int64, error)) int64 {
+	if v == "" {
+		return 0
+	}
+	n, err := parse(v)
+	if err != nil && q.err == nil {
+		q.err = fmt.Errorf("%s: %w", path, err)
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package runspec
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fabricbench/fabricbench/harness/suite"
@@ -72,5 +73,24 @@ func TestResolveFaults(t *testing.T) {
 	}
 	if r3 := rnd(1); r3[0].Link != r1[0].Link {
 		t.Error("the same seed failed different links")
+	}
+}
+
+// Resolve reports a quantity it cannot parse at its field rather than
+// taking it as 0 (the suite checker rejects such a suite first; a Suite
+// built otherwise gets the error).
+func TestResolveRefusesAnUnparsedQuantity(t *testing.T) {
+	s := &suite.Suite{Fabric: suite.Fabric{Spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2"}}
+	s.Telemetry.Interval = "1ms"
+	s.Transport.CC, s.Transport.LB = "nscc", "reps"
+	s.Features.ECMP.Mode, s.Features.ECMP.FlowletGap = suite.ECMPModeFlowlet, "soon"
+	_, err := Resolve(suite.Point{Suite: s}, Defaults{})
+	if err == nil || !strings.Contains(err.Error(), "features.ecmp.flowlet_gap: ") {
+		t.Fatalf("got %v, want an error at features.ecmp.flowlet_gap", err)
+	}
+	s.Features.ECMP.FlowletGap = "20us"
+	p, err := Resolve(suite.Point{Suite: s}, Defaults{})
+	if err != nil || p.Features.FlowletGap != 20e6 {
+		t.Fatalf("got %+v, %v; want a 20us flowlet gap", p, err)
 	}
 }
