@@ -16,10 +16,12 @@ import (
 )
 
 // RunSpec is one planned run: a matrix point of a suite resolved against
-// its fabric, with its quantities typed (ps, bytes, bit/s) and its
-// transport settings parsed (Params).
+// its fabric (Resolve), or what fabricbench sim builds from its flags,
+// with its quantities typed (ps, bytes, bit/s) and its transport settings
+// parsed (TransportParams). Validate checks the rules between its fields.
 type RunSpec struct {
-	ID        string
+	ID string
+	// Params are the point's matrix values (suite.Point.Params).
 	Params    map[string]string
 	Suite     *suite.Suite
 	Fabric    *inventory.Fabric
