@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -47,68 +47,6 @@ type Backend interface {
 	RunJobs(ctx context.Context, w *Workload, progress func(Progress)) (*RunResult, error)
 	// Down tears everything down; telemetry streams end here.
 	Down(ctx context.Context) error
-}
-
-// Features are the switch features of a run.
-type Features struct {
-	ECMPHash   []string
-	ECN        bool
-	KMin, KMax float64
-	Trimming   bool
-	QueueBytes int64 // 0: one BDP
-	// QueueLongestPath is features.queue: longest-path (Spritz Sec. V-A,
-	// sim.LongestPathSizing): queues of one BDP of the fabric's longest
-	// source-guided path and every flow's window sized on that path.
-	QueueLongestPath bool
-	PFC              bool
-	// PFCPriorities are features.pfc.priorities: on hardware, lossless
-	// besides the agents' own class (the simulator's data class is
-	// lossless whatever they are).
-	PFCPriorities []int
-	SRv6          bool
-	// SRv6Paths pin the flows of host pairs to explicit switch sequences
-	// (SRv6 micro-SID path placement).
-	SRv6Paths []SRv6Path
-	// SRv6Placement is the path controller (suite.SRv6PlacementDisjoint,
-	// or "" for none) and SRv6Elephant its flow-size threshold in bytes.
-	SRv6Placement string
-	SRv6Elephant  int64
-	// VRFs are the routing instances hosts belong to (features.vrfs);
-	// hosts no VRF lists are in the default VRF.
-	VRFs []VRF
-	// Adaptive: switch adaptive routing (features.ecmp.mode: adaptive)
-	// with its staleness (ps), depth quantum (bytes, 0: one packet) and
-	// capacity weighting.
-	Adaptive bool
-	// LowDiameter is a dragonfly/slimfly routing mode (features.ecmp.mode
-	// minimal, valiant, ugal-l, ugal-g or source-guided), "" for none.
-	LowDiameter string
-	ARStaleness int64
-	ARQuantum   int64
-	ARWeighted  bool
-	// Simulator only: stop at this simulated time (0: when the jobs are
-	// done) and the ECMP reconvergence delay after link changes.
-	SimEnd, Reconverge int64
-	// StallAfter ends a simulation without progress for this long (0:
-	// the simulator's default, -1: never; sim.Config.StallAfter).
-	StallAfter int64
-	// Flowlet: switch flowlet load balancing (features.ecmp.mode flowlet)
-	// with its gap (ps, 0: the default).
-	Flowlet    bool
-	FlowletGap int64
-	// PFCWatchdogDetect and PFCWatchdogRestore (ps) run the PFC watchdog
-	// (features.pfc.watchdog); 0: none.
-	PFCWatchdogDetect, PFCWatchdogRestore int64
-}
-
-// SRv6Path pins the flows from host Src to host Dst (host numbers)
-// through the switches Via (node IDs), in order.
-type SRv6Path struct {
-	Name     string
-	Src, Dst int
-	Via      []int
-	Job      string // only that job's flows ("": every flow of the pair, both ways)
-	Strict   bool   // each listed switch adjacent to the previous hop
 }
 
 // Env is what the harness tells a backend about the run it serves before
@@ -183,80 +121,12 @@ type Validator interface {
 // backend: each device's platform); an error is bad input (exit 2) naming
 // what cannot be done.
 type PlanChecker interface {
-	CheckPlan(p *Point) error
+	CheckPlan(p *runspec.RunSpec) error
 }
 
 // Preparer is implemented by backends that want the run's Env.
 type Preparer interface {
 	Prepare(env Env)
-}
-
-// Transport configures the endpoint agents.
-type Transport struct {
-	CC, LB       string
-	Planes       string // plane load balancing of multi-plane hosts: plb, global, entropy ("": plb)
-	MTU          int
-	QuickAdapt   *bool
-	FastIncrease *bool
-	// EntropyRun: packets per load-balancing choice (0: each packet).
-	EntropyRun int
-	Seed       uint64
-	// Launcher starts the agents: LauncherSSH ("" too) or LauncherSrun.
-	Launcher string
-}
-
-// Agent launchers (Transport.Launcher, the suite's agents.launcher).
-const (
-	LauncherSSH  = "ssh"
-	LauncherSrun = "srun"
-)
-
-// Params returns the transport parameters of t over the defaults both
-// the simulator and the agents start from.
-func (t Transport) Params() (transport.Params, error) {
-	p := transport.DefaultParams()
-	var err error
-	if p.CC, err = transport.ParseCC(t.CC); err != nil {
-		return p, err
-	}
-	if p.LB, err = transport.ParseLB(t.LB); err != nil {
-		return p, err
-	}
-	if t.Planes != "" {
-		if p.PlaneMode, err = transport.ParsePlaneMode(t.Planes); err != nil {
-			return p, err
-		}
-	}
-	if t.MTU > 0 {
-		p.MTU = t.MTU
-	}
-	if t.QuickAdapt != nil {
-		p.QuickAdapt = *t.QuickAdapt
-	}
-	if t.FastIncrease != nil {
-		p.FastIncrease = *t.FastIncrease
-	}
-	p.EntropyRun = t.EntropyRun
-	p.Seed = t.Seed
-	return p, nil
-}
-
-// Fault is one fault event, in time relative to the start of the jobs.
-type Fault struct {
-	At        int64 // ps
-	Link      int   // inventory link ID
-	Up        bool
-	Fraction  float64 // > 0: degrade to this fraction of the rate (Up)
-	Direction int     // 0 both; 1 transmit side of the link's A port; 2 of B
-	// Description names the fault for reports, e.g.
-	// "degrade leaf0:Ethernet4 to 50%".
-	Description string
-	// ID names the suite fault entry ("F1" for faults[0]); Kind is down,
-	// up, degrade, restore, flap-down or flap-up; Ports are the transmit
-	// sides hit ("device:port"); Host is set for a nic fault.
-	ID, Kind string
-	Ports    []string
-	Host     string
 }
 
 // Progress is reported while jobs run.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/pathctl"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -20,7 +21,7 @@ const controllerQueuePath = "/qos/interfaces/interface/output/queues/queue/state
 // pathctl.Rerouter fed by a gNMI collector of its own on the run's
 // targets (the devices it watches), steering through the backend. The
 // collector is started under cctx, the run's collection context.
-func startController(cctx context.Context, b Backend, p *Point, targets []telemetry.TargetSpec, runTag string, opts Options) (*pathctl.Rerouter, *telemetry.Collector, error) {
+func startController(cctx context.Context, b Backend, p *runspec.RunSpec, targets []telemetry.TargetSpec, runTag string, opts Options) (*pathctl.Rerouter, *telemetry.Collector, error) {
 	cs := p.Controller
 	if cs == nil || p.NoTelemetry {
 		return nil, nil, nil
@@ -81,7 +82,7 @@ func isClock(b Backend) bool {
 
 // controllerResults turns the controller's decisions into results, times
 // from the start of the jobs (epochNs).
-func controllerResults(p *Point, ctl *pathctl.Rerouter, epochNs int64) *results.Controller {
+func controllerResults(p *runspec.RunSpec, ctl *pathctl.Rerouter, epochNs int64) *results.Controller {
 	cs := p.Controller
 	out := &results.Controller{Kind: cs.Kind, IntervalUs: float64(cs.Interval) / 1e3, HoldDownUs: float64(cs.HoldDown) / 1e3,
 		Paths: ctl.Managed(), Decisions: []results.Decision{}}

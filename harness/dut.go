@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"sort"
 
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 )
@@ -14,12 +15,12 @@ import (
 // what stands in for the switches, their buffers, platform and OS.
 // Backends without it get the generic description of dutOf.
 type DUTDescriber interface {
-	DescribeDUT(p *Point) *results.DUT
+	DescribeDUT(p *runspec.RunSpec) *results.DUT
 }
 
 // dutOf identifies the DUT of a point: the backend's description, or the
 // fabric's switches with what the harness knows about them.
-func dutOf(backend string, p *Point) *results.DUT {
+func dutOf(backend string, p *runspec.RunSpec) *results.DUT {
 	if p == nil || p.Fabric == nil {
 		return nil
 	}
@@ -63,7 +64,7 @@ func SwitchDevices(f *inventory.Fabric, platform, os, asic string) []results.DUT
 // AgentDescription describes the hosts' transport (the draft's host
 // configuration): the fabricbench build and the point's transport
 // parameters.
-func AgentDescription(p *Point) string {
+func AgentDescription(p *runspec.RunSpec) string {
 	t := p.Transport
 	return fmt.Sprintf("fabricbench transport %s: cc %s, lb %s, MTU %d B", BuildVersion(), t.CC, t.LB, t.MTU)
 }

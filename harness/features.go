@@ -219,7 +219,7 @@ func init() {
 	RegisterFeature(FeatureKind{
 		Feature: FeatPlanes, Doc: "multi-plane hosts",
 		Asks: func(s *suite.Suite) []FeatureAsk {
-			f, err := s.LoadFabric()
+			f, err := s.LoadedFabric()
 			if err != nil || f.NumPlanes() <= 1 {
 				return nil
 			}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/results"
 )
 
@@ -98,7 +99,7 @@ func joinAnd(s []string) string {
 // finishLeakChecks judges every leak_check test over its runs' samples
 // (runs in matrix order); a failed trend fails the suite through a KPI
 // "resource_growth" on the test's last sampled run.
-func finishLeakChecks(points []*Point, runs []*results.Run, res *results.Results) {
+func finishLeakChecks(points []*runspec.RunSpec, runs []*results.Run, res *results.Results) {
 	for ti := range res.Tests {
 		t := &res.Tests[ti]
 		var samples []*results.Resources

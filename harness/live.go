@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/analysis"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
 )
@@ -46,7 +47,7 @@ const silentAfter = 10 * time.Second
 // the stage's goroutine) for every anomaly a window analysis reports
 // first, with the time of the first sample (run time 0 on the simulator).
 // It returns nil for a point without telemetry.
-func startLive(p *Point, backend string, targets []telemetry.TargetSpec, onDetect func(d analysis.Detection, origin int64)) (*liveStage, error) {
+func startLive(p *runspec.RunSpec, backend string, targets []telemetry.TargetSpec, onDetect func(d analysis.Detection, origin int64)) (*liveStage, error) {
 	if p.NoTelemetry || p.Interval <= 0 {
 		return nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/results"
 )
 
@@ -66,7 +67,7 @@ type PointRecord struct {
 // PlanPoints plans the suite for the backend and returns what plan.json
 // holds. A suite with a bring-up step cannot be run point by point (the
 // step brings up the lab every point uses): that is bad input.
-func PlanPoints(ctx context.Context, file, backend string) (*PlanRecord, []*Point, error) {
+func PlanPoints(ctx context.Context, file, backend string) (*PlanRecord, []*runspec.RunSpec, error) {
 	if backend == "" {
 		backend = "sim"
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/analysis"
 	"github.com/fabricbench/fabricbench/harness/bringup"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/kpis"
@@ -499,7 +500,7 @@ func runLine(r *results.Run, backend string) string {
 // runPoint runs one matrix point: its stages (stages.go) in order, then
 // stopped in reverse. The returned Run is always usable; err is an
 // infrastructure error (or ctx's).
-func runPoint(ctx context.Context, opts Options, p *Point, runTag string, influx *telemetry.InfluxConfig, prog *progress) (*results.Run, error) {
+func runPoint(ctx context.Context, opts Options, p *runspec.RunSpec, runTag string, influx *telemetry.InfluxConfig, prog *progress) (*results.Run, error) {
 	rel := filepath.Join("runs", p.ID)
 	r := &pointRun{
 		ctx: ctx, opts: opts, p: p, runTag: runTag, influx: influx, prog: prog,
@@ -706,7 +707,7 @@ func analysisOptions(a *suite.Analysis) analysis.Options {
 
 // routingMode is the point's routing mode as analysis.Input.Routing
 // names it.
-func routingMode(p *Point) string {
+func routingMode(p *runspec.RunSpec) string {
 	switch {
 	case p.Features.LowDiameter != "":
 		return p.Features.LowDiameter
@@ -777,7 +778,7 @@ func countIncomplete(rr *RunResult) int {
 	return n
 }
 
-func pointConfig(p *Point) map[string]string {
+func pointConfig(p *runspec.RunSpec) map[string]string {
 	c := map[string]string{
 		"cc": p.Transport.CC, "lb": p.Transport.LB, "mtu": strconv.Itoa(p.Transport.MTU),
 		"ecn": strconv.FormatBool(p.Features.ECN), "trimming": strconv.FormatBool(p.Features.Trimming),
@@ -897,14 +898,6 @@ func bringupRun(ctx context.Context, b *suite.Bringup, opts Options) (*results.R
 		run.Status = results.Pass
 	}
 	return run, down, err
-}
-
-// Plural is "1 run", "2 runs", "0 runs".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 func sortedNames(m map[string]string) []string {

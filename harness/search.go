@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/results"
 )
 
@@ -23,7 +24,7 @@ type searchGroup struct {
 
 // searchGroups finds the binary searches of a suite's points (not
 // applicable points are not searched: they are reported as such).
-func searchGroups(points []*Point) ([]*searchGroup, map[int]bool) {
+func searchGroups(points []*runspec.RunSpec) ([]*searchGroup, map[int]bool) {
 	byKey := map[string]*searchGroup{}
 	var out []*searchGroup
 	in := map[int]bool{}
@@ -95,7 +96,7 @@ func (g *searchGroup) run(ctx context.Context, next chan<- int, done []chan stru
 // are not applicable, a failed probe above the value found is the
 // search's answer rather than a failure of the suite (Run.Search), and
 // every test's result names the value found.
-func finishSearches(gs []*searchGroup, points []*Point, runs []*results.Run, res *results.Results) {
+func finishSearches(gs []*searchGroup, points []*runspec.RunSpec, runs []*results.Run, res *results.Results) {
 	for _, g := range gs {
 		probed := map[int]bool{}
 		for _, m := range g.probes {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/analysis"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/kpis"
 	"github.com/fabricbench/fabricbench/pathctl"
 	"github.com/fabricbench/fabricbench/results"
@@ -53,7 +54,7 @@ var pointStages = []stage{
 type pointRun struct {
 	ctx    context.Context
 	opts   Options
-	p      *Point
+	p      *runspec.RunSpec
 	runTag string
 	influx *telemetry.InfluxConfig
 	prog   *progress

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/results"
 )
@@ -145,13 +146,13 @@ func testsOf(s *suite.Suite) []results.Test {
 }
 
 // notApplicableRun is the run of a point the backend cannot do.
-func notApplicableRun(p *Point) *results.Run {
+func notApplicableRun(p *runspec.RunSpec) *results.Run {
 	return &results.Run{ID: p.ID, Test: testName(p), Params: p.Params, Seed: p.Suite.Seed, Status: results.NotApplicable,
 		Error: "not applicable: " + strings.Join(p.NotApplicable, "; "), Jobs: []results.Job{}, KPIs: []results.KPI{},
 		Anomalies: []results.Anomaly{}, Imbalances: []results.Imbalance{}}
 }
 
-func testName(p *Point) string {
+func testName(p *runspec.RunSpec) string {
 	if p.Test == nil {
 		return ""
 	}

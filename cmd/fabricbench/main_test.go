@@ -114,6 +114,10 @@ func TestSimBadInput(t *testing.T) {
 		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--shards", "256"}, "--shards"},
 		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--workers", "-1"}, "--workers"},
 		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--shards", "2", "--routing", "adaptive"}, "parallel mode (2 shards) does not support adaptive routing"},
+		// The RunSpec's rules (runspec.RunSpec.Validate, the suite's), named by flag.
+		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--lb", "owd"}, "--lb: owd probes paths selected by the entropy's MSB: it needs --routing port-msb"},
+		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--lb", "spritz-spray", "--routing", "adaptive"}, "--lb: spritz-spray learns which entropies reach good paths, but with --routing adaptive the switches choose"},
+		{[]string{"sim", "--topo", topo, "--tm", "permutation:size=1MB", "--go-back-n", "--ack-every", "4"}, "transport: go-back-n"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, c.args...)

@@ -18,6 +18,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
+	"github.com/fabricbench/fabricbench/harness/runspec"
+	"github.com/fabricbench/fabricbench/harness/simbackend"
+	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/preset"
 	"github.com/fabricbench/fabricbench/sim"
@@ -197,34 +200,39 @@ func applyPreset(o *simOpts) (*preset.Preset, error) {
 	if changed == nil {
 		changed = func(string) bool { return false }
 	}
-	if !changed("cc") && p.HasCC {
-		o.cc = p.CC.String()
-	}
-	if !changed("mtu") {
-		o.mtu = p.MTU
-	}
-	if !changed("queue") {
-		o.queue = p.Queue
-	}
-	if !changed("kmin") {
-		o.kmin = p.KMin
-	}
-	if !changed("kmax") {
-		o.kmax = p.KMax
-	}
-	if !changed("ecn") {
-		o.ecn = p.ECN
-	}
-	if !changed("trim") {
-		o.trim = p.Trimming
-	}
-	if !changed("target-rtt") {
-		o.targetRTT = p.TargetRTT
-	}
-	if !changed("max-window") {
-		o.maxWindow = p.MaxWindow
-	}
+	set := p.Apply(preset.Settings{CC: o.cc, MTU: o.mtu, Queue: o.queue, KMin: o.kmin, KMax: o.kmax, ECN: o.ecn, Trimming: o.trim,
+		TargetRTT: o.targetRTT, MaxWindow: o.maxWindow}, func(name string) bool { return changed(presetFlags[name]) })
+	o.cc, o.mtu, o.queue, o.kmin, o.kmax, o.ecn, o.trim = set.CC, set.MTU, set.Queue, set.KMin, set.KMax, set.ECN, set.Trimming
+	o.targetRTT, o.maxWindow = set.TargetRTT, set.MaxWindow
 	return p, nil
+}
+
+// presetFlags are the flags of a preset's settings (preset.Apply).
+var presetFlags = map[string]string{
+	preset.SetCC: "cc", preset.SetMTU: "mtu", preset.SetQueue: "queue", preset.SetKMin: "kmin", preset.SetKMax: "kmax",
+	preset.SetECN: "ecn", preset.SetTrimming: "trim", preset.SetTargetRTT: "target-rtt", preset.SetMaxWindow: "max-window",
+}
+
+// simFlags are the flags of the suite fields RunSpec.Validate reports.
+var simFlags = map[string]string{
+	"transport.lb": "--lb", "features.ecmp.mode": "--routing", "features.ecmp.hash": "the ECMP hash (always the 5-tuple)",
+}
+
+// simSpelling names a field in a RunSpec rule's message by its flag.
+func simSpelling(path, value string) string {
+	name, ok := simFlags[path]
+	if !ok {
+		name = path
+	}
+	if value == "" {
+		return name
+	}
+	return name + " " + value
+}
+
+// simFieldError is a RunSpec rule's error at its flag.
+func simFieldError(e runspec.FieldError) error {
+	return fmt.Errorf("%s: %s", simSpelling(e.Path, ""), e.Msg)
 }
 
 func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error {
@@ -282,20 +290,22 @@ func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error 
 	if err != nil {
 		return badInput(fmt.Errorf("--reconverge: %w", err))
 	}
-	var faults []sim.LinkEvent
+	var events []inventory.LinkEvent
+	if o.failLinks != 0 {
+		if events, err = fab.RandomLinkFailures(o.failLinks, o.seed, 0); err != nil {
+			return badInput(fmt.Errorf("--fail-links: %w", err))
+		}
+	}
 	for _, fs := range o.faults {
 		ev, err := fab.ParseLinkEvent(fs)
 		if err != nil {
 			return badInput(fmt.Errorf("--fault: %w", err))
 		}
-		faults = append(faults, ev)
+		events = append(events, ev)
 	}
-	if o.failLinks != 0 {
-		evs, err := fab.RandomLinkFailures(o.failLinks, o.seed, 0)
-		if err != nil {
-			return badInput(fmt.Errorf("--fail-links: %w", err))
-		}
-		faults = append(evs, faults...)
+	faults := make([]runspec.Fault, len(events))
+	for i, ev := range events {
+		faults[i] = runspec.Fault{At: ev.At, Link: ev.Link, Up: ev.Up, Fraction: ev.RateFactor, Direction: ev.Direction}
 	}
 	tp := transport.DefaultParams()
 	tp.CC, tp.LB, tp.Trimming = cc, lb, o.trim
@@ -328,32 +338,19 @@ func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error 
 		tp.Entropies = o.entropies
 	}
 	tp.OPSCycle, tp.REPSWarmup = o.opsCycle, o.repsWarmup
-	if err := tp.Validate(); err != nil {
-		return badInput(fmt.Errorf("transport: %w", err))
-	}
 	if o.targetRTT != 0 && !(o.targetRTT > 1 && o.targetRTT <= 10) {
 		return badInput(fmt.Errorf("--target-rtt: %g is out of range (want 0 for the default, or more than 1 and at most 10 base RTTs)", o.targetRTT))
 	}
 	if o.maxWindow != 0 && !(o.maxWindow > 0 && o.maxWindow <= 100) {
 		return badInput(fmt.Errorf("--max-window: %g is out of range (want 0 for the default, or more than 0 and at most 100 BDPs)", o.maxWindow))
 	}
-	lowDiam, isLD := sim.ParseLowDiameter(o.routing)
+	_, isLD := sim.ParseLowDiameter(o.routing)
 	routing, err := sim.ParseRouting(o.routing)
 	if isLD {
 		routing, err = sim.RoutingHash, nil
 	}
 	if err != nil {
 		return badInput(fmt.Errorf("--routing: %w (or, on dragonfly and slimfly fabrics, minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided or port-msb)", err))
-	}
-	if lb == transport.OWD && lowDiam != sim.PortMSB {
-		return badInput(fmt.Errorf("--lb owd probes paths selected by the entropy's MSB: it needs --routing port-msb (on a dragonfly fabric)"))
-	}
-	// Path-aware load balancers learn per entropy (EV): fine-grained on
-	// source-guided routing, coarse-grained where switches hash the EV
-	// (hash, minimal). Where the switch picks each packet's path (adaptive,
-	// valiant, ugal) an EV names no path; with port-msb its MSB is owd's.
-	if lb.PathAware() && (routing == sim.RoutingAdaptive || (isLD && lowDiam != sim.SourceGuided && lowDiam != sim.Minimal)) {
-		return badInput(fmt.Errorf("--lb %s learns which entropies reach good paths: it needs --routing hash (ECMP hashing, coarse-grained), minimal or source-guided, not %s", lb, o.routing))
 	}
 	arStale, err := units.ParsePs(o.arStaleness)
 	if err != nil {
@@ -363,15 +360,29 @@ func runSim(parent context.Context, stdout, stderr io.Writer, o *simOpts) error 
 	if err != nil {
 		return badInput(fmt.Errorf("--ar-quantum: %w", err))
 	}
-	var windowRTT int64
-	if o.queue == preset.LongestPath {
-		if windowRTT, queue, err = sim.LongestPathSizing(fab, tp); err != nil {
+	// The run as a RunSpec: its rules are the suite's (RunSpec.Validate,
+	// named by flag) and the simulator runs it through the sim backend's
+	// mapping, as a suite's run.
+	feat := runspec.Features{ECMPHash: suite.DefaultHash, ECN: o.ecn, KMin: o.kmin, KMax: o.kmax, Trimming: o.trim,
+		QueueBytes: queue, QueueLongestPath: o.queue == preset.LongestPath,
+		Adaptive: routing == sim.RoutingAdaptive, Flowlet: routing == sim.RoutingFlowlet,
+		ARStaleness: arStale, ARQuantum: arQuantum, ARWeighted: o.arWeighted,
+		SimEnd: end, StallAfter: stallAfter, Reconverge: reconverge}
+	if isLD {
+		feat.LowDiameter = o.routing
+	}
+	spec := &runspec.RunSpec{ID: "sim", Fabric: fab, Features: feat, Transport: runspec.Transport{Seed: o.seed}, TransportParams: tp, Faults: faults}
+	if errs := spec.Validate(simSpelling); len(errs) > 0 {
+		return badInput(simFieldError(errs[0]))
+	}
+	cfg, err := simbackend.Config(spec, &runspec.Workload{Matrix: m})
+	if err != nil {
+		if feat.QueueLongestPath {
 			return badInput(fmt.Errorf("--queue %s: %w", o.queue, err))
 		}
+		return badInput(err)
 	}
-	cfg := sim.Config{Fabric: fab, Matrix: m, Transport: tp, QueueBytes: queue, WindowRTT: windowRTT, KMin: o.kmin, KMax: o.kmax,
-		NoECN: !o.ecn, End: end, StallAfter: stallAfter, Seed: o.seed, Links: faults, Reconverge: reconverge,
-		Routing: routing, ARStaleness: arStale, ARQuantum: arQuantum, ARWeighted: o.arWeighted, LowDiameter: lowDiam}
+	windowRTT := cfg.WindowRTT
 	if !o.quiet {
 		cfg.Progress = func(p sim.Progress) {
 			if p.WallSoFar < o.progressAfter {

@@ -116,7 +116,6 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 		return err
 	}
 	p.Seed = 0 // the simulator seeds each run from b.seed
-	p.Trimming = b.feat.Trimming
 	b.tp, b.seed = p, t.Seed
 	return nil
 }
@@ -158,28 +157,23 @@ func (b *Backend) InjectFaults(ctx context.Context, faults []harness.Fault) erro
 		if ft.Link < 0 || ft.Link >= len(b.f.Links) {
 			return fmt.Errorf("fault %q: link %d out of range", ft.Description, ft.Link)
 		}
-		b.links = append(b.links, sim.LinkEvent{At: ft.At, Link: ft.Link, Up: ft.Up, RateFactor: ft.Fraction, Direction: ft.Direction})
+		b.links = append(b.links, linkEvent(ft))
 	}
 	return nil
+}
+
+// linkEvent is a fault as the simulator's link event.
+func linkEvent(ft harness.Fault) sim.LinkEvent {
+	return sim.LinkEvent{At: ft.At, Link: ft.Link, Up: ft.Up, RateFactor: ft.Fraction, Direction: ft.Direction}
 }
 
 // RunJobs simulates the workload. Telemetry is published from the
 // simulator's sampling hook; Publish blocks while a collector is behind, so
 // no sample is lost and the simulation stays deterministic.
 func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
-	cfg := sim.Config{
-		Fabric: b.f, Matrix: w.Matrix, Transport: b.tp, Seed: b.seed,
-		QueueBytes: b.feat.QueueBytes, KMin: b.feat.KMin, KMax: b.feat.KMax, NoECN: !b.feat.ECN,
-		Links: b.links, End: b.feat.SimEnd, StallAfter: b.feat.StallAfter, Reconverge: b.feat.Reconverge,
-		HashAddressesOnly: !hasL4(b.feat.ECMPHash),
-		PFC:               sim.PFC{Enabled: b.feat.PFC, WatchdogDetect: b.feat.PFCWatchdogDetect, WatchdogRestore: b.feat.PFCWatchdogRestore},
-		// The delivery stage records every job's one-way latency and
-		// reordering; the ECN profile every marking decision.
-		Delivery:   sim.Delivery{Enabled: true, GroupOf: jobGroups(w), Groups: len(w.Jobs)},
-		ECNProfile: b.feat.ECN,
-	}
-	if b.feat.Flowlet {
-		cfg.Routing, cfg.FlowletGap = sim.RoutingFlowlet, b.feat.FlowletGap
+	cfg, err := simConfig(b.f, b.feat, b.tp, b.seed, b.links, w)
+	if err != nil {
+		return nil, err
 	}
 	if b.feat.SRv6 {
 		sr, err := b.srv6(w)
@@ -187,28 +181,6 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 			return nil, err
 		}
 		cfg.SRv6 = sr
-	}
-	if b.feat.QueueLongestPath {
-		rtt, q, err := sim.LongestPathSizing(b.f, b.tp)
-		if err != nil {
-			return nil, err
-		}
-		cfg.QueueBytes, cfg.WindowRTT = q, rtt
-	}
-	if b.feat.LowDiameter != "" {
-		m, ok := sim.ParseLowDiameter(b.feat.LowDiameter)
-		if !ok {
-			return nil, fmt.Errorf("unknown low-diameter routing %q", b.feat.LowDiameter)
-		}
-		cfg.LowDiameter = m
-	}
-	if len(b.feat.VRFs) > 0 {
-		m := harness.NewVRFMap(b.f.NumHosts(), b.feat.VRFs)
-		cfg.VRF = sim.VRF{Of: m.Of, Reach: m.Reach, Names: m.Names}
-	}
-	if b.feat.Adaptive {
-		cfg.Routing = sim.RoutingAdaptive
-		cfg.ARStaleness, cfg.ARQuantum, cfg.ARWeighted = b.feat.ARStaleness, b.feat.ARQuantum, b.feat.ARWeighted
 	}
 	if progress != nil {
 		cfg.Progress = func(p sim.Progress) { progress(harness.Progress{Done: p.Done, Flows: p.Flows, SimNow: p.SimNow}) }
@@ -255,6 +227,67 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 	}
 	out.Extra[kpis.MetricCEPackets], out.Extra[kpis.MetricDeliveredPkts] = float64(ce), float64(delivered)
 	return out, nil
+}
+
+// Config is the simulator configuration of a run that fabricbench sim
+// builds from its flags: the same mapping (simConfig) as a suite's run on
+// this backend, with the RunSpec's typed transport parameters and its
+// faults as link events. w is the run's traffic (a workload without jobs:
+// a traffic matrix).
+func Config(p *harness.Point, w *harness.Workload) (sim.Config, error) {
+	var links []sim.LinkEvent
+	for _, ft := range p.Faults {
+		links = append(links, linkEvent(ft))
+	}
+	return simConfig(p.Fabric, p.Features, p.TransportParams, p.Transport.Seed, links, w)
+}
+
+// simConfig maps a run onto the simulator: its fabric, switch features,
+// transport (trimming is the switches'), seed, link events and workload.
+// The delivery stage (every job's one-way latency and reordering) and the
+// ECN profile record what the analysis reports of jobs; a workload
+// without jobs has none. Settings of a routing mode other than the run's
+// (adaptive routing's staleness, say) reach the simulator, which refuses
+// them.
+func simConfig(f *inventory.Fabric, feat harness.Features, tp transport.Params, seed uint64, links []sim.LinkEvent, w *harness.Workload) (sim.Config, error) {
+	tp.Trimming = feat.Trimming
+	cfg := sim.Config{
+		Fabric: f, Matrix: w.Matrix, Transport: tp, Seed: seed,
+		QueueBytes: feat.QueueBytes, KMin: feat.KMin, KMax: feat.KMax, NoECN: !feat.ECN,
+		Links: links, End: feat.SimEnd, StallAfter: feat.StallAfter, Reconverge: feat.Reconverge,
+		HashAddressesOnly: !hasL4(feat.ECMPHash),
+		PFC:               sim.PFC{Enabled: feat.PFC, WatchdogDetect: feat.PFCWatchdogDetect, WatchdogRestore: feat.PFCWatchdogRestore},
+		ARStaleness:       feat.ARStaleness, ARQuantum: feat.ARQuantum, ARWeighted: feat.ARWeighted,
+	}
+	if len(w.Jobs) > 0 {
+		cfg.Delivery = sim.Delivery{Enabled: true, GroupOf: jobGroups(w), Groups: len(w.Jobs)}
+		cfg.ECNProfile = feat.ECN
+	}
+	if feat.Flowlet {
+		cfg.Routing, cfg.FlowletGap = sim.RoutingFlowlet, feat.FlowletGap
+	}
+	if feat.QueueLongestPath {
+		rtt, q, err := sim.LongestPathSizing(f, tp)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.QueueBytes, cfg.WindowRTT = q, rtt
+	}
+	if feat.LowDiameter != "" {
+		m, ok := sim.ParseLowDiameter(feat.LowDiameter)
+		if !ok {
+			return cfg, fmt.Errorf("unknown low-diameter routing %q", feat.LowDiameter)
+		}
+		cfg.LowDiameter = m
+	}
+	if len(feat.VRFs) > 0 {
+		m := harness.NewVRFMap(f.NumHosts(), feat.VRFs)
+		cfg.VRF = sim.VRF{Of: m.Of, Reach: m.Reach, Names: m.Names}
+	}
+	if feat.Adaptive {
+		cfg.Routing = sim.RoutingAdaptive
+	}
+	return cfg, nil
 }
 
 // srv6 maps the suite's SRv6 paths onto the workload's flows: a path

@@ -72,6 +72,7 @@ func parse(name string, data []byte, o Options) (*Suite, error) {
 	}
 	s.src = data
 	s.inventory = ld.inventory
+	s.cache = ld.cache
 	if (len(s.Matrix) == 0 && len(s.Tests) == 0) || len(d.bad) > 0 || (len(s.Tests) > 0 && len(d.errs) > 0) {
 		if err := d.errs.Finish(name); err != nil {
 			return nil, err
@@ -88,6 +89,16 @@ func parse(name string, data []byte, o Options) (*Suite, error) {
 		return nil, errs.Finish(name)
 	}
 	return s, nil
+}
+
+// LoadedFabric is the suite's fabric as the checker loaded it (built once
+// per distinct fabric across the points of a suite, shared read-only),
+// else LoadFabric's.
+func (s *Suite) LoadedFabric() (*inventory.Fabric, error) {
+	if s.fab != nil {
+		return s.fab, nil
+	}
+	return s.LoadFabric()
 }
 
 // LoadFabric builds the suite's fabric from Fabric.Spec or Fabric.File (as
@@ -184,6 +195,7 @@ func (ld *loader) build(y *yamlx.Doc, subst []subst) (*Suite, *doc) {
 	d.validating = true
 	c := &checker{d: d, s: s, dir: ld.dir, cache: ld.cache, inventory: ld.inventory}
 	c.run()
+	s.fab = c.fab
 	if ld.check != nil {
 		ld.check(s, d.errf)
 	}

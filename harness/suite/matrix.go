@@ -73,6 +73,9 @@ func (s *Suite) points(check, na CheckFunc) ([]Point, error) {
 	}
 	ld := newLoader(file, data)
 	ld.inventory = s.inventory
+	if s.cache != nil {
+		ld.cache = s.cache // the fabrics Load built
+	}
 	body, errs := ld.parse()
 	if errs != nil {
 		return nil, errs.Finish(file)

@@ -1,5 +1,7 @@
 package suite
 
+import "github.com/fabricbench/fabricbench/inventory"
+
 // Suite is a parsed suite file before matrix expansion.
 //
 // Load and Parse fill in the defaults documented on each field. String
@@ -61,6 +63,10 @@ type Suite struct {
 	src []byte
 	// inventory replaces the fabric of every point (Options.Inventory).
 	inventory string
+	// fab is the fabric the checker loaded (nil when it did not load);
+	// cache holds the fabrics the loader built, shared with Points.
+	fab   *inventory.Fabric
+	cache map[string]fabricResult
 }
 
 // Fabric is exactly one of Spec (a generator spec, e.g.

@@ -271,27 +271,24 @@ func (c *checker) preset() {
 			p.Name, p.SpecKeys())
 	}
 	f := &s.Features
-	if !d.has("features.ecn.enabled") {
-		f.ECN.Enabled = boolPtr(p.ECN)
+	set := p.Apply(preset.Settings{CC: s.Transport.CC, MTU: s.Transport.MTU, Queue: f.Queue, KMin: f.ECN.KMin, KMax: f.ECN.KMax,
+		ECN: f.ECN.Enabled != nil && *f.ECN.Enabled, Trimming: f.Trimming.Enabled != nil && *f.Trimming.Enabled},
+		func(name string) bool { return d.has(presetFields[name]) })
+	s.Transport.CC, s.Transport.MTU, f.Queue, f.ECN.KMin, f.ECN.KMax = set.CC, set.MTU, set.Queue, set.KMin, set.KMax
+	if !d.has(presetFields[preset.SetECN]) {
+		f.ECN.Enabled = boolPtr(set.ECN)
 	}
-	if !d.has("features.ecn.kmin") {
-		f.ECN.KMin = p.KMin
+	if !d.has(presetFields[preset.SetTrimming]) {
+		f.Trimming.Enabled = boolPtr(set.Trimming)
 	}
-	if !d.has("features.ecn.kmax") {
-		f.ECN.KMax = p.KMax
-	}
-	if !d.has("features.trimming.enabled") {
-		f.Trimming.Enabled = boolPtr(p.Trimming)
-	}
-	if !d.has("features.queue") {
-		f.Queue = p.Queue
-	}
-	if !d.has("transport.mtu") {
-		s.Transport.MTU = p.MTU
-	}
-	if p.HasCC && !d.has("transport.cc") {
-		s.Transport.CC = p.CC.String()
-	}
+}
+
+// presetFields are the suite fields of a preset's settings (a suite has
+// no target RTT or window: what the preset sets for them is not used).
+var presetFields = map[string]string{
+	preset.SetCC: "transport.cc", preset.SetMTU: "transport.mtu", preset.SetQueue: "features.queue",
+	preset.SetKMin: "features.ecn.kmin", preset.SetKMax: "features.ecn.kmax",
+	preset.SetECN: "features.ecn.enabled", preset.SetTrimming: "features.trimming.enabled",
 }
 
 func (c *checker) bringup() {
@@ -839,13 +836,10 @@ func (c *checker) transport() {
 	if lb, err := transport.ParseLB(t.LB); err != nil {
 		c.errf("transport.lb", "unknown load balancer %q (want %s)", t.LB, transport.LBNames)
 	} else {
+		// The load balancer against the switches' routing is a rule of
+		// the resolved run (runspec.RunSpec.Validate), reported here by
+		// the planner.
 		t.LB = lb.String()
-		if lb == transport.OWD && c.s.Features.ECMP.Mode != ECMPModePortMSB {
-			c.errf("transport.lb", "owd probes paths selected by the entropy's MSB: it needs features.ecmp.mode: port-msb (a dragonfly fabric)")
-		}
-		if lb.PathAware() {
-			c.pathAwareLB(lb)
-		}
 	}
 	if pm, err := transport.ParsePlaneMode(t.Planes); err != nil {
 		c.errf("transport.planes", "unknown plane load balancing %q (want plb, global or entropy)", t.Planes)
@@ -857,29 +851,6 @@ func (c *checker) transport() {
 	}
 	if t.EntropyRun < 0 || t.EntropyRun > 1024 {
 		c.errf("transport.entropy_run", "%d is out of range (want 0..1024 packets)", t.EntropyRun)
-	}
-}
-
-// pathAwareLB checks the routing a path-aware load balancer (ops-w,
-// spritz-scout, spritz-spray, flicr) runs on. Source-guided routing gives
-// it the fabric's paths (fine-grained Spritz); hash and minimal routing
-// hash each entropy (EV) onto a path the sender does not know, and it
-// learns per EV (coarse-grained, Spritz Sec. III-D), which needs the EV,
-// the UDP source port, in the hash. Adaptive, Valiant and UGAL routing
-// choose each packet's path in the switch, so an EV names no path; with
-// port-msb the entropy's MSB is owd's path class.
-func (c *checker) pathAwareLB(lb transport.LBKind) {
-	f := &c.s.Features.ECMP
-	switch f.Mode {
-	case ECMPModeSourceGuided:
-	case ECMPModeHash, "minimal":
-		if !slices.Contains(f.Hash, "src-port") {
-			c.errf("transport.lb", "%s steers packets by their UDP source port (the entropy); features.ecmp.hash must include src-port", lb)
-		}
-	case ECMPModeAdaptive, "valiant", "ugal-l", "ugal-g":
-		c.errf("transport.lb", "%s learns which entropies reach good paths, but with features.ecmp.mode: %s the switches choose each packet's path: use mode hash (ECMP hashing, coarse-grained) or source-guided (a dragonfly or slimfly fabric)", lb, f.Mode)
-	case ECMPModePortMSB:
-		c.errf("transport.lb", "%s cannot run with features.ecmp.mode: port-msb, where the entropy's MSB is owd's path class: use mode hash or source-guided", lb)
 	}
 }
 
