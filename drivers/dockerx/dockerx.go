@@ -166,7 +166,8 @@ func (c *Client) WriteFile(ctx context.Context, path string, r io.Reader, size i
 }
 
 // engineDown reports whether a docker command's output says it could not
-// reach the Docker engine.
+// reach the Docker engine (the wording of docker 20 to 27, and of 28 on).
 func engineDown(out string) bool {
-	return strings.Contains(out, "Cannot connect to the Docker daemon") || strings.Contains(out, "Is the docker daemon running?")
+	return strings.Contains(out, "Cannot connect to the Docker daemon") || strings.Contains(out, "Is the docker daemon running?") ||
+		strings.Contains(out, "failed to connect to the docker API")
 }
