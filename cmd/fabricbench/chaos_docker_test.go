@@ -108,14 +108,20 @@ func (d *privateDockerd) running() bool {
 	}
 }
 
-// kill kills dockerd with SIGKILL, as a crash or the OOM killer would (its
-// containerd goes with it; the containers' shims and processes stay).
-func (d *privateDockerd) kill(t *testing.T) {
+// stop sends dockerd sig and waits until it exits. SIGKILL is a crash
+// (or the OOM killer): its containerd goes with it, the containers' shims
+// and processes stay. SIGTERM is `systemctl stop docker`: it stops the
+// containers first.
+func (d *privateDockerd) stop(t *testing.T, sig syscall.Signal) {
 	t.Helper()
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill dockerd: %v", err)
+	if err := d.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal dockerd: %v", err)
 	}
-	<-d.exited
+	select {
+	case <-d.exited:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("dockerd did not exit within 2 min of %v", sig)
+	}
 }
 
 // docker runs the docker command against the engine.
@@ -244,7 +250,9 @@ func clabLeft(t *testing.T, d *privateDockerd, lab, subnetPrefix string, pids []
 }
 
 // TestChaosDockerDaemonStopped: the Docker engine under a containerlab lab
-// crashes (dockerd SIGKILLed) during the jobs of `fabricbench run`. The
+// crashes (dockerd SIGKILLed; case crash) or is stopped (SIGTERM, as
+// systemctl stop docker: it stops the containers, the hosts' agents with
+// them; case stop) during the jobs of `fabricbench run`. The
 // engine is the test's own (its own data root, containerd and socket;
 // the lab images copied into it), never the machine's. The run does not
 // hang: it ends within chaosDockerBound with exit 3 naming the engine,
@@ -255,8 +263,11 @@ func clabLeft(t *testing.T, d *privateDockerd, lab, subnetPrefix string, pids []
 // the engine is down, lab gc says why it cannot and removes nothing; once
 // the engine is back on the same data root, lab gc reclaims the lab, and
 // no container, Docker network, namespace, process, /etc/hosts entry or
-// address of it remains. Lab names start with fbh34b; the management
-// network is 198.19.215.0/24.
+// address of it remains. After a crash the jobs complete (the data plane
+// and the agents do not go through Docker); after a stop the run names the
+// dead agents and the flows lost. Lab names start with fbh34b; the
+// management networks are 198.19.215.0/24 (crash) and 198.19.216.0/24
+// (stop).
 func TestChaosDockerDaemonStopped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lab chaos test skipped in -short mode")
@@ -265,12 +276,26 @@ func TestChaosDockerDaemonStopped(t *testing.T) {
 	if _, err := exec.LookPath("dockerd"); err != nil {
 		t.Skip("the Docker chaos test starts a Docker engine of its own: no dockerd in PATH (./scripts/test.sh installs docker.io)")
 	}
-	const subnet, subnetPrefix = "198.19.215.0/24", "198.19.215."
 	start := time.Now()
 	d := startPrivateDockerd(t)
 	d.loadImages(t, frr, host)
 	t.Logf("private dockerd at %s with the lab images in %v", d.host, time.Since(start).Round(time.Millisecond))
 	bin := labtest.Fabricbench(t)
+	for _, c := range []struct {
+		name  string
+		sig   syscall.Signal
+		third int // the lab's management subnet: 198.19.<third>.0/24
+	}{{"crash", syscall.SIGKILL, 215}, {"stop", syscall.SIGTERM, 216}} {
+		t.Run(c.name, func(t *testing.T) {
+			chaosDocker(t, d, bin, c.sig, fmt.Sprintf("198.19.%d.0/24", c.third), fmt.Sprintf("198.19.%d.", c.third))
+		})
+	}
+}
+
+// chaosDocker is one case of TestChaosDockerDaemonStopped: dockerd gets
+// sig during the jobs.
+func chaosDocker(t *testing.T, d *privateDockerd, bin string, sig syscall.Signal, subnet, subnetPrefix string) {
+	start := time.Now()
 	dir := t.TempDir()
 	suite := writeFile(t, dir, "fbh34b-docker.yaml", `name: fbh34b-docker
 seed: 5
@@ -377,20 +402,20 @@ kpis:
 		t.Errorf("lab %s's state records %d container processes, want 5", lab, len(pids))
 	}
 	time.Sleep(time.Second) // mid-job: the job takes about 11 s at line rate
-	d.kill(t)
 	killed := time.Now()
-	t.Logf("killed the private dockerd %v after the jobs started", time.Second)
+	d.stop(t, sig)
+	t.Logf("signal %d (%v) to the private dockerd %v after the jobs started; it exited %v later", int(sig), sig, time.Second, time.Since(killed).Round(time.Millisecond))
 	select {
 	case <-exited:
 	case <-time.After(chaosDockerBound):
-		t.Fatalf("the run did not end within %v of the engine's crash:\n%s", chaosDockerBound, logText())
+		t.Fatalf("the run did not end within %v of the signal to the engine:\n%s", chaosDockerBound, logText())
 	}
 	for range lines {
 	}
 	took := time.Since(killed)
 	got := logText()
 	code := cmd.ProcessState.ExitCode()
-	t.Logf("exit %d %v after the engine's crash:\n%s", code, took.Round(time.Millisecond), got)
+	t.Logf("exit %d %v after the signal to the engine:\n%s", code, took.Round(time.Millisecond), got)
 
 	// What the user is told: an infrastructure error naming the engine,
 	// what is left and the command that removes it.
@@ -426,11 +451,20 @@ kpis:
 		t.Errorf("run %s (%s): %q; want an infrastructure error naming the Docker engine", run.Status, run.ErrorKind, run.Error)
 	}
 	for _, j := range run.Jobs {
-		// The data plane, the agents and their control API do not go
-		// through the engine: the jobs complete.
-		if j.Completed != j.Flows || j.Flows != 2 {
+		switch {
+		case j.Flows != 2:
+			t.Errorf("job %s: %d flows, want 2", j.Name, j.Flows)
+		case sig == syscall.SIGKILL && j.Completed != j.Flows:
+			// The data plane, the agents and their control API do not go
+			// through the engine: the jobs complete.
 			t.Errorf("job %s: %d of %d flows completed, want 2 of 2", j.Name, j.Completed, j.Flows)
+		case sig == syscall.SIGTERM && j.Completed == j.Flows:
+			t.Errorf("job %s: every flow completed although the engine stopped the hosts' containers", j.Name)
 		}
+	}
+	if sig == syscall.SIGTERM && !regexp.MustCompile(`agent on host[01] died .* in progress lost: `).MatchString(run.Error) {
+		// The stopped engine stopped the containers, the agents with them.
+		t.Errorf("run error %q does not name the dead agent and the flows lost", run.Error)
 	}
 	if run.Telemetry.Samples == 0 {
 		t.Errorf("no telemetry samples kept")
@@ -453,6 +487,9 @@ kpis:
 	// state.
 	left := clabLeft(t, d, lab, subnetPrefix, pids)
 	t.Logf("left while the engine is down: %s", strings.Join(left, ", "))
+	if sig == syscall.SIGKILL && len(labtest.Alive(pids)) != len(pids) {
+		t.Errorf("after the engine's crash, %d of the lab's %d container processes run; want all", len(labtest.Alive(pids)), len(pids))
+	}
 	if len(left) < 5 {
 		t.Errorf("the lab left only %v; the engine's crash left nothing to reclaim, so this is no test of it", left)
 	}
@@ -495,7 +532,7 @@ kpis:
 	if _, err := os.Stat(filepath.Join(state, lab)); !os.IsNotExist(err) {
 		t.Errorf("the lab's state is still there: %v", err)
 	}
-	t.Logf("the test took %v", time.Since(start).Round(time.Millisecond))
+	t.Logf("the case took %v", time.Since(start).Round(time.Millisecond))
 }
 
 // chaosDockerBound bounds the run after the engine's crash: the rest of
