@@ -345,6 +345,10 @@ func (r *pointRun) runJobs() error {
 	return nil
 }
 
+// drainAfterFailedDown is how long drain waits for the telemetry streams
+// to end on their own after a failed Down before it ends them.
+const drainAfterFailedDown = 10 * time.Second
+
 // drain waits for the collectors and the controller, closes the sinks and
 // writes flows.csv.
 func (r *pointRun) drain() error {
@@ -352,6 +356,14 @@ func (r *pointRun) drain() error {
 	var collErr error
 	if so, ok := r.b.(StreamsOutlive); ok && so.StreamsOutliveDown() && r.coll != nil {
 		r.coll.Stop()
+	}
+	if r.downErr != nil && r.coll != nil {
+		// A failed Down (a lab whose container engine stopped answering)
+		// may have left targets streaming that nothing will stop: what the
+		// stopped ones send last arrives within the grace, then the
+		// subscriptions end, keeping what was received.
+		t := time.AfterFunc(drainAfterFailedDown, r.coll.Stop)
+		defer t.Stop()
 	}
 	if r.coll != nil {
 		var stats telemetry.CollectStats

@@ -665,7 +665,16 @@ func (r *Runtime) Destroy(ctx context.Context, lab string, nodes []string) (*lab
 	if st != nil && st.Runtime != "" && st.Runtime != containerlab.RuntimeContainerlab {
 		return rep, fmt.Errorf("lab %s was deployed by the %s runtime", lab, st.Runtime)
 	}
-	before, _ := labContainers(ctx, lab)
+	before, err := labContainers(ctx, lab)
+	if err != nil {
+		// The engine does not answer (stopped, crashed): nothing can be
+		// listed or removed. The state stays, so that lab gc, the next
+		// run or lab up finds the lab once the engine is back.
+		return rep, engineDown(r.o.StateRoot, lab, st, err)
+	}
+	// The management network the lab made: containerlab destroy may
+	// remove it itself; the report names it either way.
+	ownNet := st != nil && st.MgmtNetworkOwned && st.MgmtNetwork != "" && networkExists(ctx, st.MgmtNetwork)
 	if st != nil && st.Topology != "" && len(before) > 0 {
 		if _, err := os.Stat(st.Topology); err == nil {
 			if err := r.clab(ctx, filepath.Join(st.Dir, "containerlab.log"), "destroy", "--cleanup", "-t", st.Topology); err != nil {
@@ -683,6 +692,12 @@ func (r *Runtime) Destroy(ctx context.Context, lab string, nodes []string) (*lab
 		}
 	}
 	rep.Containers = before
+	// What containerlab deploy wrote on this host for the lab, which only
+	// its destroy removes: when it did not run (no topology file, no
+	// containerlab, a failure), remove it here.
+	if err := removeHostEntries(lab); err != nil {
+		errs = append(errs, err)
+	}
 	// containerlab names each container's namespace in /var/run/netns; a
 	// container removed without it leaves the link dangling.
 	for _, c := range before {
@@ -696,7 +711,7 @@ func (r *Runtime) Destroy(ctx context.Context, lab string, nodes []string) (*lab
 		}
 	}
 	if st != nil {
-		if st.MgmtNetworkOwned && st.MgmtNetwork != "" && networkExists(ctx, st.MgmtNetwork) {
+		if ownNet && networkExists(ctx, st.MgmtNetwork) {
 			if users, _ := docker(ctx, "network", "inspect", "--format", "{{len .Containers}}", st.MgmtNetwork); users == "0" {
 				if _, err := docker(ctx, "network", "rm", st.MgmtNetwork); err != nil {
 					errs = append(errs, err)
@@ -704,6 +719,8 @@ func (r *Runtime) Destroy(ctx context.Context, lab string, nodes []string) (*lab
 					rep.Networks = append(rep.Networks, st.MgmtNetwork)
 				}
 			}
+		} else if ownNet {
+			rep.Networks = append(rep.Networks, st.MgmtNetwork) // containerlab destroy removed it
 		}
 		for _, b := range st.Bridges {
 			if l, err := netlink.LinkByName(b); err == nil {
@@ -724,6 +741,106 @@ func (r *Runtime) Destroy(ctx context.Context, lab string, nodes []string) (*lab
 		}
 	}
 	return rep, errors.Join(errs...)
+}
+
+// EngineDownError is a lab that could not be removed because the Docker
+// engine did not answer: what the lab's state says is left, and the state
+// kept for a later reclaim.
+type EngineDownError struct {
+	Lab        string
+	Containers []string // the lab's containers, as its state records them
+	Network    string   // the management network the lab made ("" when none)
+	// GC is the command that removes the lab once the engine answers.
+	GC  string
+	Err error // the engine's failure
+}
+
+func (e *EngineDownError) Error() string {
+	var left []string
+	if n := len(e.Containers); n > 0 {
+		names := e.Containers
+		more := ""
+		if len(names) > 8 {
+			names, more = names[:8], fmt.Sprintf(" and %d more", len(names)-8)
+		}
+		left = append(left, fmt.Sprintf("%d containers (%s%s)", n, strings.Join(names, ", "), more))
+	}
+	if e.Network != "" {
+		left = append(left, "Docker network "+e.Network)
+	}
+	what := "whatever of it the engine still has"
+	if len(left) > 0 {
+		what = strings.Join(left, " and ")
+	}
+	return fmt.Sprintf("the Docker engine does not answer (%v): lab %s is left as it was: %s; once Docker answers again, `%s` removes it (so does the next run or lab up)",
+		e.Err, e.Lab, what, e.GC)
+}
+
+func (e *EngineDownError) Unwrap() error { return e.Err }
+
+// engineDown is the EngineDownError of a lab whose state is st (nil when
+// it has none).
+func engineDown(root, lab string, st *labrt.State, err error) error {
+	e := &EngineDownError{Lab: lab, Err: err, GC: "fabricbench lab gc"}
+	if root != "" && filepath.Clean(root) != filepath.Clean(labrt.DefaultStateRoot) {
+		e.GC += " --state-dir " + root
+	}
+	if st != nil {
+		for _, n := range st.Nodes {
+			if n.Kind != "bridge" && n.Container != "" {
+				e.Containers = append(e.Containers, n.Container)
+			}
+		}
+		sort.Strings(e.Containers)
+		if st.MgmtNetworkOwned {
+			e.Network = st.MgmtNetwork
+		}
+	}
+	return e
+}
+
+// Where containerlab deploy writes a lab's names on this host: a block of
+// /etc/hosts and an SSH client configuration (variables for tests).
+var (
+	etcHosts     = "/etc/hosts"
+	sshConfigDir = "/etc/ssh/ssh_config.d"
+)
+
+// removeHostEntries removes lab's block from /etc/hosts ("###### CLAB-lab-START ######"
+// to its END line) and its SSH client configuration, when they are there.
+// /etc/hosts is rewritten in place: in a container it is a bind mount,
+// which a rename cannot replace.
+func removeHostEntries(lab string) error {
+	var errs []error
+	if err := os.Remove(filepath.Join(sshConfigDir, "clab-"+lab+".conf")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	b, err := os.ReadFile(etcHosts)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	}
+	start, end := "###### CLAB-"+lab+"-START ######", "###### CLAB-"+lab+"-END ######"
+	var keep []string
+	in, found := false, false
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		switch t := strings.TrimSpace(l); {
+		case t == start:
+			in, found = true, true
+		case in && t == end:
+			in = false
+		case !in:
+			keep = append(keep, l)
+		}
+	}
+	if found && !in { // a block without its END line is left alone
+		if err := os.WriteFile(etcHosts, []byte(strings.Join(keep, "")), 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("remove lab %s from %s: %w", lab, etcHosts, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // labContainers lists the containers containerlab labelled with a lab's

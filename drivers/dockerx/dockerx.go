@@ -124,6 +124,11 @@ func (c *Client) run(ctx context.Context, cmd string, stdin io.Reader, args ...s
 		return text, nil
 	case errors.As(err, &ee):
 		st := ee.ExitCode()
+		if engineDown(text) {
+			// The docker command could not reach the engine (exit status
+			// 1): the command never ran.
+			return text, fmt.Errorf("docker exec into %s: the Docker engine does not answer: %s", c.container, sshx.Excerpt(text, 300))
+		}
 		if st == dockerFailed && (strings.Contains(text, "No such container") || strings.Contains(text, "is not running") || strings.Contains(text, "Cannot connect to the Docker daemon")) {
 			return text, fmt.Errorf("%q: docker exec into %s: %s", cmd, c.container, sshx.Excerpt(text, 300))
 		}
@@ -158,4 +163,11 @@ func (c *Client) WriteFile(ctx context.Context, path string, r io.Reader, size i
 		return fmt.Errorf("write %s in %s: %w", path, c.container, err)
 	}
 	return nil
+}
+
+// engineDown reports whether a docker command's output says it could not
+// reach the Docker engine (the wording of docker 20 to 27, and of 28 on).
+func engineDown(out string) bool {
+	return strings.Contains(out, "Cannot connect to the Docker daemon") || strings.Contains(out, "Is the docker daemon running?") ||
+		strings.Contains(out, "failed to connect to the docker API")
 }

@@ -538,3 +538,24 @@ func TestMgmtSubnetEnv(t *testing.T) {
 		t.Errorf("198.19.150.0/24: %v", err)
 	}
 }
+
+// A bad $FABRICBENCH_LAB_PREFIX is an input error naming it; a good one
+// starts every lab name.
+func TestLabPrefixEnv(t *testing.T) {
+	for _, bad := range []string{"Fb", "1fb", "fb-x", "fbh34bxyz", "fb_x"} {
+		t.Setenv(LabPrefixEnv, bad)
+		var ie *harness.InputError
+		if _, err := labPrefix(); !errors.As(err, &ie) || !strings.Contains(err.Error(), LabPrefixEnv+"=") {
+			t.Errorf("%s=%s: %v, want an input error naming it", LabPrefixEnv, bad, err)
+		}
+	}
+	t.Setenv(LabPrefixEnv, "fbh34b")
+	p, err := labPrefix()
+	if err != nil || !regexp.MustCompile(`^fbh34b[0-9a-f]{6}$`).MatchString(labName(p, "run", 0)) {
+		t.Errorf("fbh34b: %v %q", err, labName(p, "run", 0))
+	}
+	t.Setenv(LabPrefixEnv, "")
+	if p, err := labPrefix(); err != nil || p != "fbn" {
+		t.Errorf("unset: %q %v, want fbn", p, err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"sync"
@@ -171,9 +172,13 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	if err != nil {
 		return err
 	}
+	prefix, err := labPrefix()
+	if err != nil {
+		return err
+	}
 	var lastErr error
 	for attempt := 0; attempt < 6; attempt++ {
-		name := labName(b.env.RunID, attempt)
+		name := labName(prefix, b.env.RunID, attempt)
 		g, err := containerlab.Generate(f, containerlab.GenOptions{Name: name, MgmtSubnet: pick(name),
 			LinkRates: true, MTU: LinkMTU, SRv6: true, FRRImage: frrImage, HostImage: hostImage})
 		if err != nil {
@@ -227,11 +232,33 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	return nil
 }
 
-// labName is a short lab name for a run; attempt varies it.
-func labName(run string, attempt int) string {
+// labName is a short lab name for a run, prefix and six hex digits;
+// attempt varies it.
+func labName(prefix, run string, attempt int) string {
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s/%d/%d/%d", run, os.Getpid(), time.Now().UnixNano(), attempt)
-	return fmt.Sprintf("fbn%06x", h.Sum32()&0xffffff)
+	return fmt.Sprintf("%s%06x", prefix, h.Sum32()&0xffffff)
+}
+
+// LabPrefixEnv names the environment variable that, when set, replaces
+// the "fbn" that starts the name of every lab the backend generates (and
+// so of its containers, namespaces and Docker network): for telling apart
+// the labs of several users or CI jobs on one host. A lowercase letter,
+// then up to 7 lowercase letters and digits.
+const LabPrefixEnv = "FABRICBENCH_LAB_PREFIX"
+
+var labPrefixRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,7}$`)
+
+// labPrefix is $FABRICBENCH_LAB_PREFIX, else "fbn".
+func labPrefix() (string, error) {
+	s, ok := os.LookupEnv(LabPrefixEnv)
+	if !ok || s == "" {
+		return "fbn", nil
+	}
+	if !labPrefixRE.MatchString(s) {
+		return "", &harness.InputError{Err: fmt.Errorf("%s=%q: want a lowercase letter, then at most 7 lowercase letters and digits (e.g. ci42)", LabPrefixEnv, s)}
+	}
+	return s, nil
 }
 
 // labMgmtSubnet is the management subnet of a lab: mgmtSubnet, or a test's
