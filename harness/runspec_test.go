@@ -16,6 +16,8 @@ func TestRunSpecRulesAtSuiteFields(t *testing.T) {
 	for _, c := range []struct{ name, doc, want string }{
 		{"path-aware lb on adaptive routing", base + "features:\n  ecmp: {mode: adaptive}\ntransport:\n  lb: spritz-spray\n",
 			`:10:7: transport.lb: spritz-spray learns which entropies reach good paths, but with features.ecmp.mode: adaptive the switches choose each packet's path: use mode hash (ECMP hashing, coarse-grained) or source-guided (a dragonfly or slimfly fabric)`},
+		{"path-aware lb on valiant-hop routing", "fabric:\n  spec: dragonfly:p=2,a=4,h=2\njobs:\n  - name: perm\n    workload: permutation\n    size: 1MiB\nfeatures:\n  ecmp: {mode: valiant-hop}\ntransport:\n  lb: spritz-spray\n",
+			`:10:7: transport.lb: spritz-spray learns which entropies reach good paths, but with features.ecmp.mode: valiant-hop the switches choose each packet's path`},
 		{"path-aware lb without src-port in the hash", base + "features:\n  ecmp: {hash: [src-ip, dst-ip]}\ntransport:\n  lb: flicr\n",
 			`:10:7: transport.lb: flicr steers packets by their UDP source port (the entropy); features.ecmp.hash must include src-port`},
 		{"owd without port-msb", base + "transport:\n  lb: owd\n",

@@ -80,7 +80,7 @@ func (p *RunSpec) Validate(name Spelling) []FieldError {
 			if !slices.Contains(ft.ECMPHash, "src-port") {
 				errf("transport.lb", "%s steers packets by their UDP source port (the entropy); %s must include src-port", lb, name("features.ecmp.hash", ""))
 			}
-		case "adaptive", "valiant", "ugal-l", "ugal-g":
+		case "adaptive", "valiant", "valiant-hop", "ugal-l", "ugal-g":
 			errf("transport.lb", "%s learns which entropies reach good paths, but with %s the switches choose each packet's path: use mode hash (ECMP hashing, coarse-grained) or source-guided (a dragonfly or slimfly fabric)", lb, name("features.ecmp.mode", mode))
 		case "port-msb":
 			errf("transport.lb", "%s cannot run with %s, where the entropy's MSB is owd's path class: use mode hash or source-guided", lb, name("features.ecmp.mode", "port-msb"))
