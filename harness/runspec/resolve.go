@@ -256,13 +256,9 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) 
 	if err != nil {
 		return nil, err
 	}
-	at, err := optDuration(sf.At)
+	at, until, err := faultTimes(sf)
 	if err != nil {
-		return nil, fmt.Errorf("at: %w", err)
-	}
-	until, err := optDuration(sf.Until)
-	if err != nil {
-		return nil, fmt.Errorf("until: %w", err)
+		return nil, err
 	}
 	// The transmit sides the fault hits: one port for a port fault, both
 	// ends of the link otherwise.
@@ -309,16 +305,23 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) 
 	return out, nil
 }
 
+// faultTimes are a fault's at and until (ps; 0 when not given).
+func faultTimes(sf *suite.Fault) (at, until int64, err error) {
+	if at, err = optDuration(sf.At); err != nil {
+		return 0, 0, fmt.Errorf("at: %w", err)
+	}
+	if until, err = optDuration(sf.Until); err != nil {
+		return 0, 0, fmt.Errorf("until: %w", err)
+	}
+	return at, until, nil
+}
+
 // resolveRandomFault takes down Fraction of the switch-to-switch links
 // (inventory.RandomLinkFailures with the suite's seed) at At, up again at Until.
 func resolveRandomFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) ([]Fault, error) {
-	at, err := optDuration(sf.At)
+	at, until, err := faultTimes(sf)
 	if err != nil {
-		return nil, fmt.Errorf("at: %w", err)
-	}
-	until, err := optDuration(sf.Until)
-	if err != nil {
-		return nil, fmt.Errorf("until: %w", err)
+		return nil, err
 	}
 	evs, err := f.RandomLinkFailures(sf.Fraction, seed, at)
 	if err != nil {

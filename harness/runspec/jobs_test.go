@@ -1,19 +1,8 @@
-package harness
+package runspec
 
 import (
 	"testing"
-
-	"github.com/fabricbench/fabricbench/inventory"
 )
-
-func fabric(t *testing.T) *inventory.Fabric {
-	t.Helper()
-	f, err := inventory.ParseSpec("leafspine:leaves=4,spines=4,hosts_per_leaf=4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 func TestRingAllReduceSchedule(t *testing.T) {
 	f := fabric(t)
