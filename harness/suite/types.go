@@ -147,7 +147,8 @@ type Trimming struct {
 type PFC struct {
 	Enabled    bool  `yaml:"enabled"`
 	Priorities []int `yaml:"priorities"` // 0..7, no duplicates
-	// Watchdog, when set, runs the PFC watchdog (simulator only): a
+	// Watchdog, when set, runs the PFC watchdog (the simulator; SONiC
+	// switches on an inventory, between 100 ms and 5 s): a
 	// priority paused for Detect without a resume is a pause storm; its
 	// queue is dropped and pause frames ignored for Restore.
 	Watchdog *PFCWatchdog `yaml:"watchdog"`
