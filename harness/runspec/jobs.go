@@ -4,22 +4,23 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/fabricbench/fabricbench/analysis"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/workloads"
 )
 
-// Workloads the harness builds jobs from.
+// Workloads the harness builds jobs from: the names results and the
+// analysis use (analysis.Permutation, ...). AllGather and ReduceScatter
+// are ring collectives of n-1 steps, each rank sending Size/n to the next
+// at every step (nccl-tests counts Size over all ranks: the output of an
+// all-gather, the input of a reduce-scatter).
 const (
-	Permutation = "permutation"
-	Incast      = "incast"
-	AllToAll    = "all-to-all"
-	AllReduce   = "all-reduce"
-	// AllGather and ReduceScatter are ring collectives of n-1 steps, each
-	// rank sending Size/n to the next at every step (nccl-tests counts
-	// Size over all ranks: the output of an all-gather, the input of a
-	// reduce-scatter).
-	AllGather     = "all-gather"
-	ReduceScatter = "reduce-scatter"
+	Permutation   = analysis.Permutation
+	Incast        = analysis.Incast
+	AllToAll      = analysis.AllToAll
+	AllReduce     = analysis.AllReduce
+	AllGather     = analysis.AllGather
+	ReduceScatter = analysis.ReduceScatter
 	// GroupShift: every participant sends to the participant in the same
 	// position of the next group (pod; a Dragonfly group) that has
 	// participants: group i -> i+1, the adversarial pattern of
