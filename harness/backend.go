@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/harness/runspec"
+	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -114,6 +115,16 @@ type StreamsOutlive interface {
 // status 1). An error is an infrastructure failure (exit status 3).
 type Validator interface {
 	ValidateFabric(ctx context.Context, env Env) (*results.Bringup, error)
+}
+
+// LiveChecker is implemented by Validators that check the suite against
+// what ValidateFabric read from the devices (the hardware backend:
+// transport.mtu against the MTUs of the hosts' NICs and the switches'
+// ports). After a passing validation, before any point, its check runs on
+// every point's suite, on the same backend; what it reports is bad input
+// (exit 2) at the field's file:line:col, and no point runs.
+type LiveChecker interface {
+	LiveCheck() suite.CheckFunc
 }
 
 // PlanChecker is implemented by backends that check a planned point

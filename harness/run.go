@@ -194,12 +194,16 @@ func Run(ctx context.Context, opts Options) (*results.Results, error) {
 		}
 	}
 	if stopped == "" && runErr == nil && len(points) > 0 {
-		if run, err := validateFabric(ctx, opts); run != nil {
+		if run, err := validateFabric(ctx, opts, s); run != nil {
 			res.Runs = append(res.Runs, *run)
 			if opts.Log != nil {
 				fmt.Fprintf(opts.Log, "%s\n", runLine(run, res.Backend))
 			}
-			if err != nil {
+			var le liveCheckError
+			if errors.As(err, &le) {
+				runErr = err // the suite asks what the devices cannot do
+				stopped = "not started: " + err.Error()
+			} else if err != nil {
 				runErr = err
 				stopped = "not started: bring-up validation failed: " + run.Error
 			} else if run.Status != results.Pass {
@@ -529,8 +533,10 @@ func runPoint(ctx context.Context, opts Options, p *runspec.RunSpec, runTag stri
 }
 
 // validateFabric runs the backend's bring-up validation (Validator) as
-// the suite's "bringup" run; nil when the backend has none.
-func validateFabric(ctx context.Context, opts Options) (*results.Run, error) {
+// the suite's "bringup" run, and after a pass its check of the suite
+// against what it read (LiveChecker: the run is then in error, with an
+// *InputError); nil when the backend has none.
+func validateFabric(ctx context.Context, opts Options, s *suite.Suite) (*results.Run, error) {
 	b, err := newBackend(opts.Backend)
 	if err != nil {
 		return nil, nil
@@ -565,9 +571,22 @@ func validateFabric(ctx context.Context, opts Options) (*results.Run, error) {
 		run.Error = "bring-up validation failed: " + strings.Join(why, "; ")
 	default:
 		run.Status = results.Pass
+		if lc, ok := b.(LiveChecker); ok && s != nil {
+			if _, err := s.PointsChecked(lc.LiveCheck()); err != nil {
+				// The checks passed, but the suite asks what the devices
+				// cannot do: bad input.
+				run.Status, run.Error, run.ErrorKind = results.Error, err.Error(), results.ErrorInput
+				return run, &InputError{liveCheckError{err}}
+			}
+		}
 	}
 	return run, nil
 }
+
+// liveCheckError is what a LiveChecker refused.
+type liveCheckError struct{ error }
+
+func (e liveCheckError) Unwrap() error { return e.error }
 
 // reachedFaults lists the fault events at or before end (backend time
 // when the run ended) and counts the later ones: those never happened.

@@ -101,6 +101,10 @@ type Options struct {
 	Converge time.Duration
 	// Logf, when set, is told about each re-validation.
 	Logf func(format string, args ...any)
+	// OnState, when set, is given each device's state as read (links
+	// with their MTUs, routes, ...), one device at a time, before the
+	// checks; a converging validation gives those of its last look.
+	OnState func(device string, st *drivers.State)
 }
 
 type devState struct {
@@ -198,6 +202,13 @@ func validate(ctx context.Context, t *Target, opt Options) (*results.Bringup, er
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if opt.OnState != nil {
+		for _, d := range t.Devices {
+			if s := v.states[d.Name]; s.state != nil {
+				opt.OnState(d.Name, s.state)
+			}
+		}
 	}
 	v.deviceChecks()
 	v.daemonChecks()

@@ -6,7 +6,10 @@
 //     each agent bound to the host's first NIC with an address.
 //   - Before the first point the bring-up checks of `lab validate
 //     INVENTORY` run (ValidateFabric); a failed check stops the suite.
-//     Nothing is created or destroyed on the devices.
+//     Nothing is created or destroyed on the devices. The MTUs they read
+//     then bound transport.mtu (LiveCheck, mtu.go): packets larger than
+//     the smallest MTU of the agents' NICs and the links' ports are
+//     refused (exit 2) before anything changes.
 //   - Configure maps the suite's features onto every switch
 //     (DeviceFeatures: ECMP hash, WRED/ECN, trimming, VRFs), refuses what
 //     a switch's platform cannot do naming device, platform and feature,
@@ -135,6 +138,10 @@ type Backend struct {
 	undo  []undoStep
 	saves []saved
 	undoM sync.Mutex
+	// ifMTU are the interfaces' MTUs ValidateFabric read, by device and
+	// interface (mtu.go).
+	ifMTU map[string]map[string]int
+	mtuM  sync.Mutex
 }
 
 type device struct {
@@ -202,7 +209,7 @@ func (b *Backend) ValidateFabric(ctx context.Context, env harness.Env) (*results
 	if env.Logf != nil {
 		env.Logf("validating %d devices of %s", len(b.target.Devices), env.Inventory)
 	}
-	return bringup.Validate(ctx, b.target, bringup.Options{})
+	return bringup.Validate(ctx, b.target, bringup.Options{OnState: b.recordState})
 }
 
 // Up loads the inventory and maps the fabric's nodes to its devices.
@@ -228,15 +235,11 @@ func (b *Backend) Up(ctx context.Context, f *inventory.Fabric) error {
 	b.hostNI = make([]string, f.NumHosts())
 	for h := range b.hostIP {
 		d := b.hw.Device(f.Host(h).Name)
-		for _, nic := range d.NICs {
-			if nic.Address.IsValid() {
-				b.hostIP[h], b.hostNI[h] = nic.Address.Addr(), nic.Name
-				break
-			}
-		}
-		if !b.hostIP[h].IsValid() {
+		nic, ok := firstAddressedNIC(d)
+		if !ok {
 			return &harness.InputError{Err: fmt.Errorf("%s: host %s lists no NIC with an address for its agent to bind (devices[].nics[].address)", b.hw.File, d.Name)}
 		}
+		b.hostIP[h], b.hostNI[h] = nic.Address.Addr(), nic.Name
 	}
 	return nil
 }

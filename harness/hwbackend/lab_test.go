@@ -74,6 +74,13 @@ func startHWLab(t *testing.T, spec string) *hwLab { return startHWLabWith(t, spe
 // startHWLabWith starts the lab; with srv6 every switch has a locator.
 func startHWLabWith(t *testing.T, spec string, srv6 bool) *hwLab {
 	t.Helper()
+	return startHWLabMTU(t, spec, srv6, LinkMTU)
+}
+
+// startHWLabMTU starts the lab with its links at mtu (0: the kernel's
+// default, 1500, as `lab generate` without --mtu).
+func startHWLabMTU(t *testing.T, spec string, srv6 bool, mtu int) *hwLab {
+	t.Helper()
 	labtest.Require(t)
 	f, err := inventory.ParseSpec(spec)
 	if err != nil {
@@ -81,7 +88,7 @@ func startHWLabWith(t *testing.T, spec string, srv6 bool) *hwLab {
 	}
 	dir := t.TempDir()
 	g, err := containerlab.Generate(f, containerlab.GenOptions{Name: hwLabName, MgmtSubnet: netip.MustParsePrefix(mgmtSubnet),
-		LinkRates: true, MTU: LinkMTU, SRv6: srv6})
+		LinkRates: true, MTU: mtu, SRv6: srv6})
 	if err != nil {
 		t.Fatal(err)
 	}
