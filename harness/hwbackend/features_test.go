@@ -20,9 +20,10 @@ import (
 	"github.com/fabricbench/fabricbench/inventory"
 )
 
-// The mapping of suite features onto one switch, without devices.
-func TestDeviceFeatures(t *testing.T) {
-	hw, err := inventory.ParseHardware("inv.yaml", []byte(doubleInventory("Ethernet0", 22, "/nonexistent/kh", "/nonexistent/key")))
+// parseInventory parses an inventory's text and builds its fabric.
+func parseInventory(t *testing.T, text string) (*inventory.Hardware, *inventory.Fabric) {
+	t.Helper()
+	hw, err := inventory.ParseHardware("inv.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +31,12 @@ func TestDeviceFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return hw, f
+}
+
+// The mapping of suite features onto one switch, without devices.
+func TestDeviceFeatures(t *testing.T) {
+	hw, f := parseInventory(t, doubleInventory("Ethernet0", 22, "/nonexistent/kh", "/nonexistent/key"))
 	qref := QueueRefBytes(f, hostdeploy.Costs{HopPs: 1_000_000, EndpointPs: 150_000_000})
 	// 100G * (150 us + 2 * 1 * 1 us) / 8 = 1.9 MB
 	if qref != 1_900_000 {
@@ -392,15 +399,7 @@ links:
 // without a locator, and locators in two blocks, are refused naming them.
 func TestDeviceFeaturesSRv6(t *testing.T) {
 	load := func(loc1 string) (*inventory.Hardware, *inventory.Fabric) {
-		hw, err := inventory.ParseHardware("inv.yaml", []byte(frrInventory(loc1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := hw.Fabric()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return hw, f
+		return parseInventory(t, frrInventory(loc1))
 	}
 	hw, f := load("fd00:bbbb:2::/48")
 	node := func(name string) int { id, _ := f.NodeByName(name); return id }
@@ -513,14 +512,7 @@ jobs:
 // PFC, queue sizes and the ECMP mode mapped onto one switch, without
 // devices.
 func TestDeviceQoSFeatures(t *testing.T) {
-	hw, err := inventory.ParseHardware("inv.yaml", []byte(doubleInventory("", 22, "/nonexistent/kh", "/nonexistent/key")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := hw.Fabric()
-	if err != nil {
-		t.Fatal(err)
-	}
+	hw, f := parseInventory(t, doubleInventory("", 22, "/nonexistent/kh", "/nonexistent/key"))
 	leaf := hw.Device("leaf0")
 	feat := harness.Features{ECMPHash: drivers.FiveTuple(), PFC: true, PFCPriorities: []int{3}, PFCWatchdogDetect: 200_000_000_000, QueueBytes: 512 << 10}
 	want, err := DeviceFeatures(f, hw, leaf, feat, LinkMTU)
@@ -604,7 +596,7 @@ jobs:
 // The ECMP width of a switch is its uplinks: a leaf with two spines
 // spreads over two, a spine has none to spread over.
 func TestECMPWidth(t *testing.T) {
-	hw, err := inventory.ParseHardware("inv.yaml", []byte(`name: w
+	hw, f := parseInventory(t, `name: w
 known_hosts: /nonexistent/kh
 default_speed: 100G
 credentials:
@@ -618,14 +610,7 @@ links:
   - [host0:eth1, leaf0:Ethernet0]
   - [leaf0:Ethernet4, spine0:eth1]
   - [leaf0:Ethernet8, spine1:eth1]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := hw.Fabric()
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	for dev, width := range map[string]int{"leaf0": 2, "spine0": 0} {
 		want, err := DeviceFeatures(f, hw, hw.Device(dev), harness.Features{ECMPHash: drivers.FiveTuple()}, LinkMTU)
 		if err != nil {
