@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/xml"
@@ -12,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -315,33 +313,7 @@ kpis:
 	env := append(d.env(), "FABRICBENCH_LAB_STATE="+state, "FABRICBENCH_LAB_MGMT_SUBNET="+subnet, "FABRICBENCH_LAB_PREFIX=fbh34b")
 	cmd := exec.Command(bin, "run", suite, "--backend", "containerlab", "--out", out)
 	cmd.Env = env
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	var mu sync.Mutex
-	var log strings.Builder
-	lines := make(chan string, 1024)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			mu.Lock()
-			log.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-		close(lines)
-	}()
-	logText := func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
+	lines, logText := startLogged(t, cmd)
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	lab := ""

@@ -265,31 +265,7 @@ jobs:
 	state, out := t.TempDir(), filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "run", suite, "--backend", "netns", "--out", out)
 	cmd.Env = append(os.Environ(), "FABRICBENCH_LAB_STATE="+state, "FABRICBENCH_LAB_MGMT_SUBNET=198.19.226.0/24")
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	var mu sync.Mutex
-	var log strings.Builder
-	lines := make(chan string, 1024)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			mu.Lock()
-			log.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-		close(lines)
-	}()
+	lines, logText := startLogged(t, cmd)
 	lab := ""
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -311,7 +287,7 @@ jobs:
 			select {
 			case l, ok := <-lines:
 				if !ok {
-					t.Fatalf("the run ended before %q:\n%s", what, log.String())
+					t.Fatalf("the run ended before %q:\n%s", what, logText())
 				}
 				if m := regexp.MustCompile(`deploying lab (fbn[0-9a-f]{6}) `).FindStringSubmatch(l); m != nil {
 					lab = m[1]
@@ -320,9 +296,7 @@ jobs:
 					return
 				}
 			case <-deadline:
-				mu.Lock()
-				defer mu.Unlock()
-				t.Fatalf("no %q in %v:\n%s", what, d, log.String())
+				t.Fatalf("no %q in %v:\n%s", what, d, logText())
 			}
 		}
 	}
@@ -337,12 +311,10 @@ jobs:
 	select {
 	case <-exited:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the run did not exit within 30 s of the second interrupt:\n%s", log.String())
+		t.Fatalf("the run did not exit within 30 s of the second interrupt:\n%s", logText())
 	}
 	took := time.Since(second)
-	mu.Lock()
-	got := log.String()
-	mu.Unlock()
+	got := logText()
 	t.Logf("exit %d %v after the second interrupt:\n%s", cmd.ProcessState.ExitCode(), took.Round(time.Millisecond), got)
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 		t.Errorf("exit %d after two interrupts, want 130", code)
@@ -422,4 +394,38 @@ kpis:
 	if int64(lines) < st.Points || !strings.Contains(run.Error, fmt.Sprintf("all %d were saved as line protocol to ", st.Points)) {
 		t.Errorf("influx-unsent.lp has %d lines for %d points; run error %q", lines, st.Points, run.Error)
 	}
+}
+
+// startLogged starts cmd with its output through a pipe: every line is
+// kept (logText) and offered on lines, dropped when nobody is reading;
+// lines is closed when the output ends.
+func startLogged(t *testing.T, cmd *exec.Cmd) (lines <-chan string, logText func() string) {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	var mu sync.Mutex
+	var log strings.Builder
+	ch := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			mu.Lock()
+			log.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			select {
+			case ch <- sc.Text():
+			default:
+			}
+		}
+		close(ch)
+	}()
+	return ch, func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
 }
