@@ -268,7 +268,7 @@ func TestMerge(t *testing.T) {
 	}
 	doc := `name: merge
 mgmt:
-  ipv4-subnet: 10.0.0.0/24
+  ipv4-subnet: 198.18.250.0/24
 topology:
   defaults:
     kind: linux
@@ -292,7 +292,7 @@ topology:
       labels: {fabricbench.asn: "65000", tier: node}
       exec: ["echo node"]
       binds: ["node.conf:/etc/frr/frr.conf"]
-      mgmt-ipv4: 10.0.0.11
+      mgmt-ipv4: 198.18.250.11
     h1:
       image: alpine:3.20
       labels: {fabricbench.role: host}
@@ -341,10 +341,10 @@ topology:
 		t.Fatalf("h2 = %+v", h2)
 	}
 	// Management addresses: s1's is fixed; h1 and h2 get .12 and .13 (.11 is taken).
-	if h1.Mgmt != netip.MustParseAddr("10.0.0.12") || h2.Mgmt != netip.MustParseAddr("10.0.0.13") {
+	if h1.Mgmt != netip.MustParseAddr("198.18.250.12") || h2.Mgmt != netip.MustParseAddr("198.18.250.13") {
 		t.Fatalf("mgmt %s %s", h1.Mgmt, h2.Mgmt)
 	}
-	if lab.Mgmt != netip.MustParsePrefix("10.0.0.0/24") || lab.Dir != dir {
+	if lab.Mgmt != netip.MustParsePrefix("198.18.250.0/24") || lab.Dir != dir {
 		t.Fatalf("lab %s %s", lab.Mgmt, lab.Dir)
 	}
 }
