@@ -239,7 +239,7 @@ func testUnsupported(t *testing.T, l *testLab) {
 	p := netip.MustParsePrefix
 	for _, w := range []*drivers.DeviceFeatures{
 		{SRv6: &drivers.SRv6{Prefix: p("fd00:bbbb:12::/48"), SIDs: []drivers.SID{{Addr: p("fd00:bbbb:12:fe00::/64"), Behavior: "uDT46", VRF: "red"}}}},
-		{SRv6: &drivers.SRv6{Prefix: p("fd00:bbbb:12::/48"), Steer: []drivers.Steer{{Prefix: p("10.0.0.0/24"), Segments: []netip.Addr{netip.MustParseAddr("fd00::1")}, Dev: "eth1", VRF: "red"}}}},
+		{SRv6: &drivers.SRv6{Prefix: p("fd00:bbbb:12::/48"), Steer: []drivers.Steer{{Prefix: p("198.19.177.0/24"), Segments: []netip.Addr{netip.MustParseAddr("fd00::1")}, Dev: "eth1", VRF: "red"}}}},
 	} {
 		_, err := drv.Apply(ctx, w)
 		if !errors.As(err, &ce) || ce.Platform != Platform || ce.Feature != drivers.FeatSRv6 || !strings.Contains(ce.Reason, "VRF device") {

@@ -228,13 +228,13 @@ func testSRv6(t *testing.T, l *testLab) {
 			{Addr: p("fd00:bbbb:22:e001::/64"), Behavior: "uA", Nexthop: a("fe80::1"), Dev: "eth1"},
 		},
 		Steer: []drivers.Steer{
-			{Prefix: p("10.99.0.0/24"), Segments: []netip.Addr{a("fd00:bbbb:1::"), a("fd00:bbbb:2::")}, Dev: "eth1"},
+			{Prefix: p("198.19.177.0/24"), Segments: []netip.Addr{a("fd00:bbbb:1::"), a("fd00:bbbb:2::")}, Dev: "eth1"},
 			{Prefix: p("2001:db8:99::/64"), Segments: []netip.Addr{a("fd00:bbbb:1::")}, Dev: "eth1"},
 		},
 	}}
 	diff, keys := labtest.Diff(t, ctx, drv, want)
 	for _, k := range []string{"sysctl net.ipv6.conf.all.seg6_enabled", "sysctl net.ipv6.conf.eth1.seg6_enabled", "link sr0",
-		"route fd00:bbbb:22::/48", "route fd00:bbbb:22:e001::/64", "route 10.99.0.0/24", "route 2001:db8:99::/64"} {
+		"route fd00:bbbb:22::/48", "route fd00:bbbb:22:e001::/64", "route 198.19.177.0/24", "route 2001:db8:99::/64"} {
 		if !keys.Has(k) {
 			t.Errorf("diff lacks %s", k)
 		}
@@ -250,7 +250,7 @@ func testSRv6(t *testing.T, l *testLab) {
 		t.Errorf("applied %d changes, diff had %d", len(applied), len(diff))
 	}
 	out6 := l.Sh(t, node, "ip -6 route show")
-	out4 := l.Sh(t, node, "ip route show 10.99.0.0/24")
+	out4 := l.Sh(t, node, "ip route show 198.19.177.0/24")
 	t.Logf("node routes:\n%s%s", out6, out4)
 	for _, w := range []string{
 		"fd00:bbbb:22::/48  encap seg6local action End flavors next-csid lblen 32 nflen 16 dev sr0",
@@ -381,17 +381,17 @@ func testState(t *testing.T, l *testLab) {
 	// Nexthop objects (as FRR installs them): a group of two paths, and
 	// a route naming one object.
 	l.Sh(t, "leaf0", "ip nexthop add id 901 via 198.18.0.0 dev eth1 && ip nexthop add id 902 via 198.18.0.5 dev eth2 && "+
-		"ip nexthop add id 903 group 901/902 && ip route add 10.77.0.0/24 nhid 903 proto bgp && ip route add 10.77.1.0/24 nhid 901 proto bgp")
-	defer l.Sh(t, "leaf0", "ip route del 10.77.0.0/24; ip route del 10.77.1.0/24; ip nexthop del id 903; ip nexthop del id 902; ip nexthop del id 901; true")
+		"ip nexthop add id 903 group 901/902 && ip route add 198.19.178.0/24 nhid 903 proto bgp && ip route add 198.19.179.0/24 nhid 901 proto bgp")
+	defer l.Sh(t, "leaf0", "ip route del 198.19.178.0/24; ip route del 198.19.179.0/24; ip nexthop del id 903; ip nexthop del id 902; ip nexthop del id 901; true")
 	st, err = drv.State(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, ok = st.Route("", netip.MustParsePrefix("10.77.0.0/24"))
+	r, ok = st.Route("", netip.MustParsePrefix("198.19.178.0/24"))
 	if !ok || r.Protocol != "bgp" || len(r.Nexthops) != 2 || r.Nexthops[0].Dev != "eth1" || r.Nexthops[1].Via != netip.MustParseAddr("198.18.0.5") {
 		t.Errorf("ECMP route over a nexthop group: %+v", r)
 	}
-	r, ok = st.Route("", netip.MustParsePrefix("10.77.1.0/24"))
+	r, ok = st.Route("", netip.MustParsePrefix("198.19.179.0/24"))
 	if !ok || len(r.Nexthops) != 1 || r.Nexthops[0].Via != netip.MustParseAddr("198.18.0.0") {
 		t.Errorf("route over a nexthop object: %+v", r)
 	}
