@@ -26,7 +26,7 @@ func writeLab(t *testing.T, creds string) *inventory.Hardware {
 			t.Fatal(err)
 		}
 	}
-	must(os.WriteFile(filepath.Join(dir, "known_hosts"), []byte("10.0.0.1 ssh-ed25519 AAAA\n"), 0o600))
+	must(os.WriteFile(filepath.Join(dir, "known_hosts"), []byte("198.18.200.1 ssh-ed25519 AAAA\n"), 0o600))
 	must(os.MkdirAll(filepath.Join(dir, "keys"), 0o700))
 	must(os.WriteFile(filepath.Join(dir, "keys", "id"), []byte(testKey+"\n"), 0o600))
 	must(os.WriteFile(filepath.Join(dir, "keys", "id.pub"), []byte("ssh-ed25519 AAAAC3Nza fb@lab\n"), 0o600))
@@ -37,7 +37,7 @@ timeout: 1m
 credentials:
 ` + creds + `
 devices:
-  - {name: leaf0, platform: sonic, role: leaf, mgmt: 10.0.0.1, credentials: sw}
+  - {name: leaf0, platform: sonic, role: leaf, mgmt: 198.18.200.1, credentials: sw}
   - {name: spine0, platform: frr, role: spine, mgmt: "[fd00::2]:2222", credentials: keyed, timeout: 5s}
   - {name: host0, platform: linux, role: host, mgmt: host0.lab, credentials: agent}
 `
@@ -65,7 +65,7 @@ func TestConfigFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Device != "leaf0" || cfg.Address != "10.0.0.1" || cfg.Port != 22 || cfg.KnownHosts != kh || cfg.Timeout != time.Minute {
+	if cfg.Device != "leaf0" || cfg.Address != "198.18.200.1" || cfg.Port != 22 || cfg.KnownHosts != kh || cfg.Timeout != time.Minute {
 		t.Errorf("leaf0 config %+v", cfg)
 	}
 	if a := cfg.Auth; a.User != "admin" || a.Password != "sw1tch-s3cret" || a.PrivateKey != nil || a.Passphrase != "" || a.Agent {

@@ -1218,7 +1218,7 @@ func (p *hwParser) gnmi(do *obj, path, devCreds string) *GNMI {
 		case err != nil:
 			p.errKey(o, "address", "%v", err)
 		case port == 0:
-			p.errKey(o, "address", "%q has no port (want HOST:PORT, e.g. 10.0.0.21:8080)", a)
+			p.errKey(o, "address", "%q has no port (want HOST:PORT, e.g. 198.18.200.21:8080)", a)
 		default:
 			g.Address = net.JoinHostPort(host, strconv.Itoa(port))
 		}

@@ -94,15 +94,15 @@ func TestHardwareExample(t *testing.T) {
 		t.Fatalf("%d devices, %d links", len(hw.Devices), len(hw.Links))
 	}
 	s1 := hw.Device("spine1")
-	if s1 == nil || s1.Platform != "frr" || s1.Role != DeviceSpine || s1.MgmtHost != "10.0.0.22" || s1.MgmtPort != 2222 ||
-		s1.ASN != 65000 || s1.Loopback != netip.MustParsePrefix("10.1.0.22/32") || s1.Timeout != 2*time.Minute || s1.DeclaresPorts || s1.Pod != -1 {
+	if s1 == nil || s1.Platform != "frr" || s1.Role != DeviceSpine || s1.MgmtHost != "198.18.200.22" || s1.MgmtPort != 2222 ||
+		s1.ASN != 65000 || s1.Loopback != netip.MustParsePrefix("198.18.201.22/32") || s1.Timeout != 2*time.Minute || s1.DeclaresPorts || s1.Pod != -1 {
 		t.Errorf("spine1 = %+v", s1)
 	}
 	h3 := hw.Device("host3")
 	if h3 == nil || h3.MgmtHost != "host3.lab-a.example.net" || h3.MgmtPort != 0 || !h3.DeclaresNICs ||
 		!reflect.DeepEqual(h3.NICs, []NIC{
-			{Name: "eth1", Rail: 0, Address: netip.MustParsePrefix("10.2.0.7/31")},
-			{Name: "eth2", Rail: 1, Address: netip.MustParsePrefix("10.3.0.7/31")},
+			{Name: "eth1", Rail: 0, Address: netip.MustParsePrefix("198.18.202.7/31")},
+			{Name: "eth2", Rail: 1, Address: netip.MustParsePrefix("198.18.203.7/31")},
 		}) {
 		t.Errorf("host3 = %+v", h3)
 	}
