@@ -74,6 +74,27 @@ func dbDiff(a, b map[string]map[string]string) []string {
 	return out
 }
 
+// verifyApplied fails the test unless every Verify check of want passes
+// and, with again, a second Diff finds nothing left to change.
+func verifyApplied(ctx context.Context, t *testing.T, drv *sonic.Driver, want *drivers.DeviceFeatures, again bool) {
+	t.Helper()
+	checks, err := drv.Verify(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if !c.OK {
+			t.Errorf("verify %s: %s", c.Name, c.Evidence)
+		}
+	}
+	if !again {
+		return
+	}
+	if left, err := drv.Diff(ctx, want); err != nil || len(left) > 0 {
+		t.Errorf("second diff: %v %v", left, err)
+	}
+}
+
 func hget(t *testing.T, d *testdouble.Device, key string) map[string]string {
 	t.Helper()
 	m, err := d.HGetAll(context.Background(), "CONFIG_DB", key)
@@ -193,24 +214,13 @@ func TestDoubleFeatures(t *testing.T) {
 		t.Errorf("egress lossy profile %v", h)
 	}
 
-	checks, err := drv.Verify(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if !c.OK {
-			t.Errorf("verify %s: %s", c.Name, c.Evidence)
-		}
-	}
-	if again, err := drv.Diff(ctx, want); err != nil || len(again) > 0 {
-		t.Errorf("second diff: %v %v", again, err)
-	}
+	verifyApplied(ctx, t, drv, want, true)
 
 	// Drift: someone turns ECN off behind the driver's back.
 	if err := d.HSet(ctx, "CONFIG_DB", "WRED_PROFILE|AZURE_LOSSLESS", "ecn", "ecn_none"); err != nil {
 		t.Fatal(err)
 	}
-	checks, _ = drv.Verify(ctx, want)
+	checks, _ := drv.Verify(ctx, want)
 	failed := 0
 	for _, c := range checks {
 		if !c.OK {
@@ -289,18 +299,7 @@ func TestDoubleVRF(t *testing.T) {
 	}
 	ws, _ := d.Writes()
 	checkWrites(t, loadYANGNames(t), ws)
-	checks, err := drv.Verify(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if !c.OK {
-			t.Errorf("verify %s: %s", c.Name, c.Evidence)
-		}
-	}
-	if again, _ := drv.Diff(ctx, want); len(again) > 0 {
-		t.Errorf("second diff %s", again)
-	}
+	verifyApplied(ctx, t, drv, want, true)
 	// Revert: the interface unbound, its address written back, the VRF
 	// deleted: CONFIG_DB as before, key for key.
 	for _, c := range applied {
@@ -361,15 +360,7 @@ func TestDoubleECNByDSCP(t *testing.T) {
 	if h := hget(t, d, "QUEUE|Ethernet4|1"); h["wred_profile"] != "AZURE_LOSSLESS" || h["scheduler"] != "scheduler.0" {
 		t.Errorf("QUEUE|Ethernet4|1 %v", h)
 	}
-	checks, err := drv.Verify(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if !c.OK {
-			t.Errorf("verify %s: %s", c.Name, c.Evidence)
-		}
-	}
+	verifyApplied(ctx, t, drv, want, false)
 	ws, _ := d.Writes()
 	checkWrites(t, loadYANGNames(t), ws)
 }

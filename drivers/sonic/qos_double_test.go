@@ -89,23 +89,12 @@ func TestDoubleQoS(t *testing.T) {
 	if h := hget(t, d, "PFC_WD|Ethernet4"); h["action"] != "drop" || h["detection_time"] != "300" {
 		t.Errorf("PFC_WD %v", h)
 	}
-	checks, err := drv.Verify(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if !c.OK {
-			t.Errorf("verify %s: %s", c.Name, c.Evidence)
-		}
-	}
-	if again, err := drv.Diff(ctx, want); err != nil || len(again) > 0 {
-		t.Errorf("second diff: %v %v", again, err)
-	}
+	verifyApplied(ctx, t, drv, want, true)
 	// Drift: the headroom profile changed behind the driver's back.
 	if err := d.HSet(ctx, "CONFIG_DB", "BUFFER_PG|Ethernet8|0", "profile", "ingress_lossy_profile"); err != nil {
 		t.Fatal(err)
 	}
-	checks, _ = drv.Verify(ctx, want)
+	checks, _ := drv.Verify(ctx, want)
 	bad := 0
 	for _, c := range checks {
 		if !c.OK {
