@@ -344,23 +344,11 @@ kpis:
 	labRE := regexp.MustCompile(`deploying lab (fbh34b[0-9a-f]{6}) `)
 	waitFor := func(what string, dur time.Duration) {
 		t.Helper()
-		deadline := time.After(dur)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("the run ended before %q:\n%s", what, logText())
-				}
-				if m := labRE.FindStringSubmatch(l); m != nil {
-					lab = m[1]
-				}
-				if strings.Contains(l, what) {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("no %q in %v:\n%s", what, dur, logText())
+		waitForLine(t, lines, logText, what, dur, func(l string) {
+			if m := labRE.FindStringSubmatch(l); m != nil {
+				lab = m[1]
 			}
-		}
+		})
 	}
 	waitFor("routing watch: ", 5*time.Minute) // the jobs started
 	if st, err := labrt.LoadState(state, lab); err == nil {

@@ -280,25 +280,14 @@ jobs:
 			}
 		}
 	})
+	labRE := regexp.MustCompile(`deploying lab (fbn[0-9a-f]{6}) `)
 	waitFor := func(what string, d time.Duration) {
 		t.Helper()
-		deadline := time.After(d)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("the run ended before %q:\n%s", what, logText())
-				}
-				if m := regexp.MustCompile(`deploying lab (fbn[0-9a-f]{6}) `).FindStringSubmatch(l); m != nil {
-					lab = m[1]
-				}
-				if strings.Contains(l, what) {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("no %q in %v:\n%s", what, d, logText())
+		waitForLine(t, lines, logText, what, d, func(l string) {
+			if m := labRE.FindStringSubmatch(l); m != nil {
+				lab = m[1]
 			}
-		}
+		})
 	}
 	waitFor("routing watch: ", 4*time.Minute) // the jobs started
 	time.Sleep(500 * time.Millisecond)
@@ -428,4 +417,26 @@ func startLogged(t *testing.T, cmd *exec.Cmd) (lines <-chan string, logText func
 		close(ch)
 	}()
 	return ch, func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
+}
+
+// waitForLine reads the run's output lines until one contains what,
+// failing the test when the output ends first or d passes; seen sees
+// every line read.
+func waitForLine(t *testing.T, lines <-chan string, logText func() string, what string, d time.Duration, seen func(string)) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the run ended before %q:\n%s", what, logText())
+			}
+			seen(l)
+			if strings.Contains(l, what) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %q in %v:\n%s", what, d, logText())
+		}
+	}
 }
