@@ -63,6 +63,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Ps is a point in time or a duration in picoseconds.
@@ -483,6 +484,10 @@ func SerializationTime(b Bytes, r BitRate) (Ps, bool) {
 	}
 	return MulDiv(8*b, int64(Second), r)
 }
+
+// Duration returns p as a time.Duration, rounded down to a nanosecond
+// (every Ps fits: time.Duration counts nanoseconds in an int64).
+func Duration(p Ps) time.Duration { return time.Duration(p / Nanosecond) }
 
 // BytesIn returns how many whole bytes rate r sends in time t (r*t/8e12,
 // rounded down), and whether r, t >= 0 and the result fits in an int64

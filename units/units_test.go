@@ -3,6 +3,7 @@ package units
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 )
@@ -287,6 +288,17 @@ func TestFormatPsBrief(t *testing.T) {
 	for p, want := range map[Ps]string{0: "0", 10 * Millisecond: "10ms", 250 * Microsecond: "250us", Second: "1000ms", 1_234_567: "1.235us", 1500 * Nanosecond: "1.500us"} {
 		if got := FormatPsBrief(p); got != want {
 			t.Errorf("FormatPsBrief(%d) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for _, c := range []struct {
+		p    Ps
+		want time.Duration
+	}{{0, 0}, {999, 0}, {1500, time.Nanosecond}, {200 * Millisecond, 200 * time.Millisecond}, {MaxPs, time.Hour}} {
+		if got := Duration(c.p); got != c.want {
+			t.Errorf("Duration(%d) = %v, want %v", c.p, got, c.want)
 		}
 	}
 }

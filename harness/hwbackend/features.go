@@ -6,13 +6,13 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/fabricbench/fabricbench/agents/dataplane"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/hostdeploy"
 	"github.com/fabricbench/fabricbench/inventory"
+	"github.com/fabricbench/fabricbench/units"
 )
 
 // Settings the features map to on every platform.
@@ -42,14 +42,14 @@ func QueueRefBytes(f *inventory.Fabric, c hostdeploy.Costs) int64 {
 	}
 	hops := int64(max(2*f.Tiers-1, 1))
 	rttPs := c.EndpointPs + 2*hops*c.HopPs
-	b := float64(rate) * float64(rttPs) / 8e12
+	b, ok := units.BytesIn(rate, rttPs)
 	switch {
-	case b > MaxQueueRefBytes:
+	case !ok || b > MaxQueueRefBytes:
 		return MaxQueueRefBytes
 	case b < LinkMTU:
 		return LinkMTU
 	}
-	return int64(math.Round(b))
+	return b
 }
 
 // DeviceFeatures maps a run's switch features onto one switch of the
@@ -240,11 +240,12 @@ func pfcHeadroom(f *inventory.Fabric, dev *inventory.Device) (*drivers.PFCHeadro
 		}
 		l := f.Links[p.Link]
 		lat := max(l.LatencyPs, MinHeadroomLatencyPs)
-		b := 2*float64(lat)*float64(l.RateBps)/8e12 + 2*LinkMTU
-		if b > MaxHeadroomBytes {
-			return nil, fmt.Errorf("features.pfc: a %d bit/s link with %d ps latency needs %.0f bytes of headroom, more than %d", l.RateBps, l.LatencyPs, b, MaxHeadroomBytes)
+		inFlight, ok := units.BytesIn(l.RateBps, 2*lat)
+		b := inFlight + 2*LinkMTU
+		if !ok || b > MaxHeadroomBytes {
+			return nil, fmt.Errorf("features.pfc: a %d bit/s link with %d ps latency needs more than %d bytes of headroom", l.RateBps, l.LatencyPs, int64(MaxHeadroomBytes))
 		}
-		xoff = max(xoff, int64(math.Ceil(b)))
+		xoff = max(xoff, b)
 	}
 	if xoff == 0 {
 		return nil, nil
@@ -283,7 +284,7 @@ func qosFeatures(f *inventory.Fabric, dev *inventory.Device, feat harness.Featur
 			if r <= 0 {
 				r = d
 			}
-			want.PFC.Watchdog = &drivers.PFCWatchdog{Detect: time.Duration(d / 1000), Restore: time.Duration(r / 1000)}
+			want.PFC.Watchdog = &drivers.PFCWatchdog{Detect: units.Duration(d), Restore: units.Duration(r)}
 		}
 	}
 	switch {
@@ -297,7 +298,7 @@ func qosFeatures(f *inventory.Fabric, dev *inventory.Device, feat harness.Featur
 	case feat.Adaptive:
 		want.Adaptive = &drivers.Adaptive{Mode: drivers.AdaptivePacket}
 	case feat.Flowlet:
-		want.Adaptive = &drivers.Adaptive{Mode: drivers.AdaptiveFlowlet, FlowletGap: time.Duration(feat.FlowletGap / 1000)}
+		want.Adaptive = &drivers.Adaptive{Mode: drivers.AdaptiveFlowlet, FlowletGap: units.Duration(feat.FlowletGap)}
 	}
 	return nil
 }

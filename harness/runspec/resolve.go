@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
@@ -135,7 +134,7 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("telemetry.interval: %w", err)
 	}
-	p.Interval = time.Duration(iv / 1000)
+	p.Interval = units.Duration(iv)
 	p.Paths = s.Telemetry.Paths
 	p.NoTelemetry = s.Telemetry.Enabled != nil && !*s.Telemetry.Enabled
 
