@@ -323,6 +323,26 @@ func (a *Agent) Start(flows []control.Flow) error {
 	return nil
 }
 
+// State implements control.Stater.
+func (a *Agent) State(ctx context.Context) control.State {
+	st := a.eng.State(ctx)
+	ms := func(d time.Duration) float64 {
+		if d < 0 {
+			return -1
+		}
+		return float64(d) / float64(time.Millisecond)
+	}
+	out := control.State{LoopIdleMs: ms(st.LoopIdle), WriteBlockedMs: ms(st.WriteBlocked), Answered: st.Answered,
+		Flows: make([]control.FlowState, len(st.Flows))}
+	for i, f := range st.Flows {
+		out.Flows[i] = control.FlowState{ID: f.ID, Dst: f.Dst.String(), Mark: f.Mark, Packets: f.Packets, Acked: f.Acked,
+			Unsent: f.Unsent, QueuedRetx: f.QueuedRetx, InflightBytes: f.InflightBytes, CwndBytes: f.CwndBytes,
+			Active: f.Active, TimerInMs: ms(f.TimerIn), SinceAckMs: ms(f.SinceAck), AgeMs: ms(f.Age),
+			Sent: f.Sent, Retx: f.Retx, Timeouts: f.Timeouts}
+	}
+	return out
+}
+
 // Stats implements control.Agent.
 func (a *Agent) Stats() control.Stats {
 	st := a.eng.Stats()

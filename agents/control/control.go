@@ -30,6 +30,7 @@ const (
 	PathFlows    = "/v1/flows"
 	PathEvents   = "/v1/events"
 	PathStats    = "/v1/stats"
+	PathState    = "/v1/state"
 	PathShutdown = "/v1/shutdown"
 )
 
@@ -85,6 +86,44 @@ type Health struct {
 	Finished int     `json:"finished"`
 }
 
+// State is an agent's sending state (GET /v1/state): what a run that
+// stalled reports with its abandoned flows.
+type State struct {
+	// LoopIdleMs: how long ago the sending goroutine last went round its
+	// loop. WriteBlockedMs: how long it has waited for a socket to take
+	// its batch (0: it is not in a socket write).
+	LoopIdleMs     float64 `json:"loop_idle_ms"`
+	WriteBlockedMs float64 `json:"write_blocked_ms"`
+	// Answered is false when the sending goroutine did not answer within
+	// StateWait; Flows is then empty.
+	Answered bool        `json:"answered"`
+	Flows    []FlowState `json:"flows"`
+}
+
+// FlowState is one sending flow's transport state.
+type FlowState struct {
+	ID            uint32  `json:"id"`
+	Dst           string  `json:"dst"`
+	Mark          uint32  `json:"mark,omitempty"`
+	Packets       uint32  `json:"packets"`
+	Acked         uint32  `json:"acked"`
+	Unsent        uint32  `json:"unsent"`
+	QueuedRetx    int     `json:"queued_retx"`
+	InflightBytes int64   `json:"inflight_bytes"`
+	CwndBytes     int64   `json:"cwnd_bytes"`
+	Active        bool    `json:"active"`      // in the sending round robin
+	TimerInMs     float64 `json:"timer_in_ms"` // until its retransmission timeout (-1: none armed)
+	SinceAckMs    float64 `json:"since_ack_ms"`
+	AgeMs         float64 `json:"age_ms"`
+	Sent          uint64  `json:"sent"`
+	Retx          uint64  `json:"retx"`
+	Timeouts      uint64  `json:"timeouts"`
+}
+
+// StateWait is how long the server waits for the sending goroutine's
+// answer to a state request.
+const StateWait = 2 * time.Second
+
 // Stats are an agent's data-plane counters (GET /v1/stats).
 type Stats map[string]uint64
 
@@ -130,6 +169,7 @@ func NewServer(addr, token string, agent Agent) (*Server, error) {
 	mux.HandleFunc("POST "+PathFlows, s.flows)
 	mux.HandleFunc("GET "+PathEvents, s.eventsHandler)
 	mux.HandleFunc("GET "+PathStats, s.stats)
+	mux.HandleFunc("GET "+PathState, s.state)
 	mux.HandleFunc("POST "+PathShutdown, s.shutdownHandler)
 	s.srv = &http.Server{Handler: s.auth(mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(lis) }()
@@ -184,6 +224,22 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) { writeJSON(w, s.agent.Health()) }
 func (s *Server) stats(w http.ResponseWriter, r *http.Request)  { writeJSON(w, s.agent.Stats()) }
+
+// Stater is an Agent that reports its sending state (GET /v1/state).
+type Stater interface {
+	State(ctx context.Context) State
+}
+
+func (s *Server) state(w http.ResponseWriter, r *http.Request) {
+	st, ok := s.agent.(Stater)
+	if !ok {
+		http.Error(w, "this agent does not report its state", http.StatusNotImplemented)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), StateWait)
+	defer cancel()
+	writeJSON(w, st.State(ctx))
+}
 
 func (s *Server) flows(w http.ResponseWriter, r *http.Request) {
 	var req StartRequest
@@ -327,6 +383,13 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 func (c *Client) Start(ctx context.Context, flows []Flow) error {
 	var rep StartReply
 	return c.do(ctx, http.MethodPost, PathFlows, StartRequest{Flows: flows}, &rep)
+}
+
+// State reads the agent's sending state.
+func (c *Client) State(ctx context.Context) (State, error) {
+	var st State
+	err := c.do(ctx, http.MethodGet, PathState, nil, &st)
+	return st, err
 }
 
 // Stats reads the agent's counters.

@@ -138,3 +138,42 @@ func TestEventStream(t *testing.T) {
 		t.Fatalf("resumed stream: %+v", seen)
 	}
 }
+
+// statingAgent reports a sending state; the server bounds its wait.
+type statingAgent struct {
+	fakeAgent
+	deadline bool
+}
+
+func (a *statingAgent) State(ctx context.Context) State {
+	_, a.deadline = ctx.Deadline()
+	return State{Answered: true, LoopIdleMs: 0.5, Flows: []FlowState{{ID: 3, Packets: 10, Acked: 4, TimerInMs: -1}}}
+}
+
+// TestState: GET /v1/state needs the token, returns the agent's state and
+// gives it a deadline; an agent that cannot report says so (501).
+func TestState(t *testing.T) {
+	a := &statingAgent{}
+	s, err := NewServer("127.0.0.1:0", token, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	ctx := context.Background()
+	if _, err := NewClient(s.Addr(), "wrong-token-wrong-token").State(ctx); !IsUnauthorized(err) {
+		t.Fatalf("bad token: want 401, got %v", err)
+	}
+	st, err := NewClient(s.Addr(), token).State(ctx)
+	if err != nil || !st.Answered || len(st.Flows) != 1 || st.Flows[0].ID != 3 || st.Flows[0].Acked != 4 || st.Flows[0].TimerInMs != -1 {
+		t.Fatalf("state %+v, %v", st, err)
+	}
+	if !a.deadline {
+		t.Error("the agent was asked without a deadline")
+	}
+	plain, _ := newServer(t)
+	_, err = NewClient(plain.Addr(), token).State(ctx)
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusNotImplemented {
+		t.Fatalf("an agent without state: want 501, got %v", err)
+	}
+}

@@ -273,6 +273,9 @@ type Engine struct {
 	gro      atomic.Bool
 	sndBuf   atomic.Int64
 	rcvBuf   atomic.Int64
+	// The sending goroutine's liveness (State): when it last went round
+	// its loop, and since when it waits in a socket write (0: it does not).
+	loopAt, writeSince atomic.Int64
 
 	bufWarn  sync.Once
 	gsoWarn  sync.Once
@@ -282,6 +285,7 @@ type Engine struct {
 	// Commands from other goroutines.
 	mu      sync.Mutex
 	cmds    []FlowSpec
+	queries []chan []FlowState // State, answered by the sending goroutine
 	spare   []FlowSpec
 	used    map[uint32]struct{}
 	started bool
@@ -843,9 +847,12 @@ func (e *Engine) shutdown() {
 		e.complete(f, now, ErrStopped)
 	}
 	e.mu.Lock()
-	queued := e.cmds
-	e.cmds = nil
+	queued, qs := e.cmds, e.queries
+	e.cmds, e.queries = nil, nil
 	e.mu.Unlock()
+	for _, q := range qs {
+		q <- nil // every flow failed
+	}
 	for _, spec := range queued {
 		e.c.flowsFailed.Add(1)
 		e.doneQ = append(e.doneQ, Completion{ID: spec.ID, Start: e.wall(now), End: e.wall(now), Err: ErrStopped})
@@ -887,14 +894,17 @@ func (e *Engine) popCompletion() {
 // takeCommands starts queued flows and answers queries.
 func (e *Engine) takeCommands() {
 	e.mu.Lock()
-	if len(e.cmds) == 0 {
+	if len(e.cmds) == 0 && len(e.queries) == 0 {
 		e.mu.Unlock()
 		return
 	}
-	cmds := e.cmds
-	e.cmds = e.spare[:0]
+	cmds, qs := e.cmds, e.queries
+	e.cmds, e.queries = e.spare[:0], nil
 	e.mu.Unlock()
 	now := e.now()
+	if len(qs) > 0 {
+		e.answer(qs, now)
+	}
 	for i := range cmds {
 		e.startFlow(cmds[i], now)
 		cmds[i] = FlowSpec{}

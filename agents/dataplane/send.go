@@ -33,6 +33,7 @@ func (e *Engine) loop(ctx context.Context) error {
 		}
 		e.takeCommands()
 		now := e.now()
+		e.loopAt.Store(int64(now))
 		open := e.paceSetup(now)
 		e.takeAcks(now)
 		e.deliverCompletions()
@@ -293,7 +294,9 @@ func (e *Engine) flushTx() {
 	if e.tx.empty() {
 		return
 	}
+	e.writeSince.Store(int64(e.now()))
 	r := e.tx.flush(0)
+	e.writeSince.Store(0)
 	e.account(&r)
 }
 

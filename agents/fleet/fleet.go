@@ -240,14 +240,115 @@ func (r *run) outstanding() int {
 
 func (r *run) stall() {
 	var ids []string
+	var stalled []int
 	for i, s := range r.state {
 		if s == stStarted {
-			ids = append(ids, fmt.Sprint(i))
-			r.finish(i, "no completion within the stall limit "+r.opt.Stall.String())
+			stalled = append(stalled, i)
 		}
+	}
+	why := r.senderStates(stalled)
+	for _, i := range stalled {
+		ids = append(ids, fmt.Sprint(i))
+		msg := "no completion within the stall limit " + r.opt.Stall.String()
+		if w := why[i]; w != "" {
+			msg += "; " + w
+		}
+		r.finish(i, msg)
 	}
 	r.res.Failures = append(r.res.Failures, fmt.Sprintf("stalled: no flow completed for %v; %d flows abandoned (%s)",
 		r.opt.Stall, len(ids), abbreviate(ids, 10)))
+}
+
+// StateReader is an Agent that reports its sending state
+// (control.Client does): a stall then says, per abandoned flow, what its
+// sender was doing.
+type StateReader interface {
+	State(ctx context.Context) (control.State, error)
+}
+
+// stateWait bounds the state requests of a stall report.
+const stateWait = 5 * time.Second
+
+// senderStates asks the agents of the flows' sources (in parallel, within
+// stateWait) for their sending state and describes each flow's sender.
+func (r *run) senderStates(flows []int) map[int]string {
+	byHost := map[int][]int{}
+	for _, i := range flows {
+		byHost[r.m.Flows[i].Src] = append(byHost[r.m.Flows[i].Src], i)
+	}
+	type answer struct {
+		host int
+		st   control.State
+		err  error
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stateWait)
+	defer cancel()
+	ch := make(chan answer, len(byHost))
+	asked := 0
+	for h := range byHost {
+		sr, ok := r.hosts[h].Agent.(StateReader)
+		if !ok || r.dead[h] {
+			continue
+		}
+		asked++
+		go func() {
+			st, err := sr.State(ctx)
+			ch <- answer{h, st, err}
+		}()
+	}
+	out := map[int]string{}
+	for range asked {
+		a := <-ch
+		name := r.hosts[a.host].Name
+		for _, i := range byHost[a.host] {
+			out[i] = "sender on " + name + ": " + describeSender(a.st, a.err, r.opt.Flow(i, r.m.Flows[i]).ID)
+		}
+	}
+	return out
+}
+
+// describeSender says what a stalled flow's sender was doing.
+func describeSender(st control.State, err error, id uint32) string {
+	if err != nil {
+		return "its agent did not report its state (" + err.Error() + ")"
+	}
+	loop := ""
+	if st.WriteBlockedMs > 0 {
+		loop = fmt.Sprintf("its send loop has waited %.1f s for a socket to take a batch", st.WriteBlockedMs/1e3)
+	}
+	if !st.Answered {
+		if loop == "" {
+			loop = fmt.Sprintf("its send loop did not answer (it last went round %.1f s ago)", st.LoopIdleMs/1e3)
+		}
+		return loop
+	}
+	for _, f := range st.Flows {
+		if f.ID != id {
+			continue
+		}
+		timer := "no retransmission timeout armed"
+		if f.TimerInMs >= 0 {
+			timer = fmt.Sprintf("retransmission timeout due in %.1f ms", f.TimerInMs)
+		}
+		ack := "no ACK yet"
+		if f.SinceAckMs >= 0 {
+			ack = fmt.Sprintf("last ACK %.1f s ago", f.SinceAckMs/1e3)
+		}
+		rr := "out of the send round robin"
+		if f.Active {
+			rr = "in the send round robin"
+		}
+		d := fmt.Sprintf("%d of %d packets acknowledged, %d never sent, %d queued for retransmission, %d B in flight of a %d B window, %s, %s, %s; %d sent, %d retransmitted, %d timeouts",
+			f.Acked, f.Packets, f.Unsent, f.QueuedRetx, f.InflightBytes, f.CwndBytes, rr, timer, ack, f.Sent, f.Retx, f.Timeouts)
+		if loop != "" {
+			d = loop + "; " + d
+		}
+		return d
+	}
+	if loop != "" {
+		return loop
+	}
+	return "the flow is not running there (finished, or never started)"
 }
 
 func abbreviate(s []string, n int) string {

@@ -235,3 +235,37 @@ func TestEpochOption(t *testing.T) {
 		t.Errorf("flow 0 started %v after the caller's zero, want >= 30 ms", s)
 	}
 }
+
+// statingAgent is a fake agent that reports a sending state.
+type statingAgent struct {
+	*fakeAgent
+	st control.State
+}
+
+func (a statingAgent) State(ctx context.Context) (control.State, error) { return a.st, nil }
+
+// TestStallNamesTheSenderState: an abandoned flow's error says what its
+// sender was doing, from its agent's state; a stuck send loop is named.
+func TestStallNamesTheSenderState(t *testing.T) {
+	m := &workloads.Matrix{Hosts: 3, Flows: []workloads.Flow{
+		{ID: 0, Src: 0, Dst: 1, Size: 10_000_000, After: -1},
+		{ID: 1, Src: 2, Dst: 1, Size: 10_000_000, After: -1},
+	}}
+	a := statingAgent{newFake(), control.State{Answered: true, LoopIdleMs: 0.2, Flows: []control.FlowState{
+		{ID: 0, Packets: 6144, Acked: 4120, Unsent: 1000, InflightBytes: 0, CwndBytes: 12000, TimerInMs: -1, SinceAckMs: 58200, Sent: 5144, Retx: 3, Timeouts: 2},
+	}}}
+	c := statingAgent{newFake(), control.State{Answered: false, LoopIdleMs: 61000, WriteBlockedMs: 60900}}
+	o := opts()
+	o.Stall = 200 * time.Millisecond
+	res, err := Run(context.Background(), []Host{{Name: "host0", Agent: a}, {Name: "host1", Agent: newFake()}, {Name: "host2", Agent: c}}, m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want0 := "sender on host0: 4120 of 6144 packets acknowledged, 1000 never sent, 0 queued for retransmission, 0 B in flight of a 12000 B window, out of the send round robin, no retransmission timeout armed, last ACK 58.2 s ago; 5144 sent, 3 retransmitted, 2 timeouts"
+	if e := res.Flows[0].Error; !strings.Contains(e, want0) || !strings.HasPrefix(e, "no completion within the stall limit") {
+		t.Errorf("flow 0 error %q, want it to contain %q", e, want0)
+	}
+	if e := res.Flows[1].Error; !strings.Contains(e, "sender on host2: its send loop has waited 60.9 s for a socket to take a batch") {
+		t.Errorf("flow 1 error %q, want the blocked send loop named", e)
+	}
+}

@@ -189,6 +189,9 @@ func (s *Sender) CanSendOn(now Time, p int) bool {
 	if pl.mode == PlaneEntropy && s.NextPlane() != p {
 		return false
 	}
+	if s.rtoPermit && s.rtxHead < len(s.rtxq) {
+		return true // the retransmission after a timeout (OnTimeout)
+	}
 	if pl.mode == PlanePLB {
 		return pl.inflight[p] == 0 || float64(pl.inflight[p]+size) <= pl.cc[p].window()
 	}

@@ -481,3 +481,61 @@ func TestSpuriousRaisesRTOFloor(t *testing.T) {
 		t.Fatalf("RTO %d after a 5 ms late original and 300 calm round trips, want it above the lateness", got)
 	}
 }
+
+// TestLostWindowRecovers: a measuring sender whose whole window is lost
+// (a path move drops everything in flight) resends on every timeout, the
+// window notwithstanding (RFC 6298 5.4), and recovers the window in a few
+// backed-off RTOs. Before, the probe waited behind the packets still
+// counted in flight until each had timed out in turn: one packet per RTO
+// of up to a second, about a minute of silence for this window.
+func TestLostWindowRecovers(t *testing.T) {
+	p := DefaultParams()
+	p.MeasureRTO = true
+	s := NewSender(&p, Flow{ID: 1, Size: 4096 * int64(p.MTU), Path: refPath})
+	r := NewReceiver(1, s.Packets())
+	var d Data
+	now := Time(0)
+	// Fill the window; everything sent is lost.
+	for s.NextPacket(now, &d) > 0 {
+		now++
+	}
+	lost := s.Stats.Sent
+	if lost < 8 {
+		t.Fatalf("only %d packets in the first window", lost)
+	}
+	// From here every packet arrives after 10 us and is acknowledged
+	// 10 us later.
+	rtt := 20 * Microsecond
+	type ev struct {
+		at Time
+		a  Ack
+	}
+	var acks []ev
+	for now < 30*Second && s.Acked() < uint32(lost) {
+		next := s.NextTimeout()
+		if len(acks) > 0 && (next == 0 || acks[0].at <= next) {
+			now = acks[0].at
+			s.OnAck(now, &acks[0].a)
+			acks = acks[1:]
+		} else if next > 0 {
+			now = next
+			if s.OnTimeout(now) > 0 && s.NextPacket(now, &d) == 0 {
+				t.Fatalf("at %v: a timeout but no retransmission (%d in flight, window %.0f)", now, s.Inflight(), s.Cwnd())
+			}
+			if d.Retx {
+				a, _ := r.OnData(&d, false, false)
+				acks = append(acks, ev{now + rtt, a})
+			}
+		} else {
+			t.Fatalf("at %v: nothing in flight, no timer, %d of %d acknowledged", now, s.Acked(), lost)
+		}
+		for s.NextPacket(now, &d) > 0 {
+			a, _ := r.OnData(&d, false, false)
+			acks = append(acks, ev{now + rtt, a})
+		}
+	}
+	t.Logf("%d lost packets recovered at %.3f s with %d timeouts", lost, float64(now)/float64(Second), s.Stats.Timeouts)
+	if s.Acked() < uint32(lost) || now > 3*Second {
+		t.Fatalf("%d of %d lost packets acknowledged at %.3f s: want all within 3 s", s.Acked(), lost, float64(now)/float64(Second))
+	}
+}

@@ -312,6 +312,9 @@ type Sender struct {
 	oldIn int64
 	// lastAck is when the latest ACK or NACK arrived (0: none yet).
 	lastAck Time
+	// rtoPermit lets the next retransmission go whatever the window says
+	// (measured RTO only; see OnTimeout).
+	rtoPermit bool
 
 	Stats SenderStats
 }
@@ -433,6 +436,15 @@ func (s *Sender) Cwnd() float64 {
 // Inflight returns the wire bytes in flight.
 func (s *Sender) Inflight() int64 { return s.inflight }
 
+// QueuedRetx returns the number of packets waiting for retransmission.
+func (s *Sender) QueuedRetx() int { return len(s.rtxq) - s.rtxHead }
+
+// LastAck returns when the latest ACK or NACK arrived (0: none yet).
+func (s *Sender) LastAck() Time { return s.lastAck }
+
+// Unsent returns the number of packets never sent yet.
+func (s *Sender) Unsent() uint32 { return s.npkts - s.nextNew }
+
 // slot returns the state of psn, which must be in [base, nextNew).
 func (s *Sender) slot(psn uint32) *slot { return &s.ring[psn&s.mask] }
 
@@ -469,7 +481,7 @@ func (s *Sender) CanSend(now Time) bool {
 
 func (s *Sender) hasEligible() bool {
 	if s.rtxHead < len(s.rtxq) {
-		return s.windowAllows(s.pktWire(s.rtxq[s.rtxHead]))
+		return s.rtoPermit || s.windowAllows(s.pktWire(s.rtxq[s.rtxHead]))
 	}
 	if s.nextNew < s.npkts && s.nextNew-s.base < MaxSpan {
 		return s.windowAllows(s.pktWire(s.nextNew))
@@ -514,6 +526,7 @@ func (s *Sender) emit(now Time, d *Data, e uint16, p int) int64 {
 		}
 		s.slot(psn).st &^= stRtxQ
 		retx = true
+		s.rtoPermit = false
 		s.Stats.Retx++
 	} else {
 		psn = s.nextNew
@@ -612,6 +625,7 @@ func (s *Sender) OnAck(now Time, a *Ack) {
 		s.planeAcked(a.Plane)
 	}
 	if newly > 0 {
+		s.rtoPermit = false // progress: the window governs again
 		// Only an ACK for the latest transmission gives a valid RTT sample.
 		rtt := Time(-1)
 		if fresh && a.EchoTS == sentAt {
@@ -743,6 +757,14 @@ func (s *Sender) cleanOrder() {
 // and then one packet is resent for nothing instead of every one in
 // flight; the others time out in turn unless an ACK comes first. A flow
 // that still hears ACKs lost what timed out, and resends all of it.
+// With a measured RTO the first retransmission after a timeout goes out
+// whatever the window says (RFC 6298 5.4: the earliest unacknowledged
+// packet is retransmitted when the timer expires). Without that, a probe
+// waits behind the packets still counted in flight, each of which then
+// has to time out in turn, with the RTO backed off to a second: a window
+// of 60 lost packets was a minute of silence (a path move on the
+// containerlab lab, in CI). The simulator's modelled RTO times out every
+// due packet at once and keeps the window's rule.
 // It returns the number of packets that timed out.
 func (s *Sender) OnTimeout(now Time) int {
 	n := 0
@@ -778,6 +800,7 @@ func (s *Sender) OnTimeout(now Time) int {
 		s.resendFrom(s.base)
 	}
 	if n > 0 {
+		s.rtoPermit = s.est != nil
 		s.Stats.Timeouts += uint64(n)
 		if s.pl == nil || s.pl.mode != PlanePLB {
 			s.cc.onTimeout(now, s.inflight)
