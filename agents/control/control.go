@@ -1,9 +1,10 @@
 // Package control is the control API of a fabricbench transport agent:
 // the harness starts flows on an agent, follows their completions and
-// reads its counters. It is JSON over HTTP, bound to the lab management
-// address, and every request must carry the run's bearer token (a random
-// per-run secret the harness hands the agent in a 0600 file). Tokens are
-// compared in constant time and never logged.
+// reads its counters and, when a run stalls, its senders' state. It is
+// JSON over HTTP, bound to the lab management address, and every request
+// must carry the run's bearer token (a random per-run secret the harness
+// hands the agent in a 0600 file). Tokens are compared in constant time
+// and never logged.
 package control
 
 import (

@@ -78,16 +78,21 @@ func controllerReroutes(t *testing.T, backend string) *results.Results {
 	}
 	spine := func(n string) func(key) bool { return func(k key) bool { return k.target == n } }
 	host3 := func(k key) bool { return k.target == "leaf1" && k.iface == portTo(t, "leaf1", "host3") }
-	// While degraded: until the decision (the two hosts' routes change
-	// in parallel, one may switch before the other is done); after the
-	// move: from 100 ms after both were replaced, 500 ms.
+	// Before the move: from the start of the job to the decision (the
+	// two hosts' routes change in parallel, one may switch before the
+	// other is done); after it: from 100 ms after both were replaced to
+	// the end of the job. Whole stretches, not fixed windows: on a loaded
+	// runner the agents' first packets can leave a second late, and a
+	// window with no traffic in it shows no move.
 	deg, dec, applied := 400e3, d.AtUs, d.AppliedAtUs
 	if applied < dec {
 		t.Fatalf("decision %+v: not applied after it was made", d)
 	}
-	t.Logf("degraded at %.0f ms, decided at %.0f ms, applied at %.0f ms", deg/1e3, dec/1e3, applied/1e3)
-	before := [2]float64{deg + 10e3, dec}
-	after, end := applied+100e3, applied+600e3
+	job := run.Jobs[0]
+	jobEnd := job.StartUs + job.CompletionUs
+	t.Logf("degraded at %.0f ms, decided at %.0f ms, applied at %.0f ms, job %.0f-%.0f ms", deg/1e3, dec/1e3, applied/1e3, job.StartUs/1e3, jobEnd/1e3)
+	before := [2]float64{job.StartUs, dec}
+	after, end := applied+100e3, max(jobEnd, applied+600e3)
 	s0b, s1b := sent(spine("spine0"), before[0], before[1]), sent(spine("spine1"), before[0], before[1])
 	s0a, s1a := sent(spine("spine0"), after, end), sent(spine("spine1"), after, end)
 	gBefore := sent(host3, before[0], before[1]) * 8 / ((before[1] - before[0]) / 1e6)
@@ -99,7 +104,10 @@ func controllerReroutes(t *testing.T, backend string) *results.Results {
 	gHealthy := sent(host3, healthy[0], healthy[1]) * 8 / ((healthy[1] - healthy[0]) / 1e6)
 	t.Logf("spine0/spine1 bytes: %.0f/%.0f while degraded, %.0f/%.0f after the move; host3 goodput %.1f Mb/s healthy, %.1f Mb/s degraded, %.1f Mb/s after (line 200)",
 		s0b, s1b, s0a, s1a, gHealthy/1e6, gBefore/1e6, gAfter/1e6)
-	if s1b < 4*s0b || s0a < 4*s1a {
+	// The pair's traffic, not the routing protocols' few hundred bytes:
+	// the decision needed a backlog on spine1 (64 KiB), and most of the
+	// 96 MiB the pair moves is left after a move in its first second.
+	if s1b < 64<<10 || s1b < 4*s0b || s0a < 8<<20 || s0a < 4*s1a {
 		t.Errorf("kernel counters do not show the traffic move from spine1 to spine0")
 	}
 	// Goodput after the move is logged, not asserted: the agents pace in
