@@ -330,40 +330,24 @@ func (a *analyzer) hostVictims(c *culprit, explained map[int]bool) {
 		hit[h] = &why{job: job, flows: 1, peer: peer}
 		order = append(order, h)
 	}
-	for ji := range a.in.Jobs {
-		j := &a.in.Jobs[ji]
-		for fi := range j.Flows {
-			fl := &j.Flows[fi]
-			if fl.Start < 0 {
-				continue
+	a.flowsDuring(ws, we, func(j *JobInput, fl *FlowRecord, src, dst int) {
+		if c.host >= 0 {
+			switch c.host {
+			case src:
+				mark(fl.Dst, j.Name, "receives from "+c.member)
+			case dst:
+				mark(fl.Src, j.Name, "sends to "+c.member)
 			}
-			fs := a.in.EpochNs + fl.Start/1000
-			fe := int64(math.MaxInt64)
-			if fl.FCT >= 0 {
-				fe = a.in.EpochNs + (fl.Start+fl.FCT)/1000
-			}
-			if fe <= ws || fs >= we {
-				continue
-			}
-			src, dst := a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst]
-			if c.host >= 0 {
-				switch c.host {
-				case src:
-					mark(fl.Dst, j.Name, "receives from "+c.member)
-				case dst:
-					mark(fl.Src, j.Name, "sends to "+c.member)
-				}
-				continue
-			}
-			for _, v := range c.verdicts {
-				if a.mayCross(src, dst, v.port) {
-					mark(fl.Src, j.Name, "")
-					mark(fl.Dst, j.Name, "")
-					break
-				}
+			return
+		}
+		for _, v := range c.verdicts {
+			if a.mayCross(src, dst, v.port) {
+				mark(fl.Src, j.Name, "")
+				mark(fl.Dst, j.Name, "")
+				return
 			}
 		}
-	}
+	})
 	for _, h := range order {
 		if a.f.Hosts[h] == c.host {
 			continue
@@ -377,6 +361,37 @@ func (a *analyzer) hostVictims(c *culprit, explained map[int]bool) {
 			reason += fmt.Sprintf(" (%d flows)", w.flows)
 		}
 		c.addVictim(results.Victim{Member: a.f.Host(h).Name, Group: "job:" + w.job, Why: reason})
+	}
+}
+
+// flowSpan is when flow fl ran, in ns since the telemetry's epoch: from
+// its start to its completion, or on for ever when it never completed.
+// fl must have started (Start >= 0).
+func (a *analyzer) flowSpan(fl *FlowRecord) (start, end int64) {
+	start = a.in.EpochNs + fl.Start/1000
+	end = int64(math.MaxInt64)
+	if fl.FCT >= 0 {
+		end = a.in.EpochNs + (fl.Start+fl.FCT)/1000
+	}
+	return start, end
+}
+
+// flowsDuring calls fn with each flow of every job that started and was
+// running at some time in [ws, we) (ns since the epoch), with its job
+// and its source and destination host nodes.
+func (a *analyzer) flowsDuring(ws, we int64, fn func(j *JobInput, fl *FlowRecord, src, dst int)) {
+	for ji := range a.in.Jobs {
+		j := &a.in.Jobs[ji]
+		for fi := range j.Flows {
+			fl := &j.Flows[fi]
+			if fl.Start < 0 {
+				continue
+			}
+			if fs, fe := a.flowSpan(fl); fe <= ws || fs >= we {
+				continue
+			}
+			fn(j, fl, a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst])
+		}
 	}
 }
 
@@ -407,11 +422,7 @@ func (a *analyzer) dist(u int) []int {
 		return d
 	}
 	f := a.f
-	d := make([]int, len(f.Nodes))
-	for i := range d {
-		d[i] = -1
-	}
-	d[u] = 0
+	d := unreached(len(f.Nodes), u)
 	queue := []int{u}
 	for len(queue) > 0 {
 		x := queue[0]
@@ -428,6 +439,17 @@ func (a *analyzer) dist(u int) []int {
 		}
 	}
 	a.dists[u] = d
+	return d
+}
+
+// unreached is a distance vector over n nodes before a search from node
+// u: 0 at u, −1 (not reached) elsewhere.
+func unreached(n, u int) []int {
+	d := make([]int, n)
+	for i := range d {
+		d[i] = -1
+	}
+	d[u] = 0
 	return d
 }
 
@@ -1000,11 +1022,7 @@ func (a *analyzer) congested(j *JobInput, c stragCand) bool {
 			if found || fl.Start < 0 || (fl.Src != c.host && fl.Dst != c.host) {
 				continue
 			}
-			fs := a.in.EpochNs + fl.Start/1000
-			fe := int64(math.MaxInt64)
-			if fl.FCT >= 0 {
-				fe = a.in.EpochNs + (fl.Start+fl.FCT)/1000
-			}
+			fs, fe := a.flowSpan(fl)
 			if fe <= ks || fs >= ke {
 				continue
 			}
@@ -1045,11 +1063,7 @@ func (a *analyzer) hotVictims(ports []int) []string {
 			if fl.Start < 0 || hit[fl.Src] && hit[fl.Dst] {
 				continue
 			}
-			fs := a.in.EpochNs + fl.Start/1000
-			fe := int64(math.MaxInt64)
-			if fl.FCT >= 0 {
-				fe = a.in.EpochNs + (fl.Start+fl.FCT)/1000
-			}
+			fs, fe := a.flowSpan(fl)
 			src, dst := a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst]
 			for _, p := range ports {
 				if !a.mayCross(src, dst, p) {

@@ -176,34 +176,18 @@ func (a *analyzer) treeHosts(t *pauseTree) map[int]string {
 		paused = append(paused, p)
 	}
 	sort.Ints(paused)
-	for ji := range a.in.Jobs {
-		j := &a.in.Jobs[ji]
-		for fi := range j.Flows {
-			fl := &j.Flows[fi]
-			if fl.Start < 0 {
-				continue
-			}
-			fs := a.in.EpochNs + fl.Start/1000
-			fe := int64(math.MaxInt64)
-			if fl.FCT >= 0 {
-				fe = a.in.EpochNs + (fl.Start+fl.FCT)/1000
-			}
-			if fe <= ws || fs >= we {
-				continue
-			}
-			src, dst := a.f.Hosts[fl.Src], a.f.Hosts[fl.Dst]
-			for _, p := range paused {
-				if a.mayCross(src, dst, p) {
-					for _, h := range []int{fl.Src, fl.Dst} {
-						if _, ok := out[h]; !ok {
-							out[h] = fmt.Sprintf("a flow of job %s may cross %s, paused by PFC", j.Name, a.portName(p))
-						}
+	a.flowsDuring(ws, we, func(j *JobInput, fl *FlowRecord, src, dst int) {
+		for _, p := range paused {
+			if a.mayCross(src, dst, p) {
+				for _, h := range []int{fl.Src, fl.Dst} {
+					if _, ok := out[h]; !ok {
+						out[h] = fmt.Sprintf("a flow of job %s may cross %s, paused by PFC", j.Name, a.portName(p))
 					}
-					break
 				}
+				return
 			}
 		}
-	}
+	})
 	return out
 }
 

@@ -137,11 +137,7 @@ func (a *analyzer) wdist(u int) []int {
 		return d
 	}
 	f := a.f
-	d := make([]int, len(f.Nodes))
-	for i := range d {
-		d[i] = -1
-	}
-	d[u] = 0
+	d := unreached(len(f.Nodes), u)
 	h := &distHeap{{u, 0}}
 	for h.Len() > 0 {
 		it := heap.Pop(h).(distItem)
