@@ -197,18 +197,7 @@ const compareRowsHTML = `{{define "crows"}}<div class="scroll"><table class="com
 
 var compareTmpl = template.Must(template.Must(template.New("compare").Parse(compareHTML)).Parse(compareRowsHTML))
 
-const compareHTML = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="fabricbench">
-<title>{{.Title}}</title>
-<style>` + historyCSS + `</style>
-</head>
-<body>
-<header class="top"><div class="inner">
-<h1>{{.New.Suite}}: comparison <span class="badge {{.Class}}">{{.Verdict}}</span></h1>
+const compareHTML = historyHead + `<h1>{{.New.Suite}}: comparison <span class="badge {{.Class}}">{{.Verdict}}</span></h1>
 <p class="meta">base <b>{{.Base.Dir}}</b> ({{.Base.Suite}}, started {{.BaseStarted}}, {{.Base.Status}})</p>
 <p class="meta">new <b>{{.New.Dir}}</b> ({{.New.Suite}}, started {{.NewStar}}, {{.New.Status}})</p>
 <div class="cards">

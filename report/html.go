@@ -339,16 +339,27 @@ func buildRun(run *results.Run, pl *results.Plots, notes []string) runView {
 	return v
 }
 
-var pageTmpl = template.Must(template.Must(template.Must(template.Must(template.New("page").Funcs(template.FuncMap{"fmtNum": fmtNum}).Parse(pageHTML)).Parse(figureHTML)).Parse(matrixHTML)).Parse(treesTemplate))
-
-const pageHTML = `<!DOCTYPE html>
+// htmlHead opens every page the reports write, up to the title.
+const htmlHead = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="fabricbench">
 <title>{{.Title}}</title>
-<style>
+`
+
+// historyHead opens the history pages (compare, trend): the head with
+// their shared style, and the top header's inner box.
+const historyHead = htmlHead + `<style>` + historyCSS + `</style>
+</head>
+<body>
+<header class="top"><div class="inner">
+`
+
+var pageTmpl = template.Must(template.Must(template.Must(template.Must(template.New("page").Funcs(template.FuncMap{"fmtNum": fmtNum}).Parse(pageHTML)).Parse(figureHTML)).Parse(matrixHTML)).Parse(treesTemplate))
+
+const pageHTML = htmlHead + `<style>
 :root{--pass:#1a7f37;--pass-bg:#e6f4ea;--fail:#c62828;--fail-bg:#fdecea;--error:#b35c00;--error-bg:#fff3e0;--skip:#5f6b76;--skip-bg:#eef1f4;--line:#d8dee4;--muted:#5f6b76}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;color:#1f2328;background:#f6f8fa}

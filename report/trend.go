@@ -275,18 +275,7 @@ func nightTicks(t *history.Trend) plot.ConstantTicks {
 
 var trendTmpl = template.Must(template.Must(template.New("trend").Parse(trendHTML)).Parse(figureHTML))
 
-const trendHTML = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="fabricbench">
-<title>{{.Title}}</title>
-<style>` + historyCSS + `</style>
-</head>
-<body>
-<header class="top"><div class="inner">
-<h1>{{.Suite}}: KPI trend {{if .LatestRegress}}<span class="badge fail">LATEST NIGHT REGRESSED</span>{{else}}<span class="badge pass">LATEST NIGHT HOLDS</span>{{end}}</h1>
+const trendHTML = historyHead + `<h1>{{.Suite}}: KPI trend {{if .LatestRegress}}<span class="badge fail">LATEST NIGHT REGRESSED</span>{{else}}<span class="badge pass">LATEST NIGHT HOLDS</span>{{end}}</h1>
 <p class="meta">{{len .Nights}} nights, ordered by start time · latest <b>{{.Latest}}</b> · {{len .Regressions}} regressions from one night to the next ({{.LatestRegress}} in the latest)</p>
 </div></header>
 <main>
