@@ -31,33 +31,24 @@ type Settings struct {
 // congestion control only where the preset has one. Settings the user
 // gave win.
 func (p *Preset) Apply(s Settings, given func(name string) bool) Settings {
-	set := func(name string) bool { return !given(name) }
-	if p.HasCC && set(SetCC) {
+	if p.HasCC && !given(SetCC) {
 		s.CC = p.CC.String()
 	}
-	if set(SetMTU) {
-		s.MTU = p.MTU
-	}
-	if set(SetQueue) {
-		s.Queue = p.Queue
-	}
-	if set(SetKMin) {
-		s.KMin = p.KMin
-	}
-	if set(SetKMax) {
-		s.KMax = p.KMax
-	}
-	if set(SetECN) {
-		s.ECN = p.ECN
-	}
-	if set(SetTrimming) {
-		s.Trimming = p.Trimming
-	}
-	if set(SetTargetRTT) {
-		s.TargetRTT = p.TargetRTT
-	}
-	if set(SetMaxWindow) {
-		s.MaxWindow = p.MaxWindow
-	}
+	fill(given, SetMTU, &s.MTU, p.MTU)
+	fill(given, SetQueue, &s.Queue, p.Queue)
+	fill(given, SetKMin, &s.KMin, p.KMin)
+	fill(given, SetKMax, &s.KMax, p.KMax)
+	fill(given, SetECN, &s.ECN, p.ECN)
+	fill(given, SetTrimming, &s.Trimming, p.Trimming)
+	fill(given, SetTargetRTT, &s.TargetRTT, p.TargetRTT)
+	fill(given, SetMaxWindow, &s.MaxWindow, p.MaxWindow)
 	return s
+}
+
+// fill sets *dst to the preset's value v unless the user gave setting
+// name.
+func fill[T any](given func(name string) bool, name string, dst *T, v T) {
+	if !given(name) {
+		*dst = v
+	}
 }

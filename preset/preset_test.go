@@ -44,3 +44,28 @@ func TestSMaRTTTransportDefaults(t *testing.T) {
 		t.Errorf("smartt mtu %d, default %d", SMaRTT.MTU, d.MTU)
 	}
 }
+
+// Apply fills every setting the user did not give with the preset's
+// value and keeps the ones given; the congestion control only where the
+// preset has one.
+func TestApplyKeepsWhatWasGiven(t *testing.T) {
+	user := Settings{CC: "nscc", MTU: 1500, Queue: "1MiB", KMin: 0.5, KMax: 0.9, TargetRTT: 3, MaxWindow: 4}
+	none := func(string) bool { return false }
+	all := func(string) bool { return true }
+	got := Spritz.Apply(user, none)
+	want := Settings{CC: Spritz.CC.String(), MTU: Spritz.MTU, Queue: Spritz.Queue, KMin: Spritz.KMin, KMax: Spritz.KMax,
+		ECN: Spritz.ECN, Trimming: Spritz.Trimming, TargetRTT: Spritz.TargetRTT, MaxWindow: Spritz.MaxWindow}
+	if got != want {
+		t.Errorf("nothing given: %+v, want %+v", got, want)
+	}
+	if got := Spritz.Apply(user, all); got != user {
+		t.Errorf("everything given: %+v, want %+v", got, user)
+	}
+	if got := SMaRTT.Apply(user, none); got.CC != "nscc" || got.MTU != SMaRTT.MTU {
+		t.Errorf("a preset without a congestion control: %+v", got)
+	}
+	onlyMTU := func(name string) bool { return name == SetMTU }
+	if got := SMaRTT.Apply(user, onlyMTU); got.MTU != 1500 || got.Queue != SMaRTT.Queue || got.KMin != SMaRTT.KMin {
+		t.Errorf("MTU given: %+v", got)
+	}
+}
