@@ -104,6 +104,52 @@ func hget(t *testing.T, d *testdouble.Device, key string) map[string]string {
 	return m
 }
 
+// applyDiff checks that Diff wrote nothing, applies want and checks that
+// Apply made exactly the diff, every write by SONiC's YANG names; it
+// returns what was applied.
+func applyDiff(ctx context.Context, t *testing.T, d *testdouble.Device, drv *sonic.Driver, y *yangNames, want *drivers.DeviceFeatures, diff drivers.Diff) drivers.Diff {
+	t.Helper()
+	if ws, _ := d.Writes(); len(ws) > 0 {
+		t.Fatalf("Diff wrote: %+v", ws)
+	}
+	applied, err := drv.Apply(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied.String() != diff.String() {
+		t.Errorf("Apply changed\n%s\nnot the diff\n%s", applied, diff)
+	}
+	ws, err := d.Writes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWrites(t, y, ws)
+	return applied
+}
+
+// revertAll reverts applied (each change revertible), writing by the
+// YANG names, and checks that CONFIG_DB is as before, key for key; it
+// returns what was undone.
+func revertAll(ctx context.Context, t *testing.T, d *testdouble.Device, drv *sonic.Driver, y *yangNames, applied drivers.Diff, before map[string]map[string]string) drivers.Diff {
+	t.Helper()
+	for _, c := range applied {
+		if err := drv.CanRevert(c); err != nil {
+			t.Errorf("CanRevert %s: %v", c, err)
+		}
+	}
+	d.ResetWrites()
+	undone, err := drv.Revert(ctx, applied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := d.Writes()
+	checkWrites(t, y, ws)
+	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
+		t.Errorf("CONFIG_DB after Revert differs from before:\n%s", strings.Join(got, "\n"))
+	}
+	return undone
+}
+
 // features are one of each feature the driver configures (VRFs apart:
 // TestDoubleVRF).
 func features() *drivers.DeviceFeatures {
@@ -173,22 +219,8 @@ func TestDoubleFeatures(t *testing.T) {
 	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
 		t.Fatalf("Diff changed CONFIG_DB: %v", got)
 	}
-	if ws, _ := d.Writes(); len(ws) > 0 {
-		t.Fatalf("Diff wrote: %+v", ws)
-	}
 
-	applied, err := drv.Apply(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if applied.String() != diff.String() {
-		t.Errorf("Apply changed\n%s\nnot the diff\n%s", applied, diff)
-	}
-	ws, err := d.Writes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkWrites(t, y, ws)
+	applied := applyDiff(ctx, t, d, drv, y, want, diff)
 	if h := hget(t, d, "SWITCH_HASH|GLOBAL"); h["ecmp_hash@"] != "SRC_IP,DST_IP,L4_SRC_PORT,L4_DST_PORT,IP_PROTOCOL" {
 		t.Errorf("SWITCH_HASH|GLOBAL %v", h)
 	}
@@ -238,23 +270,8 @@ func TestDoubleFeatures(t *testing.T) {
 	}
 
 	// Revert: CONFIG_DB as before, key for key.
-	for _, c := range applied {
-		if err := drv.CanRevert(c); err != nil {
-			t.Errorf("CanRevert %s: %v", c, err)
-		}
-	}
-	d.ResetWrites()
-	undone, err := drv.Revert(ctx, applied)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(undone) != len(applied) {
+	if undone := revertAll(ctx, t, d, drv, y, applied, before); len(undone) != len(applied) {
 		t.Errorf("reverted %d of %d changes", len(undone), len(applied))
-	}
-	ws, _ = d.Writes()
-	checkWrites(t, y, ws)
-	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
-		t.Errorf("CONFIG_DB after Revert differs from before:\n%s", strings.Join(got, "\n"))
 	}
 }
 
@@ -302,22 +319,8 @@ func TestDoubleVRF(t *testing.T) {
 	verifyApplied(ctx, t, drv, want, true)
 	// Revert: the interface unbound, its address written back, the VRF
 	// deleted: CONFIG_DB as before, key for key.
-	for _, c := range applied {
-		if err := drv.CanRevert(c); err != nil {
-			t.Errorf("CanRevert %s: %v", c, err)
-		}
-	}
-	d.ResetWrites()
-	undone, err := drv.Revert(ctx, applied)
-	if err != nil {
-		t.Fatal(err)
-	}
+	undone := revertAll(ctx, t, d, drv, loadYANGNames(t), applied, before)
 	t.Logf("reverted:\n%s", undone)
-	ws, _ = d.Writes()
-	checkWrites(t, loadYANGNames(t), ws)
-	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
-		t.Errorf("CONFIG_DB after Revert differs from before:\n%s", strings.Join(got, "\n"))
-	}
 }
 
 // Without SWITCH_TRIMMING_CAPABLE in STATE_DB, trimming is a capability

@@ -67,22 +67,8 @@ func TestDoubleQoS(t *testing.T) {
 			t.Errorf("diff writes %s (an overlapping entry, or a field the device has)", k)
 		}
 	}
-	if ws, _ := d.Writes(); len(ws) > 0 {
-		t.Fatalf("Diff wrote: %+v", ws)
-	}
 
-	applied, err := drv.Apply(ctx, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if applied.String() != diff.String() {
-		t.Errorf("Apply changed\n%s\nnot the diff\n%s", applied, diff)
-	}
-	ws, err := d.Writes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkWrites(t, y, ws)
+	applied := applyDiff(ctx, t, d, drv, y, want, diff)
 	if h := hget(t, d, "BUFFER_PROFILE|fabricbench_lossless_profile"); h["dynamic_th"] != "3" || h["xoff"] != "118000" {
 		t.Errorf("lossless profile %v (dynamic_th from ingress_lossless_profile)", h)
 	}
@@ -111,18 +97,8 @@ func TestDoubleQoS(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d.ResetWrites()
-	undone, err := drv.Revert(ctx, applied)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(undone) != len(applied) {
+	if undone := revertAll(ctx, t, d, drv, y, applied, before); len(undone) != len(applied) {
 		t.Errorf("reverted %d of %d changes", len(undone), len(applied))
-	}
-	ws, _ = d.Writes()
-	checkWrites(t, y, ws)
-	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
-		t.Errorf("CONFIG_DB after Revert differs from before:\n%s", strings.Join(got, "\n"))
 	}
 
 	// PFC alone: the lossless classes' egress queues (1 in 0-2; 3 in
@@ -151,12 +127,7 @@ func TestDoubleQoS(t *testing.T) {
 			t.Errorf("verify %s: %s", c.Name, c.Evidence)
 		}
 	}
-	if _, err := drv.Revert(ctx, applied); err != nil {
-		t.Fatal(err)
-	}
-	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
-		t.Errorf("CONFIG_DB after the PFC run's Revert differs from before:\n%s", strings.Join(got, "\n"))
-	}
+	revertAll(ctx, t, d, drv, y, applied, before) // the PFC run
 
 	// A queue size with trimming (no PFC): the agents' queue, now on the
 	// queue profile, trims what it would drop, as the lossy profiles do.
@@ -166,17 +137,12 @@ func TestDoubleQoS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, _ = d.Writes()
+	ws, _ := d.Writes()
 	checkWrites(t, y, ws)
 	if h := hget(t, d, "BUFFER_PROFILE|fabricbench_queue_profile"); h["packet_discard_action"] != "trim" || h["pool"] != "egress_lossy_pool" {
 		t.Errorf("queue profile with trimming: %v", h)
 	}
-	if _, err := drv.Revert(ctx, applied); err != nil {
-		t.Fatal(err)
-	}
-	if got := dbDiff(before, dump(t, d, "CONFIG_DB")); len(got) > 0 {
-		t.Errorf("CONFIG_DB after the trimming run's Revert differs from before:\n%s", strings.Join(got, "\n"))
-	}
+	revertAll(ctx, t, d, drv, y, applied, before) // the trimming run
 
 	// What SONiC cannot do is a *drivers.CapabilityError naming the
 	// feature, before anything is written.
