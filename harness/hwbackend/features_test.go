@@ -298,16 +298,13 @@ func sameDB(t *testing.T, what string, before map[string]map[string]string, d *t
 	}
 }
 
-// ECN and trimming follow the devices on hardware: left at their default
-// they are off (with a note saying why), and a suite may turn them on.
-func TestPlanECNTrimmingByDevice(t *testing.T) {
-	dir := t.TempDir()
-	inv := filepath.Join(dir, "inv.yaml")
-	os.WriteFile(inv, []byte(doubleInventory("", 22, filepath.Join(dir, "kh"), filepath.Join(dir, "key"))), 0o644)
-	write := func(name, features string) string {
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(`name: `+strings.TrimSuffix(name, ".yaml")+`
-fabric: {inventory: inv.yaml}
+// writeSuite writes the suite file path on the inventory file inv (a
+// name relative to the suite): a permutation of 256 KiB with NSCC over
+// OPS, ECMP on the 5-tuple and the given lines under features (each
+// "  key: value\n"). It returns path.
+func writeSuite(path, inv, features string) string {
+	os.WriteFile(path, []byte(`name: `+strings.TrimSuffix(filepath.Base(path), ".yaml")+`
+fabric: {inventory: `+inv+`}
 features:
   ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
 `+features+`transport: {cc: nscc, lb: ops, mtu: 8192}
@@ -315,8 +312,16 @@ telemetry: {interval: 5ms}
 jobs:
   - {name: perm, workload: permutation, size: 256KiB}
 `), 0o644)
-		return p
-	}
+	return path
+}
+
+// ECN and trimming follow the devices on hardware: left at their default
+// they are off (with a note saying why), and a suite may turn them on.
+func TestPlanECNTrimmingByDevice(t *testing.T) {
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "inv.yaml")
+	os.WriteFile(inv, []byte(doubleInventory("", 22, filepath.Join(dir, "kh"), filepath.Join(dir, "key"))), 0o644)
+	write := func(name, features string) string { return writeSuite(filepath.Join(dir, name), "inv.yaml", features) }
 	pl, err := harness.PlanSuite(context.Background(), write("dflt.yaml", ""), Name, "")
 	if err != nil {
 		t.Fatal(err)
@@ -345,18 +350,7 @@ func TestPlanRefusesByPlatform(t *testing.T) {
 		inv := filepath.Join(dir, platform+".yaml")
 		text := doubleInventory("", 22, filepath.Join(dir, "kh"), filepath.Join(dir, "key"))
 		os.WriteFile(inv, []byte(strings.Replace(text, "platform: sonic", "platform: "+platform, 1)), 0o644)
-		suite := filepath.Join(dir, "s-"+platform+".yaml")
-		os.WriteFile(suite, []byte(`name: s
-fabric: {inventory: `+platform+`.yaml}
-features:
-  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
-  ecn: {enabled: true}
-  trimming: {enabled: false}
-transport: {cc: nscc, lb: ops, mtu: 8192}
-telemetry: {interval: 5ms}
-jobs:
-  - {name: perm, workload: permutation, size: 256KiB}
-`), 0o644)
+		suite := writeSuite(filepath.Join(dir, "s-"+platform+".yaml"), platform+".yaml", "  ecn: {enabled: true}\n  trimming: {enabled: false}\n")
 		_, err := harness.PlanSuite(context.Background(), suite, Name, "")
 		var ie *harness.InputError
 		switch {
@@ -485,19 +479,8 @@ func TestPlanSRv6(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "inv.yaml"), []byte(frrInventory("fd00:bbbb:2::/48")), 0o644)
 	for _, c := range []struct{ via, want string }{{"spine0", ""}, {"spine1", "switch spine1 has no srv6_locator"}} {
-		suite := filepath.Join(dir, "s-"+c.via+".yaml")
-		os.WriteFile(suite, []byte(`name: s
-fabric: {inventory: inv.yaml}
-features:
-  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
-  ecn: {enabled: false}
-  trimming: {enabled: false}
-  srv6: {usid: true, paths: [{src: host0, dst: host1, via: [`+c.via+`]}]}
-transport: {cc: nscc, lb: ops, mtu: 8192}
-telemetry: {interval: 5ms}
-jobs:
-  - {name: perm, workload: permutation, size: 256KiB}
-`), 0o644)
+		suite := writeSuite(filepath.Join(dir, "s-"+c.via+".yaml"), "inv.yaml",
+			"  ecn: {enabled: false}\n  trimming: {enabled: false}\n  srv6: {usid: true, paths: [{src: host0, dst: host1, via: ["+c.via+"]}]}\n")
 		_, err := harness.PlanSuite(context.Background(), suite, Name, "")
 		var ie *harness.InputError
 		switch {

@@ -23,6 +23,7 @@ import (
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/drivers/sonic/testdouble"
+	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/harness/hostdeploy"
 	"github.com/fabricbench/fabricbench/internal/testca"
 	"github.com/fabricbench/fabricbench/inventory"
@@ -128,6 +129,25 @@ const gnmiPassword = "gnmi-test-password"
 // checked against the test CA, spine0's with TLS unchecked, the other
 // spines' in plain text. gnmiAddr may replace a switch's gNMI address (an
 // unreachable server).
+// srv6Inventory does what `fabricbench lab up` does after deploying
+// (every switch's uN SID) and writes the lab's inventory, named name,
+// with `fabricbench lab inventory`; it returns the file.
+func (h *hwLab) srv6Inventory(ctx context.Context, t *testing.T, name string) string {
+	t.Helper()
+	target, err := bringup.FromLab(h.cl, h.lab.St, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bringup.Apply(ctx, target, bringup.LabFeatures(h.cl), nil, false); err != nil {
+		t.Fatal(err)
+	}
+	inv := filepath.Join(h.dir, name+".yaml")
+	if code, out := runCLI(t, h.bin, "lab", "inventory", h.topo, "--state-dir", filepath.Dir(h.lab.St.Dir), "--name", name, "--out", inv); code != 0 {
+		t.Fatalf("lab inventory: exit %d\n%s", code, out)
+	}
+	return inv
+}
+
 func (h *hwLab) writeInventory(t *testing.T, name string, gnmiAddr map[string]string) string {
 	t.Helper()
 	pw := filepath.Join(h.dir, "gnmi.password")

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/results"
 )
 
@@ -24,18 +23,7 @@ import (
 func TestInventoryMTU(t *testing.T) {
 	h := startHWLabMTU(t, "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.2", true, 0)
 	ctx := context.Background()
-	// What `fabricbench lab up` does after deploying: every switch's uN SID.
-	target, err := bringup.FromLab(h.cl, h.lab.St, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bringup.Apply(ctx, target, bringup.LabFeatures(h.cl), nil, false); err != nil {
-		t.Fatal(err)
-	}
-	inv := filepath.Join(h.dir, "lab-mtu.yaml")
-	if code, out := runCLI(t, h.bin, "lab", "inventory", h.topo, "--state-dir", filepath.Dir(h.lab.St.Dir), "--name", "lab-mtu", "--out", inv); code != 0 {
-		t.Fatalf("lab inventory: exit %d\n%s", code, out)
-	}
+	inv := h.srv6Inventory(ctx, t, "lab-mtu")
 	before := deviceStates(t, inv)
 	suiteFile, _ := filepath.Abs("../../examples/suites/lab-srv6.yaml")
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
-	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -81,18 +80,7 @@ func diffFile(t *testing.T, path string) []string {
 func TestInventorySRv6VRF(t *testing.T) {
 	h := startHWLabWith(t, "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.2", true)
 	ctx := context.Background()
-	// What `fabricbench lab up` does after deploying: every switch's uN SID.
-	target, err := bringup.FromLab(h.cl, h.lab.St, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bringup.Apply(ctx, target, bringup.LabFeatures(h.cl), nil, false); err != nil {
-		t.Fatal(err)
-	}
-	inv := filepath.Join(h.dir, "lab-hw.yaml")
-	if code, out := runCLI(t, h.bin, "lab", "inventory", h.topo, "--state-dir", filepath.Dir(h.lab.St.Dir), "--name", "lab-hw", "--out", inv); code != 0 {
-		t.Fatalf("lab inventory: exit %d\n%s", code, out)
-	}
+	inv := h.srv6Inventory(ctx, t, "lab-hw")
 	if b, _ := os.ReadFile(inv); !strings.Contains(string(b), "srv6_locator: fd00:bbbb:") {
 		t.Fatalf("the inventory lists no locators:\n%s", b)
 	}
