@@ -341,14 +341,10 @@ kpis:
 			}
 		}
 	})
-	labRE := regexp.MustCompile(`deploying lab (fbh34b[0-9a-f]{6}) `)
+	seen := labName(regexp.MustCompile(`deploying lab (fbh34b[0-9a-f]{6}) `), &lab)
 	waitFor := func(what string, dur time.Duration) {
 		t.Helper()
-		waitForLine(t, lines, logText, what, dur, func(l string) {
-			if m := labRE.FindStringSubmatch(l); m != nil {
-				lab = m[1]
-			}
-		})
+		waitForLine(t, lines, logText, what, dur, seen)
 	}
 	waitFor("routing watch: ", 5*time.Minute) // the jobs started
 	if st, err := labrt.LoadState(state, lab); err == nil {

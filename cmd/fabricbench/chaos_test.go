@@ -280,14 +280,10 @@ jobs:
 			}
 		}
 	})
-	labRE := regexp.MustCompile(`deploying lab (fbn[0-9a-f]{6}) `)
+	seen := labName(regexp.MustCompile(`deploying lab (fbn[0-9a-f]{6}) `), &lab)
 	waitFor := func(what string, d time.Duration) {
 		t.Helper()
-		waitForLine(t, lines, logText, what, d, func(l string) {
-			if m := labRE.FindStringSubmatch(l); m != nil {
-				lab = m[1]
-			}
-		})
+		waitForLine(t, lines, logText, what, d, seen)
 	}
 	waitFor("routing watch: ", 4*time.Minute) // the jobs started
 	time.Sleep(500 * time.Millisecond)
@@ -417,6 +413,16 @@ func startLogged(t *testing.T, cmd *exec.Cmd) (lines <-chan string, logText func
 		close(ch)
 	}()
 	return ch, func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
+}
+
+// labName is a waitForLine seen function that sets *lab to the lab name
+// re's first group finds in a line.
+func labName(re *regexp.Regexp, lab *string) func(string) {
+	return func(l string) {
+		if m := re.FindStringSubmatch(l); m != nil {
+			*lab = m[1]
+		}
+	}
 }
 
 // waitForLine reads the run's output lines until one contains what,
