@@ -124,23 +124,7 @@ func normalise(t *testing.T, b []byte) string {
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
 	}
-	var strip func(v any)
-	strip = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for _, k := range []string{"started", "finished", "wall_s", "run_tag", "epoch_ns"} {
-				delete(x, k)
-			}
-			for _, e := range x {
-				strip(e)
-			}
-		case []any:
-			for _, e := range x {
-				strip(e)
-			}
-		}
-	}
-	strip(v)
+	results.StripVolatile(v)
 	// Run IDs in order, then everything.
 	var ids []string
 	for _, r := range v.(map[string]any)["runs"].([]any) {

@@ -307,3 +307,31 @@ func mayHoldFloat(k reflect.Kind) bool {
 	}
 	return false
 }
+
+// volatile are the results.json fields that record the wall clock.
+var volatile = map[string]bool{"started": true, "finished": true, "wall_s": true, "epoch_ns": true, "run_tag": true}
+
+// Volatile reports whether a results.json field (a JSON name) records the
+// wall clock: start and finish times, wall times, the run tag (which
+// holds the start time) and the telemetry epoch. Two runs of one suite
+// differ in these fields only.
+func Volatile(field string) bool { return volatile[field] }
+
+// StripVolatile deletes the Volatile fields, at every depth, from a
+// results.json decoded into an any (json.Unmarshal).
+func StripVolatile(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if volatile[k] {
+				delete(x, k)
+				continue
+			}
+			StripVolatile(e)
+		}
+	case []any:
+		for _, e := range x {
+			StripVolatile(e)
+		}
+	}
+}

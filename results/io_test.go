@@ -250,3 +250,21 @@ func TestWriteFileAtomicReplaces(t *testing.T) {
 		t.Error("WriteFileAtomic into a missing directory succeeded")
 	}
 }
+
+// StripVolatile deletes the wall-clock fields at every depth and keeps
+// everything else.
+func TestStripVolatile(t *testing.T) {
+	var v any
+	if err := json.Unmarshal([]byte(`{"suite": "s", "started": "t0", "runs": [{"id": "r", "wall_s": 1.5, "run_tag": "x",
+		"jobs": [{"name": "j", "finished": "t1", "epoch_ns": 7, "fct": 3}]}]}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	StripVolatile(v)
+	want := map[string]any{"suite": "s", "runs": []any{map[string]any{"id": "r", "jobs": []any{map[string]any{"name": "j", "fct": 3.0}}}}}
+	if !reflect.DeepEqual(v, want) {
+		t.Errorf("stripped %v, want %v", v, want)
+	}
+	if !Volatile("wall_s") || Volatile("fct") {
+		t.Error("Volatile")
+	}
+}

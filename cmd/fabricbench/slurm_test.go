@@ -239,23 +239,7 @@ func normalisedResults(t *testing.T, dir string) any {
 	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatal(err)
 	}
-	var strip func(any)
-	strip = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for _, k := range []string{"started", "finished", "wall_s", "run_tag", "epoch_ns"} {
-				delete(x, k)
-			}
-			for _, e := range x {
-				strip(e)
-			}
-		case []any:
-			for _, e := range x {
-				strip(e)
-			}
-		}
-	}
-	strip(v)
+	results.StripVolatile(v)
 	if fmt.Sprint(v) == "" {
 		t.Fatal("empty results")
 	}

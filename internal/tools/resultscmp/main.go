@@ -32,6 +32,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/fabricbench/fabricbench/results"
 )
 
 func main() {
@@ -53,9 +55,6 @@ func main() {
 	}
 	fmt.Printf("identical: %d files compared (less wall-clock times)\n", n)
 }
-
-// volatile are the results.json fields that record the wall clock.
-var volatile = map[string]bool{"started": true, "finished": true, "wall_s": true, "epoch_ns": true, "run_tag": true}
 
 // simVolatile are the sim --json summary fields that measure the machine.
 var simVolatile = map[string]bool{"wall_s": true, "events_per_s": true, "peak_rss_bytes": true}
@@ -94,7 +93,7 @@ func compareTrees(a, b string) ([]string, int, error) {
 		var d []string
 		switch base := filepath.Base(rel); base {
 		case "results.json":
-			d, err = jsonDiff(x, y, func(path []string) bool { return volatile[path[len(path)-1]] })
+			d, err = jsonDiff(x, y, func(path []string) bool { return results.Volatile(path[len(path)-1]) })
 		case "sim.json":
 			d, err = jsonDiff(x, y, func(path []string) bool {
 				return len(path) == 2 && path[0] == "summary" && simVolatile[path[1]]
