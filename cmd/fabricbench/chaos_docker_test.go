@@ -298,13 +298,7 @@ func chaosDocker(t *testing.T, d *privateDockerd, bin string, sig syscall.Signal
 	suite := writeFile(t, dir, "fbh34b-docker.yaml", `name: fbh34b-docker
 seed: 5
 fabric: {spec: "leafspine:leaves=2,spines=1,hosts_per_leaf=1,gbps=0.05"}
-features:
-  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
-  ecn: {enabled: false}
-  trimming: {enabled: false}
-transport: {cc: nscc, lb: reps, mtu: 8192}
-telemetry: {interval: 5ms}
-jobs:
+`+labtest.SuiteBody("reps", "")+`jobs:
   - {name: large, workload: permutation, size: 64MiB}
 kpis:
   - {metric: completed_fraction, scope: large, min: 1}

@@ -253,13 +253,7 @@ func TestChaosInterruptTwice(t *testing.T) {
 	}
 	suite := writeFile(t, dir, "twice.yaml", `name: twice
 fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.05"}
-features:
-  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
-  ecn: {enabled: false}
-  trimming: {enabled: false}
-transport: {cc: nscc, lb: reps, mtu: 8192}
-telemetry: {interval: 5ms}
-jobs:
+`+labtest.SuiteBody("reps", "")+`jobs:
   - {name: large, workload: permutation, size: 64MiB}
 `)
 	state, out := t.TempDir(), filepath.Join(dir, "out")

@@ -83,13 +83,7 @@ func TestInventoryRunContainerlab(t *testing.T) {
 	os.WriteFile(suite, []byte(`name: hw-clab
 seed: 3
 fabric: {inventory: inventory.yaml}
-features:
-  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
-  ecn: {enabled: false}
-  trimming: {enabled: false}
-transport: {cc: nscc, lb: ops, mtu: 8192}
-telemetry: {interval: 5ms}
-jobs:
+`+labtest.SuiteBody("ops", "")+`jobs:
   - {name: perm, workload: permutation, size: 1MiB}
 kpis:
   - {metric: completed_fraction, scope: perm, min: 1}

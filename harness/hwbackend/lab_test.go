@@ -488,13 +488,7 @@ jobs:
 	os.WriteFile(small, []byte(`name: hw-small
 seed: 3
 fabric: {inventory: lab-hw-dead.yaml}
-features:
-  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
-  ecn: {enabled: false}
-  trimming: {enabled: false}
-transport: {cc: nscc, lb: ops, mtu: 8192}
-telemetry: {interval: 5ms}
-jobs:
+`+labtest.SuiteBody("ops", "")+`jobs:
   - {name: perm, workload: permutation, size: 256KiB}
 kpis:
   - {metric: telemetry_coverage, min: 1}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/inventory"
@@ -200,16 +201,7 @@ func TestInventorySRv6VRF(t *testing.T) {
 	os.WriteFile(vs, []byte(fmt.Sprintf(`name: hw-vrfs
 seed: 5
 fabric: {inventory: %s}
-features:
-  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
-  ecn: {enabled: false}
-  trimming: {enabled: false}
-  vrfs:
-    - {name: red, table: 10, hosts: [host0, host2]}
-    - {name: blue, table: 20, hosts: [host1, host3]}
-transport: {cc: nscc, lb: reps, mtu: 8192}
-telemetry: {interval: 5ms}
-jobs:
+`+labtest.SuiteBody("reps", "  vrfs:\n    - {name: red, table: 10, hosts: [host0, host2]}\n    - {name: blue, table: 20, hosts: [host1, host3]}\n")+`jobs:
   - {name: red-perm, workload: permutation, size: 1MiB, hosts: [host0, host2]}
   - {name: blue-perm, workload: permutation, size: 1MiB, hosts: [host1, host3]}
 kpis:

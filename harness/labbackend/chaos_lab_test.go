@@ -41,16 +41,10 @@ import (
 // second) and a large one (host1 <-> host3, 16 MiB each way: about 3 s at
 // line rate), so that a fault a moment after the jobs start hits the
 // large job while the small one completes.
-const chaosSuite = `name: %s
+var chaosSuite = `name: %s
 seed: 5
 fabric: {spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2,gbps=0.05"}
-features:
-  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
-  ecn: {enabled: false}
-  trimming: {enabled: false}
-transport: {cc: nscc, lb: reps, mtu: 8192}
-telemetry: {interval: 5ms}
-jobs:
+` + labtest.SuiteBody("reps", "") + `jobs:
   - {name: small, workload: permutation, size: 256KiB, hosts: [host0, host2]}
   - {name: large, workload: permutation, size: %s, hosts: [host1, host3]}
 kpis:

@@ -322,18 +322,11 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
-const smallSuite = `name: %s
+var smallSuite = `name: %s
 seed: 3
 fabric:
   spec: leafspine:leaves=2,spines=%d,hosts_per_leaf=%d,gbps=0.05
-features:
-  ecmp: {hash: [src-ip, dst-ip, protocol, src-port, dst-port]}
-  ecn: {enabled: false}
-  trimming: {enabled: false}
-%s
-transport: {cc: nscc, lb: ops, mtu: 8192}
-telemetry: {interval: 5ms}
-jobs:
+` + labtest.SuiteBody("ops", "%s\n") + `jobs:
 %s
 %s
 kpis:
