@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/fabricbench/fabricbench/inventory"
@@ -63,6 +64,45 @@ func portOf(t *testing.T, f *inventory.Fabric, a, b string) int {
 	}
 	t.Fatalf("no port %s->%s", a, b)
 	return -1
+}
+
+// uplinkFault gives the rates (Gb/s) and queues (bytes, ECN marks)
+// of testFabric's ports in each interval: leaf0's uplink to spine1 (bad)
+// sends at 50 Gb/s with a 100 KB queue, marking, from interval from on;
+// every other port runs at 95 Gb/s with short queues, and a spine
+// forwards an equal share of what every leaf sends it.
+func uplinkFault(t *testing.T, f *inventory.Fabric, from int) (bad int, rate func(p, i int) float64, queue func(p, i int) (int64, int64)) {
+	bad = portOf(t, f, "leaf0", "spine1")
+	up := func(p, i int) float64 {
+		if p == bad && i >= from {
+			return 50
+		}
+		return 95
+	}
+	rate = func(p, i int) float64 {
+		pt := &f.Ports[p]
+		switch {
+		case isHostPort(f, p):
+			return 95
+		case pt.Uplink:
+			return up(p, i)
+		case strings.HasPrefix(nodeName(f, p), "spine"):
+			sp := nodeName(f, p)
+			sum := 0.0
+			for _, l := range []string{"leaf0", "leaf1", "leaf2", "leaf3"} {
+				sum += up(portOf(t, f, l, sp), i)
+			}
+			return sum / 4
+		}
+		return 95 // leaf downlinks
+	}
+	queue = func(p, i int) (int64, int64) {
+		if p == bad && i >= from {
+			return 100_000, 40
+		}
+		return 8_000, 0
+	}
+	return bad, rate, queue
 }
 
 func nodeName(f *inventory.Fabric, p int) string { return f.Nodes[f.Ports[p].Node].Name }

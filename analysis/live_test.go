@@ -5,6 +5,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/telemetry"
 )
 
@@ -27,6 +28,22 @@ func degradedUplink(t *testing.T) ([]telemetry.Sample, int) {
 		return 8_000, 0
 	}
 	return withQueues(f, 20, rate, queue, nil), bad
+}
+
+// newLive is a live analysis of f (REPS, testStep intervals) expecting
+// every node of f, whose names it returns, and the extra targets.
+func newLive(t *testing.T, f *inventory.Fabric, extra ...string) (*Live, []string) {
+	t.Helper()
+	var targets []string
+	for i := range f.Nodes {
+		targets = append(targets, f.Nodes[i].Name)
+	}
+	l, err := NewLive(Input{Fabric: f, LB: "reps"}, testStep, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Expect(append(slices.Clone(targets), extra...))
+	return l, targets
 }
 
 // Every anomaly carries its time to detect: the window analysis that
@@ -59,15 +76,7 @@ func TestLiveWindows(t *testing.T) {
 	}
 	feed := slices.Clone(samples)
 	sort.SliceStable(feed, func(i, j int) bool { return arrival(&feed[i]) < arrival(&feed[j]) })
-	var targets []string
-	for i := range f.Nodes {
-		targets = append(targets, f.Nodes[i].Name)
-	}
-	l, err := NewLive(Input{Fabric: f, LB: "reps"}, testStep, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Expect(targets)
+	l, _ := newLive(t, f)
 	if l.Every() != 1 {
 		t.Errorf("every %d intervals, want 1 on a small fabric", l.Every())
 	}
@@ -104,15 +113,7 @@ func TestLiveWindows(t *testing.T) {
 func TestLiveWaitsForEveryTarget(t *testing.T) {
 	f := testFabric(t)
 	samples, _ := degradedUplink(t)
-	var targets []string
-	for i := range f.Nodes {
-		targets = append(targets, f.Nodes[i].Name)
-	}
-	l, err := NewLive(Input{Fabric: f, LB: "reps"}, testStep, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Expect(append(targets, "ghost"))
+	l, targets := newLive(t, f, "ghost")
 	if d := l.Add(samples); len(d) != 0 {
 		t.Fatalf("detections %+v while a target was silent", d)
 	}

@@ -98,38 +98,7 @@ func TestUniformLoadHasNoAnomalies(t *testing.T) {
 // it, is its victim, not a second anomaly.
 func TestDegradedLeafUplinkIsTheOnlyAnomaly(t *testing.T) {
 	f := testFabric(t)
-	bad := portOf(t, f, "leaf0", "spine1")
-	const from = 5 // degraded from interval 5 on
-	up := func(p, i int) float64 {
-		if p == bad && i >= from {
-			return 50
-		}
-		return 95
-	}
-	rate := func(p, i int) float64 {
-		pt := &f.Ports[p]
-		switch {
-		case isHostPort(f, p):
-			return 95
-		case pt.Uplink:
-			return up(p, i)
-		case strings.HasPrefix(nodeName(f, p), "spine"):
-			// A spine forwards an equal share of what every leaf sends it.
-			sp := nodeName(f, p)
-			sum := 0.0
-			for _, l := range []string{"leaf0", "leaf1", "leaf2", "leaf3"} {
-				sum += up(portOf(t, f, l, sp), i)
-			}
-			return sum / 4
-		}
-		return 95 // leaf downlinks
-	}
-	queue := func(p, i int) (int64, int64) {
-		if p == bad && i >= from {
-			return 100_000, 40
-		}
-		return 8_000, 0
-	}
+	bad, rate, queue := uplinkFault(t, f, 5) // degraded from interval 5 on
 	// The spine1 plane carries 8.6% less over the active window.
 	out := analyze(t, Input{Fabric: f, Samples: withQueues(f, 20, rate, queue, nil), EpochNs: testEpoch, LB: "reps", Opts: Options{VictimDeviation: 0.05},
 		Faults: []results.Fault{{AtUs: 400, ID: "F1", Kind: "degrade", Ports: []string{"leaf0:Ethernet5"}, Description: "degrade leaf0:Ethernet5 (transmit) to 50% at 400us"}}})

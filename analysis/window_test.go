@@ -12,37 +12,8 @@ import (
 // rate and its victim's shortfall are those of 500–1000 µs.
 func TestEvidenceIsOverTheFaultWindow(t *testing.T) {
 	f := testFabric(t)
-	bad := portOf(t, f, "leaf0", "spine1")
-	const n, from = 10, 6 // 100 µs intervals; interval 6 is 500–600 µs
-	up := func(p, i int) float64 {
-		if p == bad && i >= from {
-			return 50
-		}
-		return 95
-	}
-	rate := func(p, i int) float64 {
-		pt := &f.Ports[p]
-		switch {
-		case isHostPort(f, p):
-			return 95
-		case pt.Uplink:
-			return up(p, i)
-		case strings.HasPrefix(nodeName(f, p), "spine"):
-			sp := nodeName(f, p)
-			sum := 0.0
-			for _, l := range []string{"leaf0", "leaf1", "leaf2", "leaf3"} {
-				sum += up(portOf(t, f, l, sp), i)
-			}
-			return sum / 4
-		}
-		return 95
-	}
-	queue := func(p, i int) (int64, int64) {
-		if p == bad && i >= from {
-			return 100_000, 40
-		}
-		return 8_000, 0
-	}
+	const n = 10                           // 100 µs intervals
+	_, rate, queue := uplinkFault(t, f, 6) // interval 6 is 500–600 µs
 	out := analyze(t, Input{Fabric: f, Samples: withQueues(f, n, rate, queue, nil), EpochNs: testEpoch, LB: "reps", Opts: Options{VictimDeviation: 0.05},
 		Faults: []results.Fault{{AtUs: 500, ID: "F1", Kind: "degrade", Ports: []string{"leaf0:Ethernet5"}, Description: "degrade leaf0:Ethernet5 to 50% at 500us"}}})
 	if len(out.Anomalies) != 1 {
