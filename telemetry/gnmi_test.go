@@ -691,6 +691,36 @@ func TestCapabilities(t *testing.T) {
 	}
 }
 
+// streamSubscribe opens a subscription stream on cl (ctx carries the
+// credentials), subscribes to target in STREAM mode with subs and waits
+// for the sync_response.
+func streamSubscribe(t testing.TB, ctx context.Context, cl gnmi.GNMIClient, target string, subs ...api.GNMIOption) gnmi.GNMI_SubscribeClient {
+	t.Helper()
+	st, err := cl.Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append([]api.GNMIOption{api.Target(target), api.SubscriptionListModeSTREAM(), api.EncodingPROTO()}, subs...)
+	if err := st.Send(mustRequest(t, opts...)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := st.Recv(); err != nil || !r.GetSyncResponse() {
+		t.Fatalf("first response %v, %v; want sync_response", r, err)
+	}
+	return st
+}
+
+// publishToStall publishes ticks (publishUntil) until a client that
+// reads nothing stalls Publish; close stop to end, then done has the
+// number of ticks and errs Publish's error.
+func publishToStall(t testing.TB, ctx context.Context, srv *Server) (stop chan struct{}, done chan int, errs chan error) {
+	t.Helper()
+	stop, done, errs = make(chan struct{}), make(chan int, 1), make(chan error, 1)
+	go publishUntil(ctx, newPublisher(srv, testDevs), stop, done, errs)
+	waitFor(t, "Publish to stall", func() bool { return srv.Stats().Stalls > 0 })
+	return stop, done, errs
+}
+
 // publishUntil publishes ticks from 0 until stop is closed and returns the
 // number published on the result channel.
 func publishUntil(ctx context.Context, p *publisher, stop <-chan struct{}, done chan<- int, errs chan<- error) {
@@ -766,21 +796,9 @@ func TestGoneClientReleasesPublish(t *testing.T) {
 	cl := rawClient(t, srv)
 	sctx, cancel := context.WithCancel(authCtx(ctx, srv))
 	defer cancel()
-	st, err := cl.Subscribe(sctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Send(mustRequest(t, api.Target("spine0"), api.SubscriptionListModeSTREAM(), api.EncodingPROTO(),
-		api.Subscription(api.Path("/"), api.SubscriptionModeSAMPLE()))); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := st.Recv(); err != nil || !r.GetSyncResponse() {
-		t.Fatalf("first response %v, %v; want sync_response", r, err)
-	}
+	streamSubscribe(t, sctx, cl, "spine0", api.Subscription(api.Path("/"), api.SubscriptionModeSAMPLE()))
 	// The client reads nothing more: Publish stalls on its queue.
-	stop, done, errs := make(chan struct{}), make(chan int, 1), make(chan error, 1)
-	go publishUntil(ctx, newPublisher(srv, testDevs), stop, done, errs)
-	waitFor(t, "Publish to stall", func() bool { return srv.Stats().Stalls > 0 })
+	stop, done, errs := publishToStall(t, ctx, srv)
 	cancel() // the client goes away
 	waitFor(t, "the subscription to be removed", func() bool { return srv.Stats().Subscriptions == 0 })
 	close(stop)
@@ -845,22 +863,10 @@ func TestCloseForced(t *testing.T) {
 	ctx := testCtx(t)
 	srv := startServer(t, testDevs, WithQueueDepth(1))
 	cl := rawClient(t, srv)
-	st, err := cl.Subscribe(authCtx(ctx, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Send(mustRequest(t, api.Target("leaf0"), api.SubscriptionListModeSTREAM(), api.EncodingPROTO(),
-		api.Subscription(api.Path("/interfaces"), api.SubscriptionModeSAMPLE()))); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := st.Recv(); err != nil || !r.GetSyncResponse() {
-		t.Fatalf("first response %v, %v; want sync_response", r, err)
-	}
+	st := streamSubscribe(t, authCtx(ctx, srv), cl, "leaf0", api.Subscription(api.Path("/interfaces"), api.SubscriptionModeSAMPLE()))
 	// The client reads nothing more: Publish stalls while holding a tick,
 	// so Close cannot drain and must cut the stream.
-	stop, done, errs := make(chan struct{}), make(chan int, 1), make(chan error, 1)
-	go publishUntil(ctx, newPublisher(srv, testDevs), stop, done, errs)
-	waitFor(t, "Publish to stall", func() bool { return srv.Stats().Stalls > 0 })
+	stop, done, _ := publishToStall(t, ctx, srv)
 	expired, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := srv.Close(expired); !errors.Is(err, context.Canceled) {
@@ -933,20 +939,11 @@ func TestMixedIntervalsOneStream(t *testing.T) {
 	ctx := testCtx(t)
 	srv := startServer(t, testDevs)
 	cl := rawClient(t, srv)
-	st, err := cl.Subscribe(authCtx(ctx, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Send(mustRequest(t, api.Target("leaf0"), api.SubscriptionListModeSTREAM(), api.EncodingPROTO(),
+	st := streamSubscribe(t, authCtx(ctx, srv), cl, "leaf0",
 		api.Subscription(api.Path("/interfaces/interface/state/counters"), api.SubscriptionModeSAMPLE()),
 		api.Subscription(api.Path("/qos"), api.SubscriptionModeTARGET_DEFINED(), api.SampleInterval(2*testBase)),
 		api.Subscription(api.Path("/qos/interfaces/interface[interface-id=Ethernet4]"), api.SubscriptionModeSAMPLE(), api.SampleInterval(3*testBase)),
-	)); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := st.Recv(); err != nil || !r.GetSyncResponse() {
-		t.Fatalf("first response %v, %v; want sync_response", r, err)
-	}
+	)
 	newPublisher(srv, testDevs).publishRange(t, ctx, 0, 4)
 	if err := srv.Close(ctx); err != nil {
 		t.Fatal(err)
