@@ -282,11 +282,7 @@ func templateFuncs() template.FuncMap {
 		"subtract": func(a, b any) (any, error) { return arith(a, b, '-') },
 		"mul":      func(a, b any) (any, error) { return arith(a, b, '*') },
 		"div": func(a, b any) (any, error) {
-			x, err := toFloat(a)
-			if err != nil {
-				return nil, err
-			}
-			y, err := toFloat(b)
+			x, y, err := operands(a, b, toFloat)
 			if err != nil {
 				return nil, err
 			}
@@ -296,11 +292,7 @@ func templateFuncs() template.FuncMap {
 			return x / y, nil
 		},
 		"rem": func(a, b any) (any, error) {
-			x, err := toInt(a)
-			if err != nil {
-				return nil, err
-			}
-			y, err := toInt(b)
+			x, y, err := operands(a, b, toInt)
 			if err != nil {
 				return nil, err
 			}
@@ -340,13 +332,19 @@ func jsonable(v any) any {
 	return v
 }
 
+// operands converts both operands of a template's arithmetic function
+// with conv.
+func operands[T any](a, b any, conv func(any) (T, error)) (x, y T, err error) {
+	if x, err = conv(a); err != nil {
+		return x, y, err
+	}
+	y, err = conv(b)
+	return x, y, err
+}
+
 func arith(a, b any, op byte) (any, error) {
 	if isFloatValue(a) || isFloatValue(b) {
-		x, err := toFloat(a)
-		if err != nil {
-			return nil, err
-		}
-		y, err := toFloat(b)
+		x, y, err := operands(a, b, toFloat)
 		if err != nil {
 			return nil, err
 		}
@@ -358,11 +356,7 @@ func arith(a, b any, op byte) (any, error) {
 		}
 		return x * y, nil
 	}
-	x, err := toInt(a)
-	if err != nil {
-		return nil, err
-	}
-	y, err := toInt(b)
+	x, y, err := operands(a, b, toInt)
 	if err != nil {
 		return nil, err
 	}

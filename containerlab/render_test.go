@@ -124,6 +124,26 @@ func TestSeqAndArith(t *testing.T) {
 	if v, err := arith(1.5, 2, '+'); err != nil || v != 3.5 {
 		t.Errorf("1.5 + 2 = %v, %v", v, err)
 	}
+	if _, err := arith("x", 2, '-'); err == nil {
+		t.Error(`"x" - 2 must be refused`)
+	}
+	fm := templateFuncs()
+	div := fm["div"].(func(a, b any) (any, error))
+	rem := fm["rem"].(func(a, b any) (any, error))
+	if v, err := div(7, 2); err != nil || v != 3.5 {
+		t.Errorf("div 7 2 = %v, %v", v, err)
+	}
+	if v, err := rem(7, "3"); err != nil || v != int64(1) {
+		t.Errorf("rem 7 3 = %v (%T), %v", v, v, err)
+	}
+	for _, c := range []struct {
+		f    func(a, b any) (any, error)
+		a, b any
+	}{{div, 1, 0}, {div, "x", 1}, {div, 1, "y"}, {rem, 1, 0}, {rem, "x", 1}, {rem, 1, "y"}} {
+		if v, err := c.f(c.a, c.b); err == nil {
+			t.Errorf("%v, %v: %v, want an error", c.a, c.b, v)
+		}
+	}
 }
 
 // Roles come from the graph when no label gives them.
