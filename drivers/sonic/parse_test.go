@@ -1,69 +1,20 @@
 package sonic
 
 import (
-	"fmt"
 	"net/netip"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/fabricbench/fabricbench/drivers"
+	"github.com/fabricbench/fabricbench/drivers/sonic/testdouble"
 	"github.com/fabricbench/fabricbench/internal/fuzzbound"
 	"github.com/scrapli/scrapligo/driver/options"
 	"github.com/scrapli/scrapligo/platform"
 	"github.com/scrapli/scrapligo/transport"
 )
-
-// pyRepr renders s as Python's repr() of a str does.
-func pyRepr(s string) string {
-	q := byte('\'')
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteString(`\` + string(q))
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case !unicode.IsPrint(r) && r != ' ':
-			switch {
-			case r < 0x100:
-				fmt.Fprintf(&b, `\x%02x`, r)
-			case r < 0x10000:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			default:
-				fmt.Fprintf(&b, `\U%08x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
-}
-
-// pyDictRepr renders m as Python's repr() of a dict of str (keys sorted).
-func pyDictRepr(m map[string]string) string {
-	var parts []string
-	for _, k := range sortedKeys(m) {
-		parts = append(parts, pyRepr(k)+": "+pyRepr(m[k]))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
 
 func TestParseDict(t *testing.T) {
 	for _, c := range []struct {
@@ -129,9 +80,9 @@ func TestPyReprRoundTrip(t *testing.T) {
 		"plain": "SRC_IP,DST_IP", "quote'": `both ' and "`, "dq": `"`, "ctl": "\x00\x1f\x7f\u0085",
 		"uni": "é😀\u2028", "back\\slash": `\x41`, "": "",
 	}
-	got, err := parseDict(pyDictRepr(m))
+	got, err := parseDict(testdouble.PyDict(m))
 	if err != nil || !reflect.DeepEqual(got, m) {
-		t.Fatalf("round trip of %s: %q, %v", pyDictRepr(m), got, err)
+		t.Fatalf("round trip of %s: %q, %v", testdouble.PyDict(m), got, err)
 	}
 }
 
@@ -158,12 +109,12 @@ func FuzzParseDict(f *testing.F) {
 					return // raw invalid bytes have no repr to compare with
 				}
 			}
-			again, err := parseDict(pyDictRepr(m))
+			again, err := parseDict(testdouble.PyDict(m))
 			if err != nil {
-				t.Fatalf("repr %s of %q does not parse: %v", pyDictRepr(m), m, err)
+				t.Fatalf("repr %s of %q does not parse: %v", testdouble.PyDict(m), m, err)
 			}
 			if !reflect.DeepEqual(again, m) {
-				t.Fatalf("round trip: %q -> %s -> %q", m, pyDictRepr(m), again)
+				t.Fatalf("round trip: %q -> %s -> %q", m, testdouble.PyDict(m), again)
 			}
 		})
 	})
@@ -180,9 +131,9 @@ func FuzzDictRoundTrip(f *testing.F) {
 				return
 			}
 			in := map[string]string{k: v}
-			got, err := parseDict(pyDictRepr(in))
+			got, err := parseDict(testdouble.PyDict(in))
 			if err != nil || !reflect.DeepEqual(got, in) {
-				t.Fatalf("%s: %q, %v", pyDictRepr(in), got, err)
+				t.Fatalf("%s: %q, %v", testdouble.PyDict(in), got, err)
 			}
 		})
 	})

@@ -43,6 +43,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -373,8 +374,9 @@ func PyDict(m map[string]string) string {
 }
 
 // PyStr is the Python repr of a str: single quotes unless the text has a
-// single quote and no double quote; backslashes and control characters
-// escaped.
+// single quote and no double quote; backslashes, control characters and
+// other characters Python does not print escaped (\xNN, \uNNNN,
+// \UNNNNNNNN).
 func PyStr(s string) string {
 	q := byte('\'')
 	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
@@ -397,6 +399,15 @@ func PyStr(s string) string {
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case !unicode.IsPrint(r) && r != ' ':
+			switch {
+			case r < 0x100:
+				fmt.Fprintf(&b, `\x%02x`, r)
+			case r < 0x10000:
+				fmt.Fprintf(&b, `\u%04x`, r)
+			default:
+				fmt.Fprintf(&b, `\U%08x`, r)
+			}
 		default:
 			b.WriteRune(r)
 		}
