@@ -217,31 +217,16 @@ func (r *Runtime) Deploy(ctx context.Context, lab *containerlab.Lab) (*labrt.Sta
 	if err := labrt.CheckNotInUse(r.o.StateRoot, lab.Name); err != nil {
 		return nil, err
 	}
-	if rep, err := r.Destroy(ctx, lab.Name, nodeNames(lab)); err != nil {
+	if rep, err := r.Destroy(ctx, lab.Name, labrt.NodeNames(lab)); err != nil {
 		return nil, fmt.Errorf("remove leftovers of lab %s: %w", lab.Name, err)
 	} else if !rep.Empty() {
 		r.logf("removed leftovers of lab %s: %s", lab.Name, rep)
 	}
 	st, err := r.deploy(ctx, lab, unlock)
 	if err != nil {
-		var nr *labrt.NotReadyError
-		if errors.As(err, &nr) {
-			return st, err
-		}
-		if _, derr := r.Destroy(context.WithoutCancel(ctx), lab.Name, nodeNames(lab)); derr != nil {
-			err = fmt.Errorf("%w (and cleaning up failed: %v)", err, derr)
-		}
-		return nil, err
+		return labrt.DeployFailed(context.WithoutCancel(ctx), lab, st, err, r.Destroy)
 	}
 	return st, nil
-}
-
-func nodeNames(lab *containerlab.Lab) []string {
-	out := make([]string, len(lab.Nodes))
-	for i, n := range lab.Nodes {
-		out[i] = n.Name
-	}
-	return out
 }
 
 // inspected is one container as `containerlab inspect --format json`
@@ -732,13 +717,10 @@ func (r *Runtime) Destroy(ctx context.Context, lab string, nodes []string) (*lab
 			}
 		}
 	}
-	dir := r.stateDir(lab)
-	if _, err := os.Stat(dir); err == nil {
-		if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, err)
-		} else {
-			rep.StateDir = dir
-		}
+	if dir, err := labrt.RemoveStateDir(r.stateDir(lab)); err != nil {
+		errs = append(errs, err)
+	} else if dir != "" {
+		rep.StateDir = dir
 	}
 	return rep, errors.Join(errs...)
 }

@@ -165,6 +165,42 @@ func (e *NotReadyError) Error() string {
 	return fmt.Sprintf("lab %s is up but not ready: %s", e.Lab, strings.Join(e.Pending, "; "))
 }
 
+// NodeNames lists the names of lab's nodes, as Destroy takes them.
+func NodeNames(lab *containerlab.Lab) []string {
+	out := make([]string, len(lab.Nodes))
+	for i, n := range lab.Nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// DeployFailed is what a Runtime's Deploy returns when deploying lab
+// failed with err: a lab that is up but not ready (*NotReadyError) stays,
+// with its state st; anything else is removed with destroy (the runtime's
+// Destroy, under ctx), and a failed clean-up is added to err.
+func DeployFailed(ctx context.Context, lab *containerlab.Lab, st *State, err error, destroy func(ctx context.Context, lab string, nodes []string) (*Report, error)) (*State, error) {
+	var nr *NotReadyError
+	if errors.As(err, &nr) {
+		return st, err
+	}
+	if _, derr := destroy(ctx, lab.Name, NodeNames(lab)); derr != nil {
+		err = fmt.Errorf("%w (and cleaning up failed: %v)", err, derr)
+	}
+	return nil, err
+}
+
+// RemoveStateDir removes a lab's state directory dir, the last step of a
+// Destroy; removed is dir when there was one.
+func RemoveStateDir(dir string) (removed string, err error) {
+	if _, err := os.Stat(dir); err != nil {
+		return "", nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
 // Runtime deploys labs.
 type Runtime interface {
 	// Name is the registry name: containerlab.RuntimeNative or

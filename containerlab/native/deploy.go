@@ -192,7 +192,7 @@ func (d *Deployer) Deploy(ctx context.Context, lab *containerlab.Lab) (*State, e
 	if err := labrt.CheckNotInUse(d.stateRoot, lab.Name); err != nil {
 		return nil, err
 	}
-	if rep, err := d.Destroy(ctx, lab.Name, nodeNames(lab)); err != nil {
+	if rep, err := d.Destroy(ctx, lab.Name, labrt.NodeNames(lab)); err != nil {
 		return nil, fmt.Errorf("remove leftovers of lab %s: %w", lab.Name, err)
 	} else if !rep.Empty() {
 		d.logf("removed leftovers of lab %s: %s", lab.Name, rep)
@@ -202,24 +202,9 @@ func (d *Deployer) Deploy(ctx context.Context, lab *containerlab.Lab) (*State, e
 	}
 	st, err := d.deploy(ctx, lab, unlock)
 	if err != nil {
-		var nr *NotReadyError
-		if errors.As(err, &nr) {
-			return st, err
-		}
-		if _, derr := d.Destroy(context.Background(), lab.Name, nodeNames(lab)); derr != nil {
-			err = fmt.Errorf("%w (and cleaning up failed: %v)", err, derr)
-		}
-		return nil, err
+		return labrt.DeployFailed(context.Background(), lab, st, err, d.Destroy)
 	}
 	return st, nil
-}
-
-func nodeNames(lab *containerlab.Lab) []string {
-	out := make([]string, len(lab.Nodes))
-	for i, n := range lab.Nodes {
-		out[i] = n.Name
-	}
-	return out
 }
 
 // MgmtFree checks that no route on this machine overlaps the management

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
+	"github.com/fabricbench/fabricbench/containerlab/labrt"
 	"github.com/vishvananda/netlink"
 )
 
@@ -59,13 +59,10 @@ func (d *Deployer) Destroy(ctx context.Context, lab string, nodes []string) (*Re
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	dir := d.StateDir(lab)
-	if _, err := os.Stat(dir); err == nil {
-		if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, err)
-		} else {
-			rep.StateDir = dir
-		}
+	if dir, err := labrt.RemoveStateDir(d.StateDir(lab)); err != nil {
+		errs = append(errs, err)
+	} else if dir != "" {
+		rep.StateDir = dir
 	}
 	return rep, errors.Join(errs...)
 }
