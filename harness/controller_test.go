@@ -51,10 +51,7 @@ func TestControllerSuiteOnSim(t *testing.T) {
 				port = f.Ports[p].Name
 			}
 		}
-		samples, err := telemetry.ReadStore(filepath.Join(out, r.Files["telemetry"]))
-		if err != nil {
-			t.Fatal(err)
-		}
+		samples := readTelemetry(t, out, r.Files["telemetry"])
 		var at0, at1 int64 = -1, -1
 		for _, s := range samples {
 			if s.Target != "leaf1" || s.Interface != port || s.Measurement != telemetry.MeasInterface || s.Field != telemetry.FieldOutOctets {

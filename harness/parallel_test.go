@@ -66,10 +66,7 @@ matrix:
 				}
 				o.files[r.ID+"/"+k] = b
 			}
-			s, err := telemetry.ReadStore(filepath.Join(out, r.Files["telemetry"]))
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := readTelemetry(t, out, r.Files["telemetry"])
 			for i := range s {
 				s[i].Time -= r.Telemetry.EpochNs
 				s[i].Run = ""

@@ -2,7 +2,6 @@ package harness_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -36,14 +35,7 @@ matrix:
 	}
 	for i, r := range res.Runs {
 		pfc := i == 1
-		samples, err := telemetry.ReadStore(filepath.Join(out, r.Files["telemetry"]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		last := map[telemetry.Key]int64{}
-		for _, s := range samples {
-			last[s.Key()] = s.Value
-		}
+		last := lastValues(readTelemetry(t, out, r.Files["telemetry"]))
 		var tx, rx, ns int64
 		for k, v := range last {
 			switch k.Field {

@@ -24,6 +24,26 @@ func writeSuite(t *testing.T, body string) string {
 	return p
 }
 
+// readTelemetry reads a run's telemetry store, file relative to the
+// results directory out (results.Run.Files["telemetry"]).
+func readTelemetry(t *testing.T, out, file string) []telemetry.Sample {
+	t.Helper()
+	s, err := telemetry.ReadStore(filepath.Join(out, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// lastValues is the last value of every series in samples.
+func lastValues(samples []telemetry.Sample) map[telemetry.Key]int64 {
+	last := map[telemetry.Key]int64{}
+	for _, s := range samples {
+		last[s.Key()] = s.Value
+	}
+	return last
+}
+
 const small = `
 name: det
 seed: 3
@@ -56,10 +76,7 @@ func TestRunsAreDeterministic(t *testing.T) {
 				t.Fatal(err)
 			}
 			flows[r.ID] = b
-			s, err := telemetry.ReadStore(filepath.Join(out, r.Files["telemetry"]))
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := readTelemetry(t, out, r.Files["telemetry"])
 			for i := range s {
 				s[i].Time -= r.Telemetry.EpochNs
 				s[i].Run = r.ID // the run tag holds the start time

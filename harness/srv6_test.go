@@ -55,14 +55,7 @@ func TestSRv6PathsOnSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Runs[0]
-	samples, err := telemetry.ReadStore(filepath.Join(out, r.Files["telemetry"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := map[telemetry.Key]int64{}
-	for _, s := range samples {
-		last[s.Key()] = s.Value
-	}
+	last := lastValues(readTelemetry(t, out, r.Files["telemetry"]))
 	per := map[string]int64{}
 	for k, v := range last {
 		if k.Field == telemetry.FieldOutOctets && k.Measurement == telemetry.MeasInterface && strings.HasPrefix(k.Target, "spine") {
