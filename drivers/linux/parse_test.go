@@ -86,21 +86,29 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
-func TestSeg6JSONAndText(t *testing.T) {
-	rs, err := parseRoutes(routes6JSON)
+// seg6Routes are the seg6 routes of `ip -j -d -6 route` output, each
+// read in full from the JSON.
+func seg6Routes(t *testing.T, routesJSON string) []seg6Route {
+	t.Helper()
+	rs, err := parseRoutes(routesJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fromJSON []seg6Route
+	var out []seg6Route
 	for _, r := range rs {
 		s, ok, full, err := seg6FromJSON(r, true)
 		if err != nil || !full {
 			t.Fatalf("%+v: %v full=%v", r, err, full)
 		}
 		if ok {
-			fromJSON = append(fromJSON, s)
+			out = append(out, s)
 		}
 	}
+	return out
+}
+
+func TestSeg6JSONAndText(t *testing.T) {
+	fromJSON := seg6Routes(t, routes6JSON)
 	fromText, lines, err := parseSeg6Text(routes6Text, true)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +131,7 @@ func TestSeg6JSONAndText(t *testing.T) {
 		t.Errorf("steer %+v", fromText[0])
 	}
 	// JSON of an iproute2 that names the encapsulation only: incomplete.
-	rs, _ = parseRoutes(`[{"dst":"fd00::/48","encap":"seg6local","dev":"lo"}]`)
+	rs, _ := parseRoutes(`[{"dst":"fd00::/48","encap":"seg6local","dev":"lo"}]`)
 	if _, ok, full, err := seg6FromJSON(rs[0], true); !ok || full || err != nil {
 		t.Errorf("encap without details: ok=%v full=%v err=%v", ok, full, err)
 	}

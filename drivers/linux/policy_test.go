@@ -187,20 +187,7 @@ func TestPolicyRulesInput(t *testing.T) {
 }
 
 func TestSeg6DX(t *testing.T) {
-	rs, err := parseRoutes(readTestdata(t, "routes6-dx.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fromJSON []seg6Route
-	for _, r := range rs {
-		s, ok, full, err := seg6FromJSON(r, true)
-		if err != nil || !full {
-			t.Fatalf("%+v: %v full=%v", r, err, full)
-		}
-		if ok {
-			fromJSON = append(fromJSON, s)
-		}
-	}
+	fromJSON := seg6Routes(t, readTestdata(t, "routes6-dx.json"))
 	fromText, lines, err := parseSeg6Text(readTestdata(t, "routes6-dx.txt"), true)
 	if err != nil {
 		t.Fatal(err)
