@@ -50,6 +50,30 @@ func BenchmarkPermutation1024Parallel(b *testing.B) {
 	benchPermutation(b, "fattree:hosts=1024,tiers=3,gbps=100", 8)
 }
 
+// checkFlatAllocs fails the test when a stage allocates per packet: it
+// counts the allocations of a run (testing.AllocsPerRun, 3 runs) of
+// cfg(small) and of cfg(large), and allows the large flows 40 more per
+// flow (the transport's per-flow arrays grow in a few allocations). what
+// names the stage.
+func checkFlatAllocs(t *testing.T, what string, flows int, small, large int64, cfg func(size int64) Config) {
+	t.Helper()
+	allocs := func(size int64) float64 {
+		c := cfg(size)
+		return testing.AllocsPerRun(3, func() {
+			s, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Run()
+		})
+	}
+	a, b := allocs(small), allocs(large)
+	t.Logf("%s: allocations per run: %.0f for %d KiB flows, %.0f for %d KiB flows", what, a, small>>10, b, large>>10)
+	if b-a > 40*float64(flows) {
+		t.Errorf("%s allocates per packet: %.0f extra allocations for %dx the packets", what, b-a, large/small)
+	}
+}
+
 // TestHotPathAllocations: once the packet pool, queues and heap have grown,
 // the event loop allocates nothing per packet or event. A second identical
 // traffic phase must allocate (almost) nothing beyond the per-flow state.

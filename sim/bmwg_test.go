@@ -277,25 +277,14 @@ func TestLinkLossWindow(t *testing.T) {
 // transport's per-flow growth.
 func TestBMWGStagesHotPathAllocations(t *testing.T) {
 	f := specFabric(t, "leafspine:leaves=2,spines=4,hosts_per_leaf=4,gbps=100")
-	allocs := func(size int64) float64 {
+	checkFlatAllocs(t, "the stages", 9, 64<<10, 4<<20, func(size int64) Config {
 		m := &workloads.Matrix{Hosts: 8}
 		for i := 0; i < 8; i++ {
 			m.Flows = append(m.Flows, workloads.Flow{ID: i, Src: i, Dst: (i + 4) % 8, Size: size, After: -1, Rate: int64(60e9 + 1e9*float64(i))})
 		}
 		m.Flows = append(m.Flows, workloads.Flow{ID: 8, Src: 0, Dst: 5, Size: size, After: -1})
-		return testing.AllocsPerRun(3, func() {
-			s, err := New(Config{Fabric: f, Matrix: m, Transport: htsimParams(transport.REPS), Seed: 1,
-				Routing: RoutingFlowlet, Delivery: Delivery{Enabled: true}, ECNProfile: true,
-				PFC: PFC{Enabled: true, WatchdogDetect: 50e6}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Run()
-		})
-	}
-	a, b := allocs(64<<10), allocs(4<<20)
-	t.Logf("allocations per run: %.0f for 64 KiB flows, %.0f for 4 MiB flows", a, b)
-	if b-a > 40*9 {
-		t.Errorf("the stages allocate per packet: %.0f extra allocations for 64x the packets", b-a)
-	}
+		return Config{Fabric: f, Matrix: m, Transport: htsimParams(transport.REPS), Seed: 1,
+			Routing: RoutingFlowlet, Delivery: Delivery{Enabled: true}, ECNProfile: true,
+			PFC: PFC{Enabled: true, WatchdogDetect: 50e6}}
+	})
 }

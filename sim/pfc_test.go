@@ -231,21 +231,10 @@ func TestPFCDeterministic(t *testing.T) {
 
 // TestPFCHotPathAllocations: the PFC stage allocates nothing per packet.
 func TestPFCHotPathAllocations(t *testing.T) {
-	allocs := func(size int64) float64 {
+	checkFlatAllocs(t, "PFC", 9, 64<<10, 4<<20, func(size int64) Config {
 		f, m := pfcIncast(t, size, true, true)
-		return testing.AllocsPerRun(3, func() {
-			s, err := New(Config{Fabric: f, Matrix: m, Transport: htsimParams(transport.REPS), Seed: 1, NoECN: true, PFC: PFC{Enabled: true}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Run()
-		})
-	}
-	a, b := allocs(64<<10), allocs(4<<20)
-	t.Logf("allocations per run: %.0f for 64 KiB flows, %.0f for 4 MiB flows", a, b)
-	if b-a > 40*9 {
-		t.Errorf("PFC allocates per packet: %.0f extra allocations for 64x the packets", b-a)
-	}
+		return Config{Fabric: f, Matrix: m, Transport: htsimParams(transport.REPS), Seed: 1, NoECN: true, PFC: PFC{Enabled: true}}
+	})
 }
 
 func TestPFCConfig(t *testing.T) {

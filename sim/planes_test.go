@@ -309,23 +309,11 @@ func TestRemotePlaneFailure(t *testing.T) {
 func TestPlaneHotPathAllocations(t *testing.T) {
 	f := planeFabric(t, "leafspine:leaves=2,spines=2,hosts_per_leaf=4,gbps=100,latency=500ns,planes=4")
 	for _, mode := range []transport.PlaneMode{transport.PlanePLB, transport.PlaneGlobal, transport.PlaneEntropy} {
-		allocs := func(size int64) float64 {
-			m := workloads.Permutation(f, size, 1)
+		checkFlatAllocs(t, mode.String(), 8, 64<<10, 4<<20, func(size int64) Config {
 			p := transport.DefaultParams()
 			p.PlaneMode = mode
-			return testing.AllocsPerRun(3, func() {
-				s, err := New(Config{Fabric: f, Matrix: m, Transport: p, Seed: 1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				s.Run()
-			})
-		}
-		a, b := allocs(64<<10), allocs(4<<20)
-		t.Logf("%v: allocations per run: %.0f for 64 KiB flows, %.0f for 4 MiB flows", mode, a, b)
-		if b-a > 40*8 {
-			t.Errorf("%v allocates per packet: %.0f extra allocations for 64x the packets", mode, b-a)
-		}
+			return Config{Fabric: f, Matrix: workloads.Permutation(f, size, 1), Transport: p, Seed: 1}
+		})
 	}
 }
 

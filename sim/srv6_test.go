@@ -158,21 +158,7 @@ func TestSRv6Allocations(t *testing.T) {
 		return Config{Fabric: f, Matrix: &workloads.Matrix{Hosts: 8, Flows: fl}, Transport: transport.DefaultParams(), Seed: 1,
 			SRv6: SRv6{Paths: paths}}
 	}
-	allocs := func(size int64) float64 {
-		c := cfg(size)
-		return testing.AllocsPerRun(3, func() {
-			s, err := New(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Run()
-		})
-	}
-	a, b := allocs(64<<10), allocs(8<<20)
-	t.Logf("allocations per run: %.0f for 64 KiB flows, %.0f for 8 MiB flows", a, b)
-	if b-a > 40*4 {
-		t.Errorf("SRv6 allocates per packet: %.0f extra allocations for 128x the packets", b-a)
-	}
+	checkFlatAllocs(t, "SRv6", 4, 64<<10, 8<<20, cfg)
 	r1, r2 := run(t, cfg(1<<20)), run(t, cfg(1<<20))
 	if r1.Events != r2.Events || r1.Flows[3].FCT != r2.Flows[3].FCT {
 		t.Errorf("runs differ: %d/%d events", r1.Events, r2.Events)
