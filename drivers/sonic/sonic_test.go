@@ -18,25 +18,38 @@ import (
 
 const prompt = "admin@leaf1:~$ "
 
+// transcriptConfig is leaf1 replaying testdata/name, each operation
+// bounded by timeout.
+func transcriptConfig(name string, timeout time.Duration) drivers.Config {
+	return drivers.Config{
+		Device:  "leaf1",
+		Address: "192.0.2.10",
+		Timeout: timeout,
+		Options: []any{
+			options.WithTransportType(transport.FileTransport),
+			options.WithFileTransportFile(filepath.Join("testdata", name)),
+			options.WithReadDelay(0),
+		},
+	}
+}
+
 // openTranscript opens a driver that replays testdata/name.
 func openTranscript(t *testing.T, name string) *Driver {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	d, err := open(drivers.Config{
-		Device:  "leaf1",
-		Address: "192.0.2.10",
-		Timeout: 5 * time.Second,
-		Options: []any{
-			options.WithTransportType(transport.FileTransport),
-			options.WithFileTransportFile(path),
-			options.WithReadDelay(0),
-		},
-	})
+	d, err := open(transcriptConfig(name, 5*time.Second))
 	if err != nil {
 		t.Fatalf("open %s: %v", name, err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
 	return d
+}
+
+// wantSent fails the test unless the driver sent exactly want (sent).
+func wantSent(t *testing.T, d *Driver, want ...string) {
+	t.Helper()
+	if got := sent(t, d); !reflect.DeepEqual(got, want) {
+		t.Errorf("sent %q, want %q", got, want)
+	}
 }
 
 // sent returns the commands the driver wrote to the transport after the
@@ -222,14 +235,7 @@ func TestRegistered(t *testing.T) {
 	if !found {
 		t.Fatalf("sonic not registered: %v", drivers.Platforms())
 	}
-	d, err := drivers.Open("sonic", drivers.Config{
-		Device: "leaf1", Address: "192.0.2.10", Timeout: 5 * time.Second,
-		Options: []any{
-			options.WithTransportType(transport.FileTransport),
-			options.WithFileTransportFile(filepath.Join("testdata", "idle.txt")),
-			options.WithReadDelay(0),
-		},
-	})
+	d, err := drivers.Open("sonic", transcriptConfig("idle.txt", 5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -778,24 +784,14 @@ func TestContextAndClose(t *testing.T) {
 	if _, err := d.Exec(context.Background(), "true"); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Exec after Close: %v", err)
 	}
-	// nothing but the logout
-	if got := sent(t, d); !reflect.DeepEqual(got, []string{"exit"}) {
-		t.Errorf("sent %q", got)
-	}
+	wantSent(t, d, "exit") // nothing but the logout
 }
 
 // A reply that never comes (the transcript ends) times out, and the
 // session is not used again: a late reply would be taken for the answer to
 // the next command.
 func TestTimeoutBreaksSession(t *testing.T) {
-	d, err := open(drivers.Config{
-		Device: "leaf1", Address: "192.0.2.10", Timeout: 300 * time.Millisecond,
-		Options: []any{
-			options.WithTransportType(transport.FileTransport),
-			options.WithFileTransportFile(filepath.Join("testdata", "idle.txt")),
-			options.WithReadDelay(0),
-		},
-	})
+	d, err := open(transcriptConfig("idle.txt", 300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -806,9 +802,7 @@ func TestTimeoutBreaksSession(t *testing.T) {
 	if _, err := d.Exec(context.Background(), "hostname"); err == nil || !strings.Contains(err.Error(), "unusable") {
 		t.Errorf("second command after a timeout: %v", err)
 	}
-	if got := sent(t, d); !reflect.DeepEqual(got, []string{"show version"}) {
-		t.Errorf("sent %q", got)
-	}
+	wantSent(t, d, "show version")
 }
 
 func TestOpenRefusesUnverifiedSSH(t *testing.T) {
