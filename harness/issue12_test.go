@@ -72,12 +72,19 @@ kpis:
   - {metric: incomplete_flows, max: 0}
 `
 
-func kpiVerdicts(r *results.Run) map[string]string {
-	out := map[string]string{}
+// checkVerdicts fails the test unless each KPI of want has its verdict
+// in r.
+func checkVerdicts(t *testing.T, r *results.Run, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
 	for _, k := range r.KPIs {
-		out[k.Name] = k.Verdict
+		got[k.Name] = k.Verdict
 	}
-	return out
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("KPI %s: %s, want %s (all: %+v)", k, got[k], v, r.KPIs)
+		}
+	}
 }
 
 // Ctrl-C before the second job started: that job's KPIs were not
@@ -92,14 +99,8 @@ func TestInterruptedJobThatNeverStartedIsNotAFailedKPI(t *testing.T) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
 	run := res.Runs[0]
-	got := kpiVerdicts(&run)
-	want := map[string]string{"early.completed_fraction": results.Pass, "late.completed_fraction": results.Skipped,
-		"late.fct_p99_us": results.Skipped, "fabric.incomplete_flows": results.Skipped}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("KPI %s: %s, want %s (all: %v)", k, got[k], v, run.KPIs)
-		}
-	}
+	checkVerdicts(t, &run, map[string]string{"early.completed_fraction": results.Pass, "late.completed_fraction": results.Skipped,
+		"late.fct_p99_us": results.Skipped, "fabric.incomplete_flows": results.Skipped})
 	if run.Status != results.Interrupted || res.Status != results.Interrupted || res.Summary.Failed != 0 || res.Summary.Errors != 0 {
 		t.Fatalf("run %s, suite %s, summary %+v", run.Status, res.Status, res.Summary)
 	}
@@ -123,14 +124,8 @@ func TestZeroFinishedFlowsIsAFailedKPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := res.Runs[0]
-	got := kpiVerdicts(&run)
-	want := map[string]string{"early.completed_fraction": results.Pass, "late.completed_fraction": results.Fail,
-		"late.fct_p99_us": results.Fail, "fabric.incomplete_flows": results.Fail}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("KPI %s: %s, want %s (all: %+v)", k, got[k], v, run.KPIs)
-		}
-	}
+	checkVerdicts(t, &run, map[string]string{"early.completed_fraction": results.Pass, "late.completed_fraction": results.Fail,
+		"late.fct_p99_us": results.Fail, "fabric.incomplete_flows": results.Fail})
 	for _, k := range run.KPIs {
 		if k.Name == "late.fct_p99_us" && !strings.Contains(k.Message, "0 of 4 flows finished, so fct_p99_us has no value") {
 			t.Errorf("message %q", k.Message)
