@@ -295,6 +295,19 @@ func splitShell(s string) []string {
 	return regexp.MustCompile(`\s*(?:;|&&|\|\||\s\|\s)\s*`).Split(s, -1)
 }
 
+// newQuoted is the quoted command text (fabricbench arguments args) at
+// page:line; a placeholder argument (SUITE, [--out DIR]) makes it a
+// synopsis.
+func newQuoted(page string, line int, text string, args []string) quotedCommand {
+	q := quotedCommand{page: page, line: line, args: args, text: text}
+	for _, a := range args {
+		if placeholderRE.MatchString(a) {
+			q.synopsis = true
+		}
+	}
+	return q
+}
+
 // quotedCommands finds the fabricbench commands of a page: in code blocks
 // (lines joined at trailing backslashes, comments dropped) and in inline
 // code spans.
@@ -313,16 +326,10 @@ func quotedCommands(t *testing.T, page string) []quotedCommand {
 			if !ok {
 				continue
 			}
-			q := quotedCommand{page: page, line: line, args: args, text: seg}
 			if strings.Contains(seg, "frobnicate") {
 				continue // the docs' deliberately unknown name, in error examples
 			}
-			for _, a := range args {
-				if placeholderRE.MatchString(a) {
-					q.synopsis = true
-				}
-			}
-			out = append(out, q)
+			out = append(out, newQuoted(page, line, seg, args))
 		}
 	}
 	for i := 0; i < len(lines); i++ {
@@ -478,13 +485,7 @@ func TestDocsCommandsRefuse(t *testing.T) {
 		if !ok {
 			t.Fatalf("%q not seen as a fabricbench command", bad)
 		}
-		q := quotedCommand{args: args, text: bad}
-		for _, a := range args {
-			if placeholderRE.MatchString(a) {
-				q.synopsis = true
-			}
-		}
-		if err := checkQuoted(q); err == nil {
+		if err := checkQuoted(newQuoted("", 0, bad, args)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
@@ -496,13 +497,7 @@ func TestDocsCommandsRefuse(t *testing.T) {
 	} {
 		words, _ := shellWords(good)
 		args, _ := fabricbenchArgs(words)
-		q := quotedCommand{args: args, text: good}
-		for _, a := range args {
-			if placeholderRE.MatchString(a) {
-				q.synopsis = true
-			}
-		}
-		if err := checkQuoted(q); err != nil {
+		if err := checkQuoted(newQuoted("", 0, good, args)); err != nil {
 			t.Errorf("%q refused: %v", good, err)
 		}
 	}
