@@ -19,6 +19,31 @@ func mallocs() uint64 {
 	return m.Mallocs
 }
 
+// timeFlow is a benchmark's timed part: it starts (after start, e.g. the
+// peer's goroutine) spec on a and waits for it to complete, then reports
+// data packets per second and the process's allocations per packet over
+// b.N packets; it returns how long the flow took.
+func timeFlow(b *testing.B, a *Engine, spec FlowSpec, start func()) time.Duration {
+	b.ReportAllocs()
+	m0 := mallocs()
+	b.ResetTimer()
+	t0 := time.Now()
+	start()
+	if err := a.StartFlow(spec); err != nil {
+		b.Fatal(err)
+	}
+	c := collect(b, a, 1, 10*time.Minute)[0]
+	elapsed := time.Since(t0)
+	b.StopTimer()
+	m1 := mallocs()
+	if c.Err != nil {
+		b.Fatal(c.Err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "pkts/s")
+	b.ReportMetric(float64(m1-m0)/float64(b.N), "allocs/pkt")
+	return elapsed
+}
+
 // BenchmarkLoopback sends one flow of b.N full packets (4 KiB payload, so
 // about 1 GiB at a quarter million packets) between two engines on 127.0.0.1
 // and reports data packets per second. Allocations are counted over the whole
@@ -40,25 +65,10 @@ func BenchmarkLoopback(b *testing.B) {
 			a, r := startEngine(b, cfg), startEngine(b, cfg)
 			spec := FlowSpec{ID: 1, Dst: r.LocalAddr(), Size: int64(b.N) * int64(p.MTU),
 				BaseRTT: 500 * transport.Microsecond, RateBps: 10e9}
-			b.ReportAllocs()
-			m0 := mallocs()
-			b.ResetTimer()
-			start := time.Now()
-			if err := a.StartFlow(spec); err != nil {
-				b.Fatal(err)
-			}
-			c := collect(b, a, 1, 10*time.Minute)[0]
-			elapsed := time.Since(start)
-			b.StopTimer()
-			m1 := mallocs()
-			if c.Err != nil {
-				b.Fatal(c.Err)
-			}
+			elapsed := timeFlow(b, a, spec, func() {})
 			st := a.Stats()
-			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "pkts/s")
 			b.ReportMetric(float64(spec.Size)*8/elapsed.Seconds()/1e6, "Mb/s")
 			b.ReportMetric(float64(st.DataRetx)/float64(b.N), "retx/pkt")
-			b.ReportMetric(float64(m1-m0)/float64(b.N), "allocs/pkt")
 		})
 	}
 }
@@ -117,26 +127,11 @@ func BenchmarkSend(b *testing.B) {
 	a := startEngine(b, Config{Addr: lo4, Params: p, RunID: 1, EntropyPorts: 1})
 	s := newSink(b)
 	done := make(chan error, 1)
-	b.ReportAllocs()
-	m0 := mallocs()
-	b.ResetTimer()
-	start := time.Now()
-	go s.serve(b.N, done)
-	if err := a.StartFlow(FlowSpec{ID: 1, Dst: s.addr(), Size: int64(b.N) * int64(p.MTU), BaseRTT: 500 * transport.Microsecond, RateBps: 10e9}); err != nil {
-		b.Fatal(err)
-	}
-	c := collect(b, a, 1, 10*time.Minute)[0]
-	elapsed := time.Since(start)
-	b.StopTimer()
-	m1 := mallocs()
-	if c.Err != nil {
-		b.Fatal(c.Err)
-	}
+	timeFlow(b, a, FlowSpec{ID: 1, Dst: s.addr(), Size: int64(b.N) * int64(p.MTU), BaseRTT: 500 * transport.Microsecond, RateBps: 10e9},
+		func() { go s.serve(b.N, done) })
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "pkts/s")
-	b.ReportMetric(float64(m1-m0)/float64(b.N), "allocs/pkt")
 }
 
 // blaster sends the data packets of one flow to an engine as fast as the
