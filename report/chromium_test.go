@@ -145,13 +145,7 @@ var probeRE = regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`)
 func TestChromiumRendersReport(t *testing.T) {
 	bin := chromium(t)
 	dir := writeFixtureDir(t)
-	if err := Render(dir); err != nil {
-		t.Fatal(err)
-	}
-	page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := renderPage(t, dir)
 
 	// 1. Measure the plots in the laid-out DOM.
 	i := bytes.LastIndex(page, []byte("</body>"))

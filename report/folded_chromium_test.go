@@ -98,13 +98,7 @@ func TestChromiumFoldedGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := Render(dir); err != nil {
-		t.Fatal(err)
-	}
-	page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := renderPage(t, dir)
 	checkStructure(t, string(page))
 	checkNoFetches(t, string(page))
 	// An imbalance whose heat map is folded.

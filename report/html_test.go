@@ -668,8 +668,10 @@ func TestTicks(t *testing.T) {
 	}
 }
 
-func TestRender(t *testing.T) {
-	dir := writeFixtureDir(t)
+// renderPage renders the results directory dir and returns its
+// report.html.
+func renderPage(t *testing.T, dir string) []byte {
+	t.Helper()
 	if err := Render(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -677,6 +679,12 @@ func TestRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return page
+}
+
+func TestRender(t *testing.T) {
+	dir := writeFixtureDir(t)
+	page := renderPage(t, dir)
 	checkStructure(t, string(page))
 	if n := strings.Count(string(page), "<svg"); n != fixtureSVGs {
 		t.Errorf("report.html has %d svgs, want %d", n, fixtureSVGs)
@@ -733,10 +741,7 @@ func TestRenderErrors(t *testing.T) {
 	if err := results.Save(dir, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := Render(dir); err != nil {
-		t.Fatal(err)
-	}
-	page, _ := os.ReadFile(filepath.Join(dir, HTMLFile))
+	page := renderPage(t, dir)
 	if !strings.Contains(string(page), "is not a path inside the results directory") {
 		t.Errorf("escaping plots path not reported")
 	}
