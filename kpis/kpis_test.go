@@ -153,14 +153,7 @@ func TestMetricsAreDocumented(t *testing.T) {
 	}
 	// Every fabric-wide metric the analysis computes (except the
 	// bookkeeping active_groups) is a KPI metric.
-	f, err := inventory.ParseSpec("leafspine:leaves=2,spines=2,hosts_per_leaf=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := analysis.Analyze(analysis.Input{Fabric: f})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := analyzeNoTelemetry(t)
 	for name := range out.Metrics {
 		if !seen[name] && name != analysis.MetricActiveGroups {
 			t.Errorf("analysis metric %s is not a KPI metric", name)
@@ -168,9 +161,10 @@ func TestMetricsAreDocumented(t *testing.T) {
 	}
 }
 
-// Without telemetry the telemetry-derived fabric metrics cannot be judged
-// (zero anomalies would pass vacuously); coverage itself can.
-func TestNoTelemetry(t *testing.T) {
+// analyzeNoTelemetry analyses a small leaf-spine run without jobs or
+// telemetry.
+func analyzeNoTelemetry(t *testing.T) *analysis.Output {
+	t.Helper()
 	f, err := inventory.ParseSpec("leafspine:leaves=2,spines=2,hosts_per_leaf=2")
 	if err != nil {
 		t.Fatal(err)
@@ -179,6 +173,13 @@ func TestNoTelemetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// Without telemetry the telemetry-derived fabric metrics cannot be judged
+// (zero anomalies would pass vacuously); coverage itself can.
+func TestNoTelemetry(t *testing.T) {
+	out := analyzeNoTelemetry(t)
 	got := Evaluate([]Spec{
 		{Metric: "symmetry_anomalies", Max: f64(0)},
 		{Metric: "telemetry_coverage", Min: f64(0.9)},
