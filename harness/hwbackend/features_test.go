@@ -34,6 +34,21 @@ func parseInventory(t *testing.T, text string) (*inventory.Hardware, *inventory.
 	return hw, f
 }
 
+// loadInventory loads an inventory file (every registered platform) and
+// builds its fabric.
+func loadInventory(t *testing.T, path string) (*inventory.Hardware, *inventory.Fabric) {
+	t.Helper()
+	hw, err := inventory.LoadHardware(path, drivers.Platforms()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := hw.Fabric()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hw, f
+}
+
 // The mapping of suite features onto one switch, without devices.
 func TestDeviceFeatures(t *testing.T) {
 	hw, f := parseInventory(t, doubleInventory("Ethernet0", 22, "/nonexistent/kh", "/nonexistent/key"))
@@ -130,14 +145,7 @@ func TestConfigureOnSONiCDouble(t *testing.T) {
 	backend := func(inv, dir string, apply bool) *Backend {
 		b := New()
 		b.Prepare(harness.Env{Inventory: inv, Apply: apply, Dir: dir, RunID: "t", Logf: t.Logf})
-		hw, err := inventory.LoadHardware(inv, drivers.Platforms()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := hw.Fabric()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, f := loadInventory(t, inv)
 		if err := b.Up(ctx, f); err != nil {
 			t.Fatal(err)
 		}

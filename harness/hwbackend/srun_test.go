@@ -19,7 +19,6 @@ import (
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/internal/slurmtest"
-	"github.com/fabricbench/fabricbench/inventory"
 )
 
 // TestSrunLauncher starts the agents of an inventory's hosts with srun
@@ -56,14 +55,7 @@ links:
 `, c.Node)
 	invPath := filepath.Join(dir, "inv.yaml")
 	os.WriteFile(invPath, []byte(inv), 0o644)
-	hw, err := inventory.LoadHardware(invPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := hw.Fabric()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, f := loadInventory(t, invPath)
 
 	// Outside an allocation: refused, naming what is missing.
 	t.Setenv("SLURM_JOB_ID", "")

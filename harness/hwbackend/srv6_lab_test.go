@@ -12,7 +12,6 @@ import (
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
-	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
 )
@@ -165,14 +164,7 @@ func TestInventorySRv6VRF(t *testing.T) {
 	checkNoProcesses(t)
 
 	// 3. VRFs as isolation rules, in the backend: the data plane agrees.
-	hw, err := inventory.LoadHardware(inv, drivers.Platforms()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := hw.Fabric()
-	if err != nil {
-		t.Fatal(err)
-	}
+	hw, f := loadInventory(t, inv)
 	hostIP := func(n int) string { return hw.Device(f.Host(n).Name).NICs[0].Address.Addr().String() }
 	b := New()
 	b.Prepare(harness.Env{Inventory: inv, Apply: true, Dir: t.TempDir(), RunID: "vrf", Logf: t.Logf})
