@@ -197,8 +197,7 @@ func init() {
 	RegisterFeature(FeatureKind{
 		Feature: FeatQueue, Doc: "per-run queue sizes",
 		Asks: func(s *suite.Suite) []FeatureAsk {
-			q := s.Features.Queue
-			return asks(q != "" && q != "bdp", "features.queue", "leave it out or set bdp")
+			return asks(!s.Features.Queue.BDP(), "features.queue", "leave it out or set bdp")
 		},
 		Runs: func(f Features) (string, bool) { return "features.queue", f.QueueBytes > 0 || f.QueueLongestPath },
 	})
@@ -209,7 +208,7 @@ func init() {
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			var out []FeatureAsk
 			for i, j := range s.Jobs {
-				if j.Rate != "" {
+				if j.Rate.IsSet() {
 					out = append(out, FeatureAsk{fmt.Sprintf("jobs[%d].rate", i), "leave it out (the congestion control sets the rate)"})
 				}
 			}

@@ -710,10 +710,7 @@ func judgeUnfinished(kp []results.KPI, specs []kpis.Spec, jobs []results.Job, in
 // analysisOptions maps a suite's analysis section (defaults filled by
 // suite.Load) onto analysis.Options.
 func analysisOptions(a *suite.Analysis) analysis.Options {
-	backlog, err := units.ParseBytes(a.Culprit.Backlog)
-	if err != nil {
-		backlog = 0 // the analysis default; suite.Load already rejected bad sizes
-	}
+	backlog := a.Culprit.Backlog.Bytes() // 0: the analysis default
 	return analysis.Options{
 		SymZ: a.Symmetry.Z, SymMinDeviation: a.Symmetry.MinDeviation,
 		VictimDeviation: a.Symmetry.VictimDeviation, ImbalanceCV: a.Symmetry.ImbalanceCV,
@@ -899,7 +896,7 @@ func bringupRun(ctx context.Context, b *suite.Bringup, opts Options) (*results.R
 		logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, f+"\n", a...) }
 	}
 	out, down, err := bringup.Step(ctx, bringup.StepOptions{Topology: b.Topology, Deploy: b.Deploy, Teardown: b.Teardown,
-		Runtime: b.Runtime, BGPWait: wait, Converge: converge, StateRoot: opts.LabStateRoot, Logf: logf})
+		Runtime: string(b.Runtime), BGPWait: wait, Converge: converge, StateRoot: opts.LabStateRoot, Logf: logf})
 	run := &results.Run{ID: "bringup", Fabric: b.Topology, WallS: time.Since(start).Seconds(), Bringup: out}
 	switch {
 	case err != nil:

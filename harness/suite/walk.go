@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
@@ -229,6 +230,10 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if isText(t) {
+		d.decodeText(path, v, tok, t)
+		return nil
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		m, ok := v.(*ast.MappingNode)
@@ -340,6 +345,34 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 		}
 	}
 	return nil
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// isText reports whether a field of type t decodes from text (a quantity
+// of quantity.go): it is a scalar, not a mapping.
+func isText(t reflect.Type) bool {
+	return t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(textUnmarshaler)
+}
+
+// decodeText decodes a scalar into a text type (a quantity): validating
+// is decoding. A value that does not decode is reported at its position,
+// with the type's message, and dropped.
+func (d *doc) decodeText(path string, v ast.Node, tok *token.Token, t reflect.Type) {
+	switch v.(type) {
+	case *ast.MappingNode, *ast.SequenceNode, *ast.MergeKeyNode:
+		d.errTok(path, tok, "want a string, got %s", describe(v))
+		return
+	}
+	var text string
+	if err := yaml.NodeToValue(v, &text); err != nil {
+		d.errTok(path, tok, "want a string, got %s", describe(v))
+		return
+	}
+	x := reflect.New(t).Interface().(encoding.TextUnmarshaler)
+	if err := x.UnmarshalText([]byte(text)); err != nil {
+		d.errTok(path, tok, "%s", err.Error())
+	}
 }
 
 // walkStruct checks a mapping's keys against a struct's yaml tags.
