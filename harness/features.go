@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/harness/suite"
 )
 
@@ -35,7 +36,7 @@ type FeatureKind struct {
 	Asks func(*suite.Suite) []FeatureAsk
 	// Runs, when set, reports whether a resolved run's features ask for
 	// the feature, and the suite field that does (Refuse).
-	Runs func(Features) (field string, on bool)
+	Runs func(runspec.Features) (field string, on bool)
 }
 
 // FeatureAsk is a suite field that asks for a feature and how to do
@@ -83,7 +84,7 @@ func FeatureKindOf(f Feature) (FeatureKind, bool) {
 // Refuse is Configure's check, for callers that did not plan: the first
 // registered feature feat asks for (FeatureKind.Runs) and c lists as
 // unsupported, as Cannot's error; nil when there is none.
-func (c Capabilities) Refuse(backend string, feat Features) error {
+func (c Capabilities) Refuse(backend string, feat runspec.Features) error {
 	for _, k := range FeatureKinds() {
 		if k.Runs == nil {
 			continue
@@ -106,14 +107,14 @@ func asks(on bool, path, fix string) []FeatureAsk {
 
 // defaultOn is a feature on by default where the backend can do it,
 // switched by field.enabled; on returns whether a run has it on.
-func defaultOn(f Feature, doc, field string, get func(*suite.Features) *bool, on func(Features) bool) FeatureKind {
+func defaultOn(f Feature, doc, field string, get func(*suite.Features) *bool, on func(runspec.Features) bool) FeatureKind {
 	return FeatureKind{
 		Feature: f, Doc: doc, Enabled: get, EnabledField: field,
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			b := get(&s.Features)
 			return asks(b != nil && *b, field+".enabled", "set "+field+": {enabled: false}, or leave it out (off by default on this backend)")
 		},
-		Runs: func(ft Features) (string, bool) { return field, on(ft) },
+		Runs: func(ft runspec.Features) (string, bool) { return field, on(ft) },
 	}
 }
 
@@ -122,15 +123,15 @@ func init() {
 	// Left at their defaults, ECN and trimming follow the backend (off
 	// where it cannot do them, with a note: PlanSuite).
 	RegisterFeature(defaultOn(FeatECN, "ECN marking (RED/WRED)", "features.ecn",
-		func(ft *suite.Features) *bool { return ft.ECN.Enabled }, func(f Features) bool { return f.ECN }))
+		func(ft *suite.Features) *bool { return ft.ECN.Enabled }, func(f runspec.Features) bool { return f.ECN }))
 	RegisterFeature(defaultOn(FeatTrimming, "packet trimming", "features.trimming",
-		func(ft *suite.Features) *bool { return ft.Trimming.Enabled }, func(f Features) bool { return f.Trimming }))
+		func(ft *suite.Features) *bool { return ft.Trimming.Enabled }, func(f runspec.Features) bool { return f.Trimming }))
 	RegisterFeature(FeatureKind{
 		Feature: FeatPFC, Doc: "PFC",
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			return asks(s.Features.PFC != nil && s.Features.PFC.Enabled, "features.pfc.enabled", "")
 		},
-		Runs: func(f Features) (string, bool) { return "features.pfc", f.PFC },
+		Runs: func(f runspec.Features) (string, bool) { return "features.pfc", f.PFC },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatPFCWatchdog, Doc: "the PFC watchdog",
@@ -138,12 +139,14 @@ func init() {
 			pfc := s.Features.PFC
 			return asks(pfc != nil && pfc.Enabled && pfc.Watchdog != nil, "features.pfc.watchdog", "")
 		},
-		Runs: func(f Features) (string, bool) { return "features.pfc.watchdog", f.PFC && f.PFCWatchdogDetect > 0 },
+		Runs: func(f runspec.Features) (string, bool) {
+			return "features.pfc.watchdog", f.PFC && f.PFCWatchdogDetect > 0
+		},
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatSRv6, Doc: "SRv6 path placement",
 		Asks: func(s *suite.Suite) []FeatureAsk { return asks(s.Features.SRv6 != nil, "features.srv6", "") },
-		Runs: func(f Features) (string, bool) { return "features.srv6", f.SRv6 || len(f.SRv6Paths) > 0 },
+		Runs: func(f runspec.Features) (string, bool) { return "features.srv6", f.SRv6 || len(f.SRv6Paths) > 0 },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatSRv6Control, Doc: "SRv6 path control (placement, per-job or strict paths)",
@@ -164,7 +167,7 @@ func init() {
 	RegisterFeature(FeatureKind{
 		Feature: FeatVRF, Doc: "VRFs",
 		Asks: func(s *suite.Suite) []FeatureAsk { return asks(len(s.Features.VRFs) > 0, "features.vrfs", "") },
-		Runs: func(f Features) (string, bool) { return "features.vrfs", len(f.VRFs) > 0 },
+		Runs: func(f runspec.Features) (string, bool) { return "features.vrfs", len(f.VRFs) > 0 },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatController, Doc: "a path controller",
@@ -177,14 +180,14 @@ func init() {
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			return asks(s.Features.ECMP.Mode == suite.ECMPModeAdaptive, "features.ecmp.mode", "use mode: hash")
 		},
-		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.Adaptive },
+		Runs: func(f runspec.Features) (string, bool) { return "features.ecmp.mode", f.Adaptive },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatFlowlet, Doc: "flowlet load balancing (DLB)",
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			return asks(s.Features.ECMP.Mode == suite.ECMPModeFlowlet, "features.ecmp.mode", "use mode: hash")
 		},
-		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.Flowlet },
+		Runs: func(f runspec.Features) (string, bool) { return "features.ecmp.mode", f.Flowlet },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatLowDiameter, Doc: "low-diameter routing (minimal, valiant, ugal, source-guided)",
@@ -192,14 +195,16 @@ func init() {
 			m := s.Features.ECMP.Mode
 			return asks(m != suite.ECMPModeAdaptive && m != suite.ECMPModeFlowlet && m != suite.ECMPModeHash, "features.ecmp.mode", "use mode: hash")
 		},
-		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.LowDiameter != "" },
+		Runs: func(f runspec.Features) (string, bool) { return "features.ecmp.mode", f.LowDiameter != "" },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatQueue, Doc: "per-run queue sizes",
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			return asks(!s.Features.Queue.BDP(), "features.queue", "leave it out or set bdp")
 		},
-		Runs: func(f Features) (string, bool) { return "features.queue", f.QueueBytes > 0 || f.QueueLongestPath },
+		Runs: func(f runspec.Features) (string, bool) {
+			return "features.queue", f.QueueBytes > 0 || f.QueueLongestPath
+		},
 	})
 	// Per-job pacing is not a switch setting: the planner refuses it
 	// (Asks); Features has no job rates, so Configure has nothing to check.

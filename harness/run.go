@@ -489,7 +489,7 @@ func runLine(r *results.Run, backend string) string {
 		}
 	}
 	line := fmt.Sprintf("run %-24s %-11s %d/%d KPIs pass, %s, ",
-		r.ID, r.Status, pass, pass+fail, Plural(len(r.Anomalies), "anomaly", "anomalies"))
+		r.ID, r.Status, pass, pass+fail, runspec.Plural(len(r.Anomalies), "anomaly", "anomalies"))
 	if backend == "" || backend == "sim" {
 		line += fmt.Sprintf("%.0f µs simulated, %.1f s", r.SimEndUs, r.WallS)
 	} else {
@@ -590,7 +590,7 @@ func (e liveCheckError) Unwrap() error { return e.error }
 
 // reachedFaults lists the fault events at or before end (backend time
 // when the run ended) and counts the later ones: those never happened.
-func reachedFaults(faults []Fault, end int64) ([]results.Fault, int) {
+func reachedFaults(faults []runspec.Fault, end int64) ([]results.Fault, int) {
 	var out []results.Fault
 	later := 0
 	for _, ft := range faults {
@@ -766,7 +766,7 @@ func unfinishedFlowsKPI(specs []kpis.Spec, rr *RunResult) (results.KPI, bool) {
 
 // flowSpan returns the span of the finished flows (ps: first start to
 // last end) and their payload (bytes).
-func flowSpan(rr *RunResult, w *Workload) (span, payload int64) {
+func flowSpan(rr *RunResult, w *runspec.Workload) (span, payload int64) {
 	first, last := int64(-1), int64(-1)
 	for i, f := range rr.Flows {
 		if f.FCT < 0 || f.Start < 0 || i >= len(w.Matrix.Flows) {
@@ -824,7 +824,7 @@ func pointConfig(p *runspec.RunSpec) map[string]string {
 // numbers (as in traffic matrices); src_host and dst_host, after the
 // columns readers by position know, their names in the fabric; error,
 // last, why a flow did not complete.
-func writeFlows(path string, hostName func(int) string, w *Workload, rr *RunResult) error {
+func writeFlows(path string, hostName func(int) string, w *runspec.Workload, rr *RunResult) error {
 	// Written whole or not at all (a full disk leaves no partial file).
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
