@@ -262,7 +262,7 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		ft := &s.Features
 		for _, need := range c.ECMPHashNeeds {
-			if !slices.Contains(ft.ECMP.Hash, need) {
+			if !slices.Contains(ft.ECMP.Hash, suite.HashField(need)) {
 				cannot("features.ecmp.hash", "a hash without "+need, c.ECMPHashReason, "")
 				break
 			}

@@ -880,16 +880,13 @@ func influxConfig(cli *InfluxOptions, fromSuite *suite.Influx) (*telemetry.Influ
 // bringupRun runs the suite's bring-up step as the run "bringup".
 func bringupRun(ctx context.Context, b *suite.Bringup, opts Options) (*results.Run, func(), error) {
 	start := time.Now()
-	var wait time.Duration
-	if b.BGPWait != "" {
-		wait, _ = time.ParseDuration(b.BGPWait) // checked at load
-	}
+	wait := b.BGPWait.Duration()
 	converge := time.Duration(0)
 	if b.Deploy {
 		converge = time.Minute
 	}
-	if b.Converge != "" {
-		converge, _ = time.ParseDuration(b.Converge) // checked at load
+	if b.Converge.IsSet() {
+		converge = b.Converge.Duration()
 	}
 	logf := func(string, ...any) {}
 	if opts.Progress != nil {

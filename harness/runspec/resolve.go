@@ -38,7 +38,7 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 	p := &RunSpec{ID: sp.ID, Params: sp.Params, Suite: s, Fabric: f}
 	ft := s.Features
 	p.Features = Features{
-		ECMPHash: ft.ECMP.Hash, ECN: on(ft.ECN.Enabled, d.ECN), KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
+		ECMPHash: words(ft.ECMP.Hash), ECN: on(ft.ECN.Enabled, d.ECN), KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
 		Trimming: on(ft.Trimming.Enabled, d.Trimming),
 		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil,
 		Adaptive: ft.ECMP.Mode == suite.ECMPModeAdaptive, ARWeighted: ft.ECMP.Weighted,
@@ -113,7 +113,7 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 		p.Features.SimEnd = 1e12 // 1 s of simulated time at most
 	}
 	t := s.Transport
-	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, EntropyRun: t.EntropyRun, Seed: s.Seed,
+	p.Transport = Transport{CC: string(t.CC), LB: string(t.LB), Planes: string(t.Planes), MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, EntropyRun: t.EntropyRun, Seed: s.Seed,
 		Launcher: string(s.Agents.Launcher)}
 	if p.TransportParams, err = p.Transport.Params(); err != nil {
 		return nil, fmt.Errorf("transport: %w", err) // the suite checked cc, lb and planes
@@ -340,4 +340,13 @@ func resolveVRFs(f *inventory.Fabric, vrfs []suite.VRF) ([]VRF, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// words are a suite's words as strings.
+func words[S ~string](ws []S) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = string(w)
+	}
+	return out
 }

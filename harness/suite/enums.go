@@ -3,6 +3,8 @@ package suite
 import (
 	"fmt"
 	"slices"
+
+	"github.com/fabricbench/fabricbench/agents/transport"
 )
 
 // The suite's fields that are a closed set of words decode into these
@@ -84,6 +86,66 @@ func (r *Runtime) UnmarshalText(b []byte) error {
 	return word((*string)(r), b, []string{"auto", "native", "containerlab"}, func(s string) error {
 		return fmt.Errorf("%q is not a lab runtime (want auto, containerlab or native)", s)
 	})
+}
+
+// CongestionControl is transport.cc, stored as its canonical name
+// (transport.CCKind's String: smartt decodes to nscc).
+type CongestionControl string
+
+// UnmarshalText decodes a congestion control (transport.ParseCC).
+func (c *CongestionControl) UnmarshalText(b []byte) error {
+	return canonical((*string)(c), b, func(s string) (fmt.Stringer, error) { return transport.ParseCC(s) }, func(s string) error {
+		return fmt.Errorf("unknown congestion control %q (want nscc or dctcp)", s)
+	})
+}
+
+// LoadBalancer is transport.lb, stored as its canonical name
+// (transport.LBKind's String).
+type LoadBalancer string
+
+// UnmarshalText decodes a load balancer (transport.ParseLB).
+func (l *LoadBalancer) UnmarshalText(b []byte) error {
+	return canonical((*string)(l), b, func(s string) (fmt.Stringer, error) { return transport.ParseLB(s) }, func(s string) error {
+		return fmt.Errorf("unknown load balancer %q (want %s)", s, transport.LBNames)
+	})
+}
+
+// PlaneMode is transport.planes, stored as its canonical name
+// (transport.PlaneMode's String: per-plane decodes to plb).
+type PlaneMode string
+
+// UnmarshalText decodes a plane load balancing (transport.ParsePlaneMode).
+func (m *PlaneMode) UnmarshalText(b []byte) error {
+	return canonical((*string)(m), b, func(s string) (fmt.Stringer, error) { return transport.ParsePlaneMode(s) }, func(s string) error {
+		return fmt.Errorf("unknown plane load balancing %q (want plb, global or entropy)", s)
+	})
+}
+
+// HashField is one field of features.ecmp.hash (hashFields). The empty
+// text decodes (the checker names it as an unknown field).
+type HashField string
+
+// UnmarshalText decodes one of hashFields.
+func (h *HashField) UnmarshalText(b []byte) error {
+	return word((*string)(h), b, hashFields, func(s string) error {
+		return fmt.Errorf("unknown hash field %q (want %s)", s, orList(hashFields))
+	})
+}
+
+// canonical decodes a word with parse into dst as its canonical name (""
+// is unset), else bad's error.
+func canonical(dst *string, b []byte, parse func(string) (fmt.Stringer, error), bad func(string) error) error {
+	s := string(b)
+	*dst = ""
+	if s == "" {
+		return nil
+	}
+	v, err := parse(s)
+	if err != nil {
+		return bad(s)
+	}
+	*dst = v.String()
+	return nil
 }
 
 // word decodes one of words into dst ("" is unset), else bad's error.

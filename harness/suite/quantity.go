@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fabricbench/fabricbench/units"
 )
@@ -313,3 +314,41 @@ func (l Pace) IsZero() bool { return !l.IsSet() }
 
 // String is the text as written.
 func (l Pace) String() string { return l.text }
+
+// WallTime is a wall-clock duration of the bring-up step (bringup.bgp_wait,
+// bringup.converge): time.ParseDuration's spellings (10s, 1m30s), not
+// negative.
+type WallTime struct {
+	d    time.Duration
+	text string
+}
+
+// UnmarshalText decodes a wall-clock duration.
+func (w *WallTime) UnmarshalText(b []byte) error {
+	s := string(b)
+	*w = WallTime{}
+	if s == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is not a duration (e.g. 10s)", s)
+	}
+	*w = WallTime{d: d, text: s}
+	return nil
+}
+
+// MarshalText gives the text as written.
+func (w WallTime) MarshalText() ([]byte, error) { return []byte(w.text), nil }
+
+// Duration is the duration (0 when unset).
+func (w WallTime) Duration() time.Duration { return w.d }
+
+// IsSet reports whether the suite gave the duration.
+func (w WallTime) IsSet() bool { return w.text != "" }
+
+// IsZero reports whether the duration is unset (YAML's omitzero).
+func (w WallTime) IsZero() bool { return !w.IsSet() }
+
+// String is the text as written.
+func (w WallTime) String() string { return w.text }

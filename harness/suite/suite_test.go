@@ -53,7 +53,7 @@ func TestLoadSmoke(t *testing.T) {
 	if f.Trimming.Enabled != nil {
 		t.Error("trimming left out is not the backend's default")
 	}
-	if !reflect.DeepEqual(f.ECMP.Hash, []string{"src-ip", "dst-ip", "src-port", "dst-port", "protocol"}) {
+	if !reflect.DeepEqual(f.ECMP.Hash, []HashField{"src-ip", "dst-ip", "src-port", "dst-port", "protocol"}) {
 		t.Errorf("hash = %v", f.ECMP.Hash)
 	}
 	if f.Queue.String() != "512KiB" {
@@ -173,7 +173,7 @@ transport: {cc: smartt, lb: spray, mtu: 9000}
 	if s.Seed != 0 || *s.Features.ECN.Enabled || s.Features.ECN.KMin != 0 || s.Features.ECN.KMax != 1 || *s.Features.Trimming.Enabled {
 		t.Errorf("explicit values lost: seed %d features %+v", s.Seed, s.Features)
 	}
-	if !reflect.DeepEqual(s.Features.ECMP.Hash, []string{"dst-ip", "flow-label"}) {
+	if !reflect.DeepEqual(s.Features.ECMP.Hash, []HashField{"dst-ip", "flow-label"}) {
 		t.Errorf("hash = %v", s.Features.ECMP.Hash)
 	}
 	if s.Transport.CC != "nscc" || s.Transport.LB != "ops" || s.Transport.MTU != 9000 {
@@ -276,7 +276,7 @@ func TestMatrix(t *testing.T) {
 		if !reflect.DeepEqual(p.Params, wantParams) {
 			t.Errorf("point %d: params %v", i, p.Params)
 		}
-		if p.Suite.Transport.LB != w.lb || p.Suite.Jobs[0].Size.String() != w.size {
+		if string(p.Suite.Transport.LB) != w.lb || p.Suite.Jobs[0].Size.String() != w.size {
 			t.Errorf("point %d: lb %q size %q", i, p.Suite.Transport.LB, p.Suite.Jobs[0].Size)
 		}
 		// Only the swept fields change.
@@ -418,6 +418,10 @@ func TestBadSuites(t *testing.T) {
 			`3:5: jobs[0].size: required (want e.g. 2MiB, 512KB)`},
 		{"converge out of range", base + "bringup:\n  topology: lab.clab.yml\n  converge: 11m\n",
 			`9:13: bringup.converge: "11m" is not a duration from 0 to 10m`},
+		{"bgp wait not a duration", base + "bringup:\n  topology: lab.clab.yml\n  bgp_wait: 10 secs\n",
+			`9:13: bringup.bgp_wait: "10 secs" is not a duration (e.g. 10s)`},
+		{"converge negative", base + "bringup:\n  topology: lab.clab.yml\n  converge: -1s\n",
+			`9:13: bringup.converge: "-1s" is not a duration (e.g. 10s)`},
 		{"bad duration", base + "    start: 10 sec\n", `7:12: jobs[0].start: "10 sec" is not a duration (want e.g. 100us, 1ms)`},
 		{"duration without unit", base + "faults:\n  - {kind: down, nic: host0, at: 5}\n", `8:34: faults[0].at: "5" is not a duration`},
 		{"interval out of range", base + "telemetry:\n  interval: 50us\n", `8:13: telemetry.interval: 50us is out of range (want 100us to 10ms)`},
@@ -469,6 +473,8 @@ func TestBadSuites(t *testing.T) {
 		{"bad hash field", base + "features:\n  ecmp:\n    hash: [src-ip, vlan]\n", `9:20: features.ecmp.hash[1]: unknown hash field "vlan"`},
 		{"duplicate hash field", base + "features:\n  ecmp:\n    hash: [src-ip, src-ip]\n", `9:20: features.ecmp.hash[1]: src-ip is already listed`},
 		{"empty hash", base + "features:\n  ecmp:\n    hash: []\n", `9:11: features.ecmp.hash: needs at least one field`},
+		{"empty hash field", base + "features:\n  ecmp:\n    hash: [src-ip, '']\n", `9:20: features.ecmp.hash[1]: unknown hash field ""`},
+		{"unknown congestion control", base + "transport:\n  cc: cubic\n", `8:7: transport.cc: unknown congestion control "cubic" (want nscc or dctcp)`},
 		{"ecn kmin above kmax", base + "features:\n  ecn: {kmin: 0.9}\n", `8:15: features.ecn.kmin: kmin (0.9) must be less than kmax (0.8)`},
 		{"ecn kmax out of range", base + "features:\n  ecn: {kmax: 1.5}\n", `8:15: features.ecn.kmax: 1.5 is out of range (want 0 < kmax <= 1)`},
 		{"bad queue", base + "features:\n  queue: huge\n", `8:10: features.queue: "huge" is neither bdp, longest-path nor a size`},
@@ -744,7 +750,7 @@ func TestLoadErrors(t *testing.T) {
 func TestPathAwareLBOnHashECMP(t *testing.T) {
 	for _, lb := range []string{"ops-w", "spritz-scout", "spritz-spray", "flicr"} {
 		s := mustParse(t, "x.yaml", base+"transport:\n  lb: "+lb+"\n")
-		if s.Transport.LB != lb || s.Features.ECMP.Mode != ECMPModeHash {
+		if string(s.Transport.LB) != lb || s.Features.ECMP.Mode != ECMPModeHash {
 			t.Errorf("%s: parsed lb %q on mode %q", lb, s.Transport.LB, s.Features.ECMP.Mode)
 		}
 	}

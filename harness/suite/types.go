@@ -107,7 +107,7 @@ type ECMP struct {
 	// Hash lists fields from src-ip, dst-ip, src-port, dst-port, protocol,
 	// flow-label; non-empty, no duplicates (default src-ip, dst-ip,
 	// src-port, dst-port, protocol).
-	Hash []string `yaml:"hash"`
+	Hash []HashField `yaml:"hash"`
 	// Mode is hash (ECMP: the hash picks one port per flow; the default),
 	// adaptive (switch adaptive routing: per packet, the equal-cost port
 	// with the shortest queue; simulator only) or flowlet (switch dynamic
@@ -257,19 +257,19 @@ const DefaultVRF = "default"
 
 // Transport configures the endpoints.
 type Transport struct {
-	// CC and LB are stored in canonical form (transport.CCKind/LBKind
-	// String) after Load.
-	CC           string `yaml:"cc"`  // nscc (default), dctcp
-	LB           string `yaml:"lb"`  // ecmp, ops, reps (default)
-	MTU          int    `yaml:"mtu"` // payload bytes per packet, 256..9216 (default 4096)
-	QuickAdapt   *bool  `yaml:"quick_adapt"`
-	FastIncrease *bool  `yaml:"fast_increase"`
+	// CC, LB and Planes are stored in canonical form (transport.CCKind,
+	// LBKind, PlaneMode String) when they are decoded.
+	CC           CongestionControl `yaml:"cc"`  // nscc (default), dctcp
+	LB           LoadBalancer      `yaml:"lb"`  // ecmp, ops, reps (default)
+	MTU          int               `yaml:"mtu"` // payload bytes per packet, 256..9216 (default 4096)
+	QuickAdapt   *bool             `yaml:"quick_adapt"`
+	FastIncrease *bool             `yaml:"fast_increase"`
 	// Planes is how multi-plane hosts (a fabric with planes=N) spread each
 	// flow over their planes: plb (per-plane congestion control, the
 	// default), global (one window over all planes) or entropy (entropy-
 	// based source routing: the entropy picks the plane, one window).
 	// Single-plane fabrics ignore it.
-	Planes string `yaml:"planes"`
+	Planes PlaneMode `yaml:"planes"`
 	// EntropyRun makes the load balancer's choice hold for this many
 	// consecutive packets of a flow (transport.Params.EntropyRun): the
 	// agents send a run as one UDP GSO message. 0 or 1 (default): a
@@ -506,9 +506,9 @@ type Bringup struct {
 	Teardown bool `yaml:"teardown"`
 	// BGPWait keeps polling BGP sessions that are not established for this
 	// long before failing them (e.g. "10s"; default 0).
-	BGPWait string `yaml:"bgp_wait"`
+	BGPWait WallTime `yaml:"bgp_wait"`
 	// Converge re-validates while checks fail, for up to this long, so
 	// that routing still converging is not reported as broken (e.g. "60s";
 	// default 60s when the step deploys the lab, else 0; at most 10m).
-	Converge string `yaml:"converge"`
+	Converge WallTime `yaml:"converge"`
 }

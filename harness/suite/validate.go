@@ -264,10 +264,10 @@ func (c *checker) preset() {
 			p.Name, p.SpecKeys())
 	}
 	f := &s.Features
-	set := p.Apply(preset.Settings{CC: s.Transport.CC, MTU: s.Transport.MTU, Queue: f.Queue.String(), KMin: f.ECN.KMin, KMax: f.ECN.KMax,
+	set := p.Apply(preset.Settings{CC: string(s.Transport.CC), MTU: s.Transport.MTU, Queue: f.Queue.String(), KMin: f.ECN.KMin, KMax: f.ECN.KMax,
 		ECN: f.ECN.Enabled != nil && *f.ECN.Enabled, Trimming: f.Trimming.Enabled != nil && *f.Trimming.Enabled},
 		func(name string) bool { return d.has(presetFields[name]) })
-	s.Transport.CC, s.Transport.MTU, f.ECN.KMin, f.ECN.KMax = set.CC, set.MTU, set.KMin, set.KMax
+	s.Transport.CC, s.Transport.MTU, f.ECN.KMin, f.ECN.KMax = CongestionControl(set.CC), set.MTU, set.KMin, set.KMax
 	q, err := ParseQueue(set.Queue)
 	if err != nil {
 		c.errf("preset", "%s: features.queue: %v", p.Name, err)
@@ -308,15 +308,8 @@ func (c *checker) bringup() {
 	if b.Teardown && !b.Deploy {
 		c.errf("bringup.teardown", "needs deploy: true (a lab the suite did not bring up is not torn down)")
 	}
-	if b.BGPWait != "" {
-		if d, err := time.ParseDuration(b.BGPWait); err != nil || d < 0 {
-			c.errf("bringup.bgp_wait", "%q is not a duration (e.g. 10s)", b.BGPWait)
-		}
-	}
-	if b.Converge != "" {
-		if d, err := time.ParseDuration(b.Converge); err != nil || d < 0 || d > 10*time.Minute {
-			c.errf("bringup.converge", "%q is not a duration from 0 to 10m (e.g. 60s)", b.Converge)
-		}
+	if b.Converge.Duration() > 10*time.Minute {
+		c.errf("bringup.converge", "%q is not a duration from 0 to 10m (e.g. 60s)", b.Converge)
 	}
 }
 
@@ -337,7 +330,10 @@ func (c *checker) defaults() {
 	}
 	f := &s.Features
 	if !d.has("features.ecmp.hash") {
-		f.ECMP.Hash = append([]string(nil), DefaultHash...)
+		f.ECMP.Hash = nil
+		for _, h := range DefaultHash {
+			f.ECMP.Hash = append(f.ECMP.Hash, HashField(h))
+		}
 	}
 	if f.ECMP.Mode == "" {
 		f.ECMP.Mode = ECMPModeHash
@@ -600,10 +596,10 @@ func (c *checker) features() {
 	if len(f.ECMP.Hash) == 0 {
 		c.errf("features.ecmp.hash", "needs at least one field (%s)", orList(hashFields))
 	}
-	seen := map[string]int{}
+	seen := map[HashField]int{}
 	for i, h := range f.ECMP.Hash {
 		p := fileerr.Index("features.ecmp.hash", i)
-		if !contains(hashFields, h) {
+		if !contains(hashFields, h) { // "": the others do not decode
 			c.errf(p, "unknown hash field %q (want %s)", h, orList(hashFields))
 		} else if j, dup := seen[h]; dup {
 			c.errf(p, "%s is already listed (features.ecmp.hash[%d])", h, j)
@@ -800,26 +796,12 @@ func (c *checker) agents() {
 	}
 }
 
+// transport checks the transport's numbers. Its words (cc, lb, planes)
+// are decoded, canonical; the load balancer against the switches'
+// routing is a rule of the resolved run (runspec.RunSpec.Validate),
+// reported by the planner.
 func (c *checker) transport() {
 	t := &c.s.Transport
-	if cc, err := transport.ParseCC(t.CC); err != nil {
-		c.errf("transport.cc", "unknown congestion control %q (want nscc or dctcp)", t.CC)
-	} else {
-		t.CC = cc.String()
-	}
-	if lb, err := transport.ParseLB(t.LB); err != nil {
-		c.errf("transport.lb", "unknown load balancer %q (want %s)", t.LB, transport.LBNames)
-	} else {
-		// The load balancer against the switches' routing is a rule of
-		// the resolved run (runspec.RunSpec.Validate), reported here by
-		// the planner.
-		t.LB = lb.String()
-	}
-	if pm, err := transport.ParsePlaneMode(t.Planes); err != nil {
-		c.errf("transport.planes", "unknown plane load balancing %q (want plb, global or entropy)", t.Planes)
-	} else {
-		t.Planes = pm.String()
-	}
 	if t.MTU < minMTU || t.MTU > maxMTU {
 		c.errf("transport.mtu", "%d is out of range (want %d..%d)", t.MTU, minMTU, maxMTU)
 	}
