@@ -122,6 +122,18 @@ func (z Size) IsZero() bool { return !z.IsSet() }
 // String is the text as written ("" when unset).
 func (z Size) String() string { return z.text }
 
+// Elephant is features.srv6.elephant: a positive size, worded as that
+// field always was.
+type Elephant struct{ Size }
+
+// UnmarshalText decodes a size.
+func (e *Elephant) UnmarshalText(b []byte) error {
+	if err := e.Size.UnmarshalText(b); err != nil {
+		return fmt.Errorf("%q is not a positive size (e.g. 1MiB)", b)
+	}
+	return nil
+}
+
 // Queue is features.queue: bdp, longest-path or a size.
 type Queue struct {
 	Size

@@ -77,3 +77,40 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// A quantity or word that does not decode is reported where it is, and
+// the rest of the document is still checked: its siblings, its parents and
+// the matrix values (as when the checker parsed the strings); only what
+// follows from the missing value is not reported.
+func TestUndecodedValueKeepsTheRestChecked(t *testing.T) {
+	doc := `fabric: {spec: 'leafspine:leaves=2,spines=2,hosts_per_leaf=4'}
+jobs:
+  - {name: perm, workload: permutation, size: 2Mib}
+faults:
+  - {kind: down, at: soon}
+features:
+  ecmp: {mode: spray, staleness: 1us}
+matrix:
+  transport.lb: [ops, bogus]
+`
+	_, err := Parse("t.yaml", []byte(doc))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		`t.yaml:3:47: jobs[0].size: "2Mib" is not a size`,
+		`t.yaml:5:5: faults[0]: set one of link, port or nic`,
+		`t.yaml:5:22: faults[0].at: "soon" is not a duration`,
+		`t.yaml:7:16: features.ecmp.mode: unknown mode "spray"`,
+		`t.yaml:9:23: matrix["transport.lb"][1]: unknown load balancer "bogus"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error:\n%v\nwant a line containing\n%s", err, want)
+		}
+	}
+	// The staleness is checked against a mode that decoded; the size is
+	// not also "required".
+	if s := err.Error(); strings.Contains(s, "staleness") || strings.Contains(s, "required") {
+		t.Errorf("follow-on errors:\n%s", s)
+	}
+}

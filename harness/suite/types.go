@@ -177,7 +177,7 @@ type SRv6 struct {
 	// elephants already placed (package pathctl). Simulator only.
 	Placement Placement `yaml:"placement"`
 	// Elephant is the placement's flow-size threshold (default 1MiB).
-	Elephant Size `yaml:"elephant"`
+	Elephant Elephant `yaml:"elephant"`
 }
 
 // SRv6 placement controllers (SRv6.Placement).

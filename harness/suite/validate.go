@@ -135,6 +135,17 @@ type checker struct {
 
 func (c *checker) errf(path, format string, args ...any) { c.d.errf(path, format, args...) }
 
+// undecoded reports whether a value at or below path did not decode (it
+// is unset now: its follow-on problems are not reported).
+func (c *checker) undecoded(path string) bool {
+	for u := range c.d.undecoded {
+		if _, below := underPath(u, path); below {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *checker) run() {
 	c.defaults()
 	c.preset()
@@ -183,7 +194,7 @@ func (c *checker) controller() {
 		switch iv := ct.Interval.Ps(); {
 		case iv <= 0 || iv > 10e12:
 			c.errf("controller.interval", "%s is out of range (want telemetry.interval to 10s)", ct.Interval)
-		case !tel.Fastest() && tel.Ps() > 0 && iv%tel.Ps() != 0:
+		case !tel.Fastest() && !c.d.undecoded["telemetry.interval"] && tel.Ps() > 0 && iv%tel.Ps() != 0:
 			c.errf("controller.interval", "%s is not a multiple of telemetry.interval (%s)", ct.Interval, tel)
 		}
 	}
@@ -606,11 +617,14 @@ func (c *checker) features() {
 		}
 		seen[h] = i
 	}
-	if f.ECMP.Mode != ECMPModeFlowlet && d.has("features.ecmp.flowlet_gap") {
+	if c.undecoded("features.ecmp.mode") {
+		// The mode's knobs are checked against a mode that decoded.
+	} else if f.ECMP.Mode != ECMPModeFlowlet && d.has("features.ecmp.flowlet_gap") {
 		c.errf("features.ecmp.flowlet_gap", "applies to flowlet load balancing only (set features.ecmp.mode: flowlet)")
 	}
-	switch f.ECMP.Mode {
-	case ECMPModeFlowlet:
+	switch mode := f.ECMP.Mode; {
+	case c.undecoded("features.ecmp.mode"):
+	case mode == ECMPModeFlowlet:
 		for _, k := range []string{"staleness", "quantum", "weighted"} {
 			if d.has("features.ecmp." + k) {
 				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
@@ -621,13 +635,13 @@ func (c *checker) features() {
 				c.errf("features.ecmp.flowlet_gap", "%s is out of range (want 100ns..10ms)", f.ECMP.FlowletGap)
 			}
 		}
-	case ECMPModeHash:
+	case mode == ECMPModeHash:
 		for _, k := range []string{"staleness", "quantum", "weighted"} {
 			if d.has("features.ecmp." + k) {
 				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
 			}
 		}
-	case ECMPModeAdaptive:
+	case mode == ECMPModeAdaptive:
 		if ps := f.ECMP.Staleness.Ps(); ps < 0 || ps > MaxARStalenessPs {
 			c.errf("features.ecmp.staleness", "%s is out of range (want 0..1ms)", f.ECMP.Staleness)
 		}
@@ -864,7 +878,7 @@ func (c *checker) jobs() {
 				c.errf(p, "no job named %q", j.Baseline)
 			case k == i:
 				c.errf(p, "a job cannot be its own baseline")
-			case s.Jobs[k].Workload != j.Workload || s.Jobs[k].Size.Bytes() != j.Size.Bytes():
+			case (s.Jobs[k].Workload != j.Workload || s.Jobs[k].Size.Bytes() != j.Size.Bytes()) && !c.undecoded(fileerr.Index("jobs", k)) && !c.undecoded(fileerr.Index("jobs", i)):
 				c.errf(p, "%s is a %s of %s, this job a %s of %s: a baseline has the job's shape", j.Baseline, s.Jobs[k].Workload, s.Jobs[k].Size, j.Workload, j.Size)
 			}
 		}
@@ -1244,7 +1258,7 @@ func (c *checker) fault(i int) {
 
 // until checks that a fault's until, when set, is after its at.
 func (c *checker) until(p string, ft *Fault) {
-	if ft.Until.IsSet() && !c.d.bad[p+".at"] && ft.Until.Ps() <= ft.At.Ps() {
+	if ft.Until.IsSet() && !c.d.undecoded[p+".at"] && ft.Until.Ps() <= ft.At.Ps() {
 		c.errf(p+".until", "%s is not after at (%s)", ft.Until, ft.At)
 	}
 }

@@ -54,19 +54,26 @@ type doc struct {
 	bad        map[string]bool
 	drops      []func()
 	validating bool
+	// undecoded are the paths of values that did not decode (a quantity
+	// or word, decodeText): dropped like bad ones, but the rest of the
+	// document is still validated (and its matrix expanded), as when the
+	// checker parsed them; only problems at or below them are not
+	// reported.
+	undecoded map[string]bool
 }
 
 func newDoc(y *yamlx.Doc, subst []subst) *doc {
 	return &doc{
-		file:   y.File,
-		y:      y,
-		body:   y.Body,
-		nodes:  make(map[string]entry),
-		keys:   make(map[string]*token.Token),
-		byPos:  make(map[[2]int]string),
-		bad:    make(map[string]bool),
-		budget: yamlx.NewBudget(),
-		subst:  subst,
+		file:      y.File,
+		y:         y,
+		body:      y.Body,
+		nodes:     make(map[string]entry),
+		keys:      make(map[string]*token.Token),
+		byPos:     make(map[[2]int]string),
+		bad:       make(map[string]bool),
+		undecoded: make(map[string]bool),
+		budget:    yamlx.NewBudget(),
+		subst:     subst,
 	}
 }
 
@@ -136,6 +143,11 @@ func (d *doc) add(path, found string, tok *token.Token, msg string) {
 			_, below := underPath(path, b)
 			_, above := underPath(b, path)
 			if below || above && path != "" {
+				return
+			}
+		}
+		for u := range d.undecoded {
+			if _, below := underPath(path, u); below {
 				return
 			}
 		}
@@ -264,7 +276,7 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 			if err := d.walk(kp, mv.Value, t.Elem(), depth+1); err != nil {
 				return err
 			}
-			if d.bad[kp] {
+			if d.dropped(kp) {
 				d.dropEntry(m, mv)
 			}
 		}
@@ -279,7 +291,7 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 			if err := d.walk(ip, e, t.Elem(), depth+1); err != nil {
 				return err
 			}
-			if d.bad[ip] {
+			if d.dropped(ip) {
 				d.dropElem(s, i)
 			}
 		}
@@ -371,7 +383,12 @@ func (d *doc) decodeText(path string, v ast.Node, tok *token.Token, t reflect.Ty
 	}
 	x := reflect.New(t).Interface().(encoding.TextUnmarshaler)
 	if err := x.UnmarshalText([]byte(text)); err != nil {
+		wasBad := d.bad[path]
 		d.errTok(path, tok, "%s", err.Error())
+		if !wasBad {
+			delete(d.bad, path)
+		}
+		d.undecoded[path] = true
 	}
 }
 
@@ -410,12 +427,16 @@ func (d *doc) walkStruct(path string, m *ast.MappingNode, t reflect.Type, depth,
 		if err := d.walk(kp, mv.Value, ft, depth+1); err != nil {
 			return err
 		}
-		if d.bad[kp] {
+		if d.dropped(kp) {
 			d.dropEntry(m, mv)
 		}
 	}
 	return nil
 }
+
+// dropped reports whether the value at path is removed before decoding:
+// it is bad or did not decode.
+func (d *doc) dropped(path string) bool { return d.bad[path] || d.undecoded[path] }
 
 // dropEntry schedules the removal of a mapping entry.
 func (d *doc) dropEntry(m *ast.MappingNode, mv *ast.MappingValueNode) {
