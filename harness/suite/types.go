@@ -87,8 +87,9 @@ type Fabric struct {
 // the rest with an error naming the feature.
 //
 // A suite's quantities (durations, sizes, rates) decode into the types of
-// quantity.go (Duration, Size, Queue, Interval, StallAfter, Pace) at their
-// positions.
+// quantity.go (Duration, Size, Elephant, Queue, Interval, StallAfter,
+// Pace, WallTime) and its closed sets of words into those of enums.go, at
+// their positions.
 type Features struct {
 	ECMP     ECMP     `yaml:"ecmp"`
 	ECN      ECN      `yaml:"ecn"`
