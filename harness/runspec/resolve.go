@@ -157,7 +157,7 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 	}
 	// The suite checked metric names and scopes (with their lines).
 	for _, k := range s.KPIs {
-		spec := kpis.Spec{Name: k.Name, Metric: k.Metric, Scope: k.Scope, Max: k.Max, Min: k.Min, Regress: k.Regress}
+		spec := kpis.Spec{Name: k.Name, Metric: k.Metric, Scope: k.Scope, Max: k.Max, Min: k.Min, Regress: k.Regress.String()}
 		if spec.Name == spec.Metric {
 			spec.Name = "" // kpis names it <scope>.<metric>
 		}

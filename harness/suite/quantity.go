@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fabricbench/fabricbench/kpis"
 	"github.com/fabricbench/fabricbench/units"
 )
 
@@ -364,3 +365,42 @@ func (w WallTime) IsZero() bool { return !w.IsSet() }
 
 // String is the text as written.
 func (w WallTime) String() string { return w.text }
+
+// Tolerance is kpis[].regress (kpis.ParseTolerance: "5%" or an amount in
+// the metric's unit), with the text as written: the KPI's results show it
+// so (results.KPI.Regress).
+type Tolerance struct {
+	t    kpis.Tolerance
+	text string
+}
+
+// UnmarshalText decodes a tolerance.
+func (t *Tolerance) UnmarshalText(b []byte) error {
+	s := string(b)
+	*t = Tolerance{}
+	if s == "" {
+		return nil
+	}
+	v, err := kpis.ParseTolerance(s)
+	if err != nil {
+		return err
+	}
+	*t = Tolerance{t: v, text: s}
+	return nil
+}
+
+// MarshalText gives the text as written.
+func (t Tolerance) MarshalText() ([]byte, error) { return []byte(t.text), nil }
+
+// Tolerance is the decoded tolerance (zero when unset: the default for
+// the KPI's direction applies).
+func (t Tolerance) Tolerance() kpis.Tolerance { return t.t }
+
+// IsSet reports whether the suite gave the tolerance.
+func (t Tolerance) IsSet() bool { return t.text != "" }
+
+// IsZero reports whether the tolerance is unset (YAML's omitzero).
+func (t Tolerance) IsZero() bool { return !t.IsSet() }
+
+// String is the text as written.
+func (t Tolerance) String() string { return t.text }

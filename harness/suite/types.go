@@ -88,8 +88,8 @@ type Fabric struct {
 //
 // A suite's quantities (durations, sizes, rates) decode into the types of
 // quantity.go (Duration, Size, Elephant, Queue, Interval, StallAfter,
-// Pace, WallTime) and its closed sets of words into those of enums.go, at
-// their positions.
+// Pace, WallTime, Tolerance) and its closed sets of words into those of
+// enums.go, at their positions.
 type Features struct {
 	ECMP     ECMP     `yaml:"ecmp"`
 	ECN      ECN      `yaml:"ecn"`
@@ -417,7 +417,7 @@ type KPI struct {
 	// before it counts as a regression (fabricbench compare, Baseline):
 	// a percentage of the baseline value ("5%") or an amount in the
 	// metric's unit ("2"). Default: 5% for a KPI with min, 10% with max.
-	Regress string `yaml:"regress"`
+	Regress Tolerance `yaml:"regress"`
 }
 
 // Analysis tunes anomaly detection.

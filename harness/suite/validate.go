@@ -1385,11 +1385,7 @@ func (c *checker) kpis() {
 				c.errf(p+"."+b.field, "must be a finite number")
 			}
 		}
-		if k.Regress != "" {
-			if _, err := kpis.ParseTolerance(k.Regress); err != nil {
-				c.errf(p+".regress", "%v", err)
-			}
-		} else if c.d.has(p + ".regress") {
+		if !k.Regress.IsSet() && c.d.has(p+".regress") {
 			c.errf(p+".regress", "empty (want e.g. 5%% or an amount in the metric's unit)")
 		}
 		if k.Scope != DefaultScope && !contains(jobs, k.Scope) {
