@@ -80,7 +80,7 @@ func FiveTuple() []string {
 }
 
 // DeviceFeatures is the desired feature set of one device: what its driver
-// diffs, applies and verifies (harness.Features are the switch features
+// diffs, applies and verifies (runspec.Features are the switch features
 // of a whole run, for any backend). A nil pointer or an empty slice leaves
 // that feature alone.
 type DeviceFeatures struct {

@@ -35,17 +35,17 @@ type Backend interface {
 	// Up builds the fabric (nodes, links) and starts the gNMI targets.
 	Up(ctx context.Context, f *inventory.Fabric) error
 	// Configure applies switch features (ECMP hashing, ECN, trimming, ...).
-	Configure(ctx context.Context, feat Features) error
+	Configure(ctx context.Context, feat runspec.Features) error
 	// DeployAgents installs and starts the transport agents on the hosts.
-	DeployAgents(ctx context.Context, t Transport) error
+	DeployAgents(ctx context.Context, t runspec.Transport) error
 	// TelemetryTargets returns the gNMI targets to subscribe to, prepared
 	// to sample at the given interval.
 	TelemetryTargets(ctx context.Context, interval time.Duration) ([]telemetry.TargetSpec, error)
 	// InjectFaults schedules faults relative to the start of RunJobs.
-	InjectFaults(ctx context.Context, faults []Fault) error
+	InjectFaults(ctx context.Context, faults []runspec.Fault) error
 	// RunJobs runs the workload to completion (or until ctx is done, then
 	// returns what finished with Interrupted set). progress may be nil.
-	RunJobs(ctx context.Context, w *Workload, progress func(Progress)) (*RunResult, error)
+	RunJobs(ctx context.Context, w *runspec.Workload, progress func(Progress)) (*RunResult, error)
 	// Down tears everything down; telemetry streams end here.
 	Down(ctx context.Context) error
 }
@@ -162,7 +162,7 @@ type FlowOutcome struct {
 
 // RunResult is what RunJobs returns.
 type RunResult struct {
-	Flows       []FlowOutcome // in Workload.Matrix.Flows order
+	Flows       []FlowOutcome // in runspec.Workload.Matrix.Flows order
 	Packets     results.Packets
 	End         int64 // ps of backend time when the run ended
 	Wall        time.Duration

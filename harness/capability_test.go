@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -25,9 +26,9 @@ type declared struct {
 
 func (b *declared) Name() string                                          { return "declared" }
 func (b *declared) Capabilities() harness.Capabilities                    { return b.caps }
-func (b *declared) Configure(context.Context, harness.Features) error     { return nil }
-func (b *declared) DeployAgents(context.Context, harness.Transport) error { return nil }
-func (b *declared) InjectFaults(context.Context, []harness.Fault) error   { return nil }
+func (b *declared) Configure(context.Context, runspec.Features) error     { return nil }
+func (b *declared) DeployAgents(context.Context, runspec.Transport) error { return nil }
+func (b *declared) InjectFaults(context.Context, []runspec.Fault) error   { return nil }
 func (b *declared) Down(context.Context) error                            { return nil }
 func (b *declared) Up(context.Context, *inventory.Fabric) error {
 	b.ups.Add(1)
@@ -36,7 +37,7 @@ func (b *declared) Up(context.Context, *inventory.Fabric) error {
 func (b *declared) TelemetryTargets(context.Context, time.Duration) ([]telemetry.TargetSpec, error) {
 	return nil, errors.New("no telemetry")
 }
-func (b *declared) RunJobs(_ context.Context, w *harness.Workload, _ func(harness.Progress)) (*harness.RunResult, error) {
+func (b *declared) RunJobs(_ context.Context, w *runspec.Workload, _ func(harness.Progress)) (*harness.RunResult, error) {
 	rr := &harness.RunResult{Flows: make([]harness.FlowOutcome, len(w.Matrix.Flows)), End: 1e6}
 	for i := range rr.Flows {
 		rr.Flows[i] = harness.FlowOutcome{ID: i, FCT: 1e6}
@@ -160,13 +161,13 @@ func TestCapabilitiesRefuse(t *testing.T) {
 	c := harness.Capabilities{Unsupported: map[harness.Feature]string{
 		harness.FeatTrimming: "no trimming here", harness.FeatQueue: "fixed queues"}}
 	for _, tc := range []struct {
-		feat harness.Features
+		feat runspec.Features
 		want string
 	}{
-		{harness.Features{}, ""},
-		{harness.Features{ECN: true, PFC: true, VRFs: []harness.VRF{{Name: "a"}}}, ""},
-		{harness.Features{ECN: true, Trimming: true, QueueBytes: 1}, "the lab backend cannot do features.trimming: no trimming here"},
-		{harness.Features{QueueBytes: 1}, "the lab backend cannot do features.queue: fixed queues"},
+		{runspec.Features{}, ""},
+		{runspec.Features{ECN: true, PFC: true, VRFs: []runspec.VRF{{Name: "a"}}}, ""},
+		{runspec.Features{ECN: true, Trimming: true, QueueBytes: 1}, "the lab backend cannot do features.trimming: no trimming here"},
+		{runspec.Features{QueueBytes: 1}, "the lab backend cannot do features.queue: fixed queues"},
 	} {
 		err := c.Refuse("lab", tc.feat)
 		if (err == nil) != (tc.want == "") || (err != nil && err.Error() != tc.want) {

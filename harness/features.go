@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/harness/suite"
 )
 
@@ -47,7 +48,7 @@ type FeatureKind struct {
 	Asks func(*suite.Suite) []FeatureAsk
 	// Runs, when set, reports whether a resolved run's features ask for
 	// the feature, and the suite field that does (Refuse).
-	Runs func(Features) (field string, on bool)
+	Runs func(runspec.Features) (field string, on bool)
 }
 
 // FeatureAsk is a suite field that asks for a feature and how to do
@@ -99,7 +100,7 @@ func FeatureKindOf(f Feature) (FeatureKind, bool) {
 // Refuse is Configure's check, for callers that did not plan: the first
 // registered feature feat asks for (FeatureKind.Runs) and c lists as
 // unsupported, as Cannot's error; nil when there is none.
-func (c Capabilities) Refuse(backend string, feat Features) error {
+func (c Capabilities) Refuse(backend string, feat runspec.Features) error {
 	for _, k := range FeatureKinds() {
 		if k.Runs == nil {
 			continue
@@ -122,7 +123,7 @@ func asks(on bool, path, fix string) []FeatureAsk {
 
 // defaultOn is a feature on by default where the backend can do it,
 // switched by field.enabled; on returns whether a run has it on.
-func defaultOn(f Feature, doc, field, line string, get func(*suite.Features) *bool, on func(Features) bool) FeatureKind {
+func defaultOn(f Feature, doc, field, line string, get func(*suite.Features) *bool, on func(runspec.Features) bool) FeatureKind {
 	return FeatureKind{
 		Feature: f, Doc: doc, Enabled: get, EnabledField: field,
 		Paths: []string{field}, Line: line,
@@ -131,7 +132,7 @@ func defaultOn(f Feature, doc, field, line string, get func(*suite.Features) *bo
 			b := get(&s.Features)
 			return asks(b != nil && *b, field+".enabled", "set "+field+": {enabled: false}, or leave it out (off by default on this backend)")
 		},
-		Runs: func(ft Features) (string, bool) { return field, on(ft) },
+		Runs: func(ft runspec.Features) (string, bool) { return field, on(ft) },
 	}
 }
 
@@ -141,10 +142,10 @@ func init() {
 	// where it cannot do them, with a note: PlanSuite).
 	RegisterFeature(defaultOn(FeatECN, "ECN marking (RED/WRED)", "features.ecn",
 		"RED/ECN marking (WRED) of the data queues, from kmin to kmax (fractions of the queue; 0.2 and 0.8 by default)",
-		func(ft *suite.Features) *bool { return ft.ECN.Enabled }, func(f Features) bool { return f.ECN }))
+		func(ft *suite.Features) *bool { return ft.ECN.Enabled }, func(f runspec.Features) bool { return f.ECN }))
 	RegisterFeature(defaultOn(FeatTrimming, "packet trimming", "features.trimming",
 		"a full queue trims a data packet to its headers, which still reach the receiver, instead of dropping it",
-		func(ft *suite.Features) *bool { return ft.Trimming.Enabled }, func(f Features) bool { return f.Trimming }))
+		func(ft *suite.Features) *bool { return ft.Trimming.Enabled }, func(f runspec.Features) bool { return f.Trimming }))
 	RegisterFeature(FeatureKind{
 		Feature: FeatPFC, Doc: "PFC",
 		Paths:   []string{"features.pfc"},
@@ -153,7 +154,7 @@ func init() {
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			return asks(s.Features.PFC != nil && s.Features.PFC.Enabled, "features.pfc.enabled", "")
 		},
-		Runs: func(f Features) (string, bool) { return "features.pfc", f.PFC },
+		Runs: func(f runspec.Features) (string, bool) { return "features.pfc", f.PFC },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatPFCWatchdog, Doc: "the PFC watchdog",
@@ -164,7 +165,9 @@ func init() {
 			pfc := s.Features.PFC
 			return asks(pfc != nil && pfc.Enabled && pfc.Watchdog != nil, "features.pfc.watchdog", "")
 		},
-		Runs: func(f Features) (string, bool) { return "features.pfc.watchdog", f.PFC && f.PFCWatchdogDetect > 0 },
+		Runs: func(f runspec.Features) (string, bool) {
+			return "features.pfc.watchdog", f.PFC && f.PFCWatchdogDetect > 0
+		},
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatSRv6, Doc: "SRv6 path placement",
@@ -172,7 +175,7 @@ func init() {
 		Line:    "SRv6 micro-SID paths: the flows of a host pair, both ways, pinned to a path through the named switches",
 		Default: "off: every flow follows the switches' routing",
 		Asks:    func(s *suite.Suite) []FeatureAsk { return asks(s.Features.SRv6 != nil, "features.srv6", "") },
-		Runs:    func(f Features) (string, bool) { return "features.srv6", f.SRv6 || len(f.SRv6Paths) > 0 },
+		Runs:    func(f runspec.Features) (string, bool) { return "features.srv6", f.SRv6 || len(f.SRv6Paths) > 0 },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatSRv6Control, Doc: "SRv6 path control (placement, per-job or strict paths)",
@@ -199,7 +202,7 @@ func init() {
 		Line:    "VRFs: routing instances of hosts, isolated from each other unless they leak routes",
 		Default: "none: every host is in VRF default",
 		Asks:    func(s *suite.Suite) []FeatureAsk { return asks(len(s.Features.VRFs) > 0, "features.vrfs", "") },
-		Runs:    func(f Features) (string, bool) { return "features.vrfs", len(f.VRFs) > 0 },
+		Runs:    func(f runspec.Features) (string, bool) { return "features.vrfs", len(f.VRFs) > 0 },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatController, Doc: "a path controller",
@@ -218,7 +221,7 @@ func init() {
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			return asks(s.Features.ECMP.Mode == suite.ECMPModeAdaptive, "features.ecmp.mode", "use mode: hash")
 		},
-		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.Adaptive },
+		Runs: func(f runspec.Features) (string, bool) { return "features.ecmp.mode", f.Adaptive },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatFlowlet, Doc: "flowlet load balancing (DLB)",
@@ -228,7 +231,7 @@ func init() {
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			return asks(s.Features.ECMP.Mode == suite.ECMPModeFlowlet, "features.ecmp.mode", "use mode: hash")
 		},
-		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.Flowlet },
+		Runs: func(f runspec.Features) (string, bool) { return "features.ecmp.mode", f.Flowlet },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatLowDiameter, Doc: "low-diameter routing (minimal, valiant, ugal, source-guided)",
@@ -239,7 +242,7 @@ func init() {
 			m := s.Features.ECMP.Mode
 			return asks(m != suite.ECMPModeAdaptive && m != suite.ECMPModeFlowlet && m != suite.ECMPModeHash, "features.ecmp.mode", "use mode: hash")
 		},
-		Runs: func(f Features) (string, bool) { return "features.ecmp.mode", f.LowDiameter != "" },
+		Runs: func(f runspec.Features) (string, bool) { return "features.ecmp.mode", f.LowDiameter != "" },
 	})
 	RegisterFeature(FeatureKind{
 		Feature: FeatQueue, Doc: "per-run queue sizes",
@@ -247,10 +250,11 @@ func init() {
 		Line:    "the data queue of every switch port: a size (512KiB) or longest-path (one BDP of the longest source-guided path)",
 		Default: "bdp: one bandwidth-delay product of the port",
 		Asks: func(s *suite.Suite) []FeatureAsk {
-			q := s.Features.Queue
-			return asks(q != "" && q != "bdp", "features.queue", "leave it out or set bdp")
+			return asks(!s.Features.Queue.BDP(), "features.queue", "leave it out or set bdp")
 		},
-		Runs: func(f Features) (string, bool) { return "features.queue", f.QueueBytes > 0 || f.QueueLongestPath },
+		Runs: func(f runspec.Features) (string, bool) {
+			return "features.queue", f.QueueBytes > 0 || f.QueueLongestPath
+		},
 	})
 	// Per-job pacing is not a switch setting: the planner refuses it
 	// (Asks); Features has no job rates, so Configure has nothing to check.
@@ -262,7 +266,7 @@ func init() {
 		Asks: func(s *suite.Suite) []FeatureAsk {
 			var out []FeatureAsk
 			for i, j := range s.Jobs {
-				if j.Rate != "" {
+				if j.Rate.IsSet() {
 					out = append(out, FeatureAsk{fmt.Sprintf("jobs[%d].rate", i), "leave it out (the congestion control sets the rate)"})
 				}
 			}

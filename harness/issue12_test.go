@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -33,14 +34,14 @@ func init() {
 
 func (b *scripted) Name() string                                          { return "scripted-test" }
 func (b *scripted) Up(context.Context, *inventory.Fabric) error           { return nil }
-func (b *scripted) Configure(context.Context, harness.Features) error     { return nil }
-func (b *scripted) DeployAgents(context.Context, harness.Transport) error { return nil }
+func (b *scripted) Configure(context.Context, runspec.Features) error     { return nil }
+func (b *scripted) DeployAgents(context.Context, runspec.Transport) error { return nil }
 func (b *scripted) TelemetryTargets(context.Context, time.Duration) ([]telemetry.TargetSpec, error) {
 	return nil, nil
 }
-func (b *scripted) InjectFaults(context.Context, []harness.Fault) error { return nil }
+func (b *scripted) InjectFaults(context.Context, []runspec.Fault) error { return nil }
 func (b *scripted) Down(context.Context) error                          { return nil }
-func (b *scripted) RunJobs(ctx context.Context, w *harness.Workload, _ func(harness.Progress)) (*harness.RunResult, error) {
+func (b *scripted) RunJobs(ctx context.Context, w *runspec.Workload, _ func(harness.Progress)) (*harness.RunResult, error) {
 	rr := &harness.RunResult{End: b.end, Ideal: func(int, int, int64) int64 { return 5e6 }}
 	for i := range w.Matrix.Flows {
 		job := w.Jobs[w.FlowJob[i]].Name

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/harness/simbackend"
 	"github.com/fabricbench/fabricbench/results"
 )
@@ -48,7 +49,7 @@ type leaky struct {
 	fs   *[]*os.File
 }
 
-func (l *leaky) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+func (l *leaky) RunJobs(ctx context.Context, w *runspec.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
 	go func() { <-l.stop }()
 	if f, err := os.Open(os.DevNull); err == nil {
 		l.mu.Lock()

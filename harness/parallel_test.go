@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -155,15 +156,15 @@ func (b *fake) Name() string                                          { return "
 func (b *fake) Prepare(env harness.Env)                               { b.env = env }
 func (b *fake) ConcurrentRuns() bool                                  { return b.state.concurrent }
 func (b *fake) Up(_ context.Context, f *inventory.Fabric) error       { b.f = f; return nil }
-func (b *fake) Configure(context.Context, harness.Features) error     { return nil }
-func (b *fake) DeployAgents(context.Context, harness.Transport) error { return nil }
-func (b *fake) InjectFaults(context.Context, []harness.Fault) error   { return nil }
+func (b *fake) Configure(context.Context, runspec.Features) error     { return nil }
+func (b *fake) DeployAgents(context.Context, runspec.Transport) error { return nil }
+func (b *fake) InjectFaults(context.Context, []runspec.Fault) error   { return nil }
 func (b *fake) Down(context.Context) error                            { return nil }
 func (b *fake) TelemetryTargets(context.Context, time.Duration) ([]telemetry.TargetSpec, error) {
 	return nil, errors.New("the fake backend has no telemetry")
 }
 
-func (b *fake) RunJobs(ctx context.Context, w *harness.Workload, _ func(harness.Progress)) (*harness.RunResult, error) {
+func (b *fake) RunJobs(ctx context.Context, w *runspec.Workload, _ func(harness.Progress)) (*harness.RunResult, error) {
 	st := b.state
 	n := st.inFlight.Add(1)
 	defer st.inFlight.Add(-1)

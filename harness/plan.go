@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/harness/suite"
@@ -244,7 +243,7 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 			}
 			errf(path, "%s", msg)
 		}
-		if l := s.Agents.Launcher; l != "" && l != suite.LauncherSSH && c.Launchers != nil && !slices.Contains(c.Launchers, l) {
+		if l := string(s.Agents.Launcher); l != "" && l != suite.LauncherSSH && c.Launchers != nil && !slices.Contains(c.Launchers, l) {
 			cannot("agents.launcher", "agents.launcher "+l, "it starts the agents with "+strings.Join(c.Launchers, " or "), "srun starts agents on the hardware backend (--inventory)")
 		}
 		if c.NeedsInventory && s.Fabric.Inventory == "" {
@@ -263,7 +262,7 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 		}
 		ft := &s.Features
 		for _, need := range c.ECMPHashNeeds {
-			if !slices.Contains(ft.ECMP.Hash, need) {
+			if !slices.Contains(ft.ECMP.Hash, suite.HashField(need)) {
 				cannot("features.ecmp.hash", "a hash without "+need, c.ECMPHashReason, "")
 				break
 			}
@@ -272,23 +271,23 @@ func (c Capabilities) check(backend string) suite.CheckFunc {
 			cannot("transport.mtu", fmt.Sprintf("an mtu of %d", s.Transport.MTU), c.MaxMTUReason, fmt.Sprintf("at most %d", c.MaxMTU))
 		}
 		if c.MinInterval > 0 && (s.Telemetry.Enabled == nil || *s.Telemetry.Enabled) {
-			if iv, err := units.ParsePs(s.Telemetry.Interval); s.Telemetry.Interval != suite.IntervalFastest && err == nil && time.Duration(iv/1000) < c.MinInterval {
-				cannot("telemetry.interval", "telemetry every "+s.Telemetry.Interval, c.MinIntervalReason,
+			if iv := s.Telemetry.Interval; !iv.Fastest() && units.Duration(iv.Ps()) < c.MinInterval {
+				cannot("telemetry.interval", "telemetry every "+iv.String(), c.MinIntervalReason,
 					fmt.Sprintf("at least %v (or telemetry.enabled: false)", c.MinInterval))
 			}
 		}
 		if c.Workloads != nil {
 			for i, j := range s.Jobs {
-				if !slices.Contains(c.Workloads, j.Workload) {
-					cannot(fmt.Sprintf("jobs[%d].workload", i), "the "+j.Workload+" workload",
+				if !slices.Contains(c.Workloads, string(j.Workload)) {
+					cannot(fmt.Sprintf("jobs[%d].workload", i), "the "+string(j.Workload)+" workload",
 						"it runs "+strings.Join(c.Workloads, ", "), "")
 				}
 			}
 		}
 		if c.FaultKinds != nil {
 			for i, f := range s.Faults {
-				if !slices.Contains(c.FaultKinds, f.Kind) {
-					cannot(fmt.Sprintf("faults[%d].kind", i), f.Kind+" faults",
+				if !slices.Contains(c.FaultKinds, string(f.Kind)) {
+					cannot(fmt.Sprintf("faults[%d].kind", i), string(f.Kind)+" faults",
 						"it injects "+strings.Join(c.FaultKinds, ", "), "")
 				}
 			}

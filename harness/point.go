@@ -100,7 +100,7 @@ func (pr *PlanRecord) SelectPoint(sel string) (int, error) {
 		if k >= 0 && k < len(pr.Points) {
 			return k, nil
 		}
-		return 0, &InputError{fmt.Errorf("--point %d: the suite has %s (0 to %d)", k, Plural(len(pr.Points), "point", "points"), len(pr.Points)-1)}
+		return 0, &InputError{fmt.Errorf("--point %d: the suite has %s (0 to %d)", k, runspec.Plural(len(pr.Points), "point", "points"), len(pr.Points)-1)}
 	}
 	var ids []string
 	for _, p := range pr.Points {

@@ -489,7 +489,7 @@ func runLine(r *results.Run, backend string) string {
 		}
 	}
 	line := fmt.Sprintf("run %-24s %-11s %d/%d KPIs pass, %s, ",
-		r.ID, r.Status, pass, pass+fail, Plural(len(r.Anomalies), "anomaly", "anomalies"))
+		r.ID, r.Status, pass, pass+fail, runspec.Plural(len(r.Anomalies), "anomaly", "anomalies"))
 	if backend == "" || backend == "sim" {
 		line += fmt.Sprintf("%.0f µs simulated, %.1f s", r.SimEndUs, r.WallS)
 	} else {
@@ -590,7 +590,7 @@ func (e liveCheckError) Unwrap() error { return e.error }
 
 // reachedFaults lists the fault events at or before end (backend time
 // when the run ended) and counts the later ones: those never happened.
-func reachedFaults(faults []Fault, end int64) ([]results.Fault, int) {
+func reachedFaults(faults []runspec.Fault, end int64) ([]results.Fault, int) {
 	var out []results.Fault
 	later := 0
 	for _, ft := range faults {
@@ -710,10 +710,7 @@ func judgeUnfinished(kp []results.KPI, specs []kpis.Spec, jobs []results.Job, in
 // analysisOptions maps a suite's analysis section (defaults filled by
 // suite.Load) onto analysis.Options.
 func analysisOptions(a *suite.Analysis) analysis.Options {
-	backlog, err := units.ParseBytes(a.Culprit.Backlog)
-	if err != nil {
-		backlog = 0 // the analysis default; suite.Load already rejected bad sizes
-	}
+	backlog := a.Culprit.Backlog.Bytes() // 0: the analysis default
 	return analysis.Options{
 		SymZ: a.Symmetry.Z, SymMinDeviation: a.Symmetry.MinDeviation,
 		VictimDeviation: a.Symmetry.VictimDeviation, ImbalanceCV: a.Symmetry.ImbalanceCV,
@@ -769,7 +766,7 @@ func unfinishedFlowsKPI(specs []kpis.Spec, rr *RunResult) (results.KPI, bool) {
 
 // flowSpan returns the span of the finished flows (ps: first start to
 // last end) and their payload (bytes).
-func flowSpan(rr *RunResult, w *Workload) (span, payload int64) {
+func flowSpan(rr *RunResult, w *runspec.Workload) (span, payload int64) {
 	first, last := int64(-1), int64(-1)
 	for i, f := range rr.Flows {
 		if f.FCT < 0 || f.Start < 0 || i >= len(w.Matrix.Flows) {
@@ -827,7 +824,7 @@ func pointConfig(p *runspec.RunSpec) map[string]string {
 // numbers (as in traffic matrices); src_host and dst_host, after the
 // columns readers by position know, their names in the fabric; error,
 // last, why a flow did not complete.
-func writeFlows(path string, hostName func(int) string, w *Workload, rr *RunResult) error {
+func writeFlows(path string, hostName func(int) string, w *runspec.Workload, rr *RunResult) error {
 	// Written whole or not at all (a full disk leaves no partial file).
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
@@ -883,23 +880,20 @@ func influxConfig(cli *InfluxOptions, fromSuite *suite.Influx) (*telemetry.Influ
 // bringupRun runs the suite's bring-up step as the run "bringup".
 func bringupRun(ctx context.Context, b *suite.Bringup, opts Options) (*results.Run, func(), error) {
 	start := time.Now()
-	var wait time.Duration
-	if b.BGPWait != "" {
-		wait, _ = time.ParseDuration(b.BGPWait) // checked at load
-	}
+	wait := b.BGPWait.Duration()
 	converge := time.Duration(0)
 	if b.Deploy {
 		converge = time.Minute
 	}
-	if b.Converge != "" {
-		converge, _ = time.ParseDuration(b.Converge) // checked at load
+	if b.Converge.IsSet() {
+		converge = b.Converge.Duration()
 	}
 	logf := func(string, ...any) {}
 	if opts.Progress != nil {
 		logf = func(f string, a ...any) { fmt.Fprintf(opts.Progress, f+"\n", a...) }
 	}
 	out, down, err := bringup.Step(ctx, bringup.StepOptions{Topology: b.Topology, Deploy: b.Deploy, Teardown: b.Teardown,
-		Runtime: b.Runtime, BGPWait: wait, Converge: converge, StateRoot: opts.LabStateRoot, Logf: logf})
+		Runtime: string(b.Runtime), BGPWait: wait, Converge: converge, StateRoot: opts.LabStateRoot, Logf: logf})
 	run := &results.Run{ID: "bringup", Fabric: b.Topology, WallS: time.Since(start).Seconds(), Bringup: out}
 	switch {
 	case err != nil:

@@ -62,7 +62,7 @@ type pointRun struct {
 	wall     time.Time
 	rel, dir string // the run's directory, relative to opts.Out and not
 	run      *results.Run
-	w        *Workload
+	w        *runspec.Workload
 
 	// fabric
 	b      Backend
@@ -127,7 +127,7 @@ func (r *pointRun) prepare() error {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return err
 	}
-	w, err := BuildWorkload(r.p.Fabric, r.p.Jobs, r.p.Suite.Seed)
+	w, err := runspec.BuildWorkload(r.p.Fabric, r.p.Jobs, r.p.Suite.Seed)
 	if err != nil {
 		return &InputError{fmt.Errorf("jobs: %w", err)}
 	}

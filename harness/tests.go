@@ -170,7 +170,7 @@ func DescribeTests(pl *SuitePlan) []string {
 	if backend == "" {
 		backend = "(no backend)"
 	}
-	out := []string{fmt.Sprintf("tests: %s", Plural(len(pl.Suite.Tests), "test", "tests"))}
+	out := []string{fmt.Sprintf("tests: %s", runspec.Plural(len(pl.Suite.Tests), "test", "tests"))}
 	for i := range pl.Suite.Tests {
 		t := &pl.Suite.Tests[i]
 		run, na := 0, 0
@@ -200,11 +200,11 @@ func DescribeTests(pl *SuitePlan) []string {
 		case na == 0 && t.Search != nil:
 			out = append(out, fmt.Sprintf("%s: binary search over %s (%d values): runs at most %d points", head, t.Search.Key, run, searchProbes(run)))
 		case na == 0:
-			out = append(out, fmt.Sprintf("%s: runs %s", head, Plural(run, "point", "points")))
+			out = append(out, fmt.Sprintf("%s: runs %s", head, runspec.Plural(run, "point", "points")))
 		case run == 0:
 			out = append(out, fmt.Sprintf("%s: NOT APPLICABLE on the %s backend: %s", head, backend, strings.Join(why, "; ")))
 		default:
-			out = append(out, fmt.Sprintf("%s: runs %s; %d NOT APPLICABLE on the %s backend: %s", head, Plural(run, "point", "points"), na, backend, strings.Join(why, "; ")))
+			out = append(out, fmt.Sprintf("%s: runs %s; %d NOT APPLICABLE on the %s backend: %s", head, runspec.Plural(run, "point", "points"), na, backend, strings.Join(why, "; ")))
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -73,14 +74,14 @@ func (brokenLab) Name() string { return "broken-lab-test" }
 func (brokenLab) Up(context.Context, *inventory.Fabric) error {
 	return errors.New("deploy lab fbn000001: ssh leaf0: connection refused")
 }
-func (brokenLab) Configure(context.Context, harness.Features) error     { return nil }
-func (brokenLab) DeployAgents(context.Context, harness.Transport) error { return nil }
-func (brokenLab) InjectFaults(context.Context, []harness.Fault) error   { return nil }
+func (brokenLab) Configure(context.Context, runspec.Features) error     { return nil }
+func (brokenLab) DeployAgents(context.Context, runspec.Transport) error { return nil }
+func (brokenLab) InjectFaults(context.Context, []runspec.Fault) error   { return nil }
 func (brokenLab) Down(context.Context) error                            { return nil }
 func (brokenLab) TelemetryTargets(context.Context, time.Duration) ([]telemetry.TargetSpec, error) {
 	return nil, nil
 }
-func (brokenLab) RunJobs(context.Context, *harness.Workload, func(harness.Progress)) (*harness.RunResult, error) {
+func (brokenLab) RunJobs(context.Context, *runspec.Workload, func(harness.Progress)) (*harness.RunResult, error) {
 	return nil, errors.New("not up")
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 )
 
 func newPlanCmd() *cobra.Command {
@@ -71,7 +72,7 @@ func planSuite(ctx context.Context, w io.Writer, file string, o runOpts) error {
 
 func writePlan(w io.Writer, file string, pl *harness.SuitePlan) {
 	s := pl.Suite
-	fmt.Fprintf(w, "suite %s (%s) on the %s backend: %s\n", s.Name, file, pl.Backend, harness.Plural(len(pl.Points), "point", "points"))
+	fmt.Fprintf(w, "suite %s (%s) on the %s backend: %s\n", s.Name, file, pl.Backend, runspec.Plural(len(pl.Points), "point", "points"))
 	for _, n := range pl.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

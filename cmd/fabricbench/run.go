@@ -18,6 +18,7 @@ import (
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/hwbackend"    // the "hardware" backend
 	_ "github.com/fabricbench/fabricbench/harness/labbackend" // the "netns" backend
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	_ "github.com/fabricbench/fabricbench/harness/simbackend" // the "sim" backend
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/report"
@@ -298,14 +299,14 @@ func printRunSummary(w io.Writer, res *results.Results) {
 //	nightly: INTERRUPTED — 3 runs (1 finished, 1 interrupted, 1 skipped), 4/4 KPIs passed, 0 failed, 2 not evaluated, 1 anomaly
 func summaryLine(res *results.Results) string {
 	sm := res.Summary
-	runs := harness.Plural(sm.Runs, "run", "runs")
+	runs := runspec.Plural(sm.Runs, "run", "runs")
 	if notFinished := sm.RunsErrored + sm.RunsInterrupted + sm.RunsSkipped; notFinished > 0 {
 		var parts []string
 		if n := sm.Runs - notFinished; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d finished", n))
 		}
 		if sm.RunsErrored > 0 {
-			parts = append(parts, harness.Plural(sm.RunsErrored, "error", "errors"))
+			parts = append(parts, runspec.Plural(sm.RunsErrored, "error", "errors"))
 		}
 		if sm.RunsInterrupted > 0 {
 			parts = append(parts, fmt.Sprintf("%d interrupted", sm.RunsInterrupted))
@@ -317,15 +318,15 @@ func summaryLine(res *results.Results) string {
 	}
 	kpis := fmt.Sprintf("%d/%d KPIs passed, %d failed", sm.Passed, sm.KPIs, sm.Failed)
 	if sm.Errors > 0 {
-		kpis += ", " + harness.Plural(sm.Errors, "KPI error", "KPI errors")
+		kpis += ", " + runspec.Plural(sm.Errors, "KPI error", "KPI errors")
 	}
 	if sm.Skipped > 0 {
 		kpis += fmt.Sprintf(", %d not evaluated", sm.Skipped)
 	}
 	line := fmt.Sprintf("%s: %s — %s, %s, %s", res.Suite, strings.ToUpper(res.Status), runs, kpis,
-		harness.Plural(sm.Anomalies, "anomaly", "anomalies"))
+		runspec.Plural(sm.Anomalies, "anomaly", "anomalies"))
 	if sm.ChecksFailed > 0 {
-		line += fmt.Sprintf(", bring-up: %d of %d checks failed, %s", sm.ChecksFailed, sm.Checks, harness.Plural(sm.Causes, "cause", "causes"))
+		line += fmt.Sprintf(", bring-up: %d of %d checks failed, %s", sm.ChecksFailed, sm.Checks, runspec.Plural(sm.Causes, "cause", "causes"))
 	}
 	return line
 }

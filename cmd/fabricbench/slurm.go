@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/harness/slurm"
 	"github.com/fabricbench/fabricbench/results"
 )
@@ -159,7 +160,7 @@ func submitSlurm(ctx context.Context, stdout, stderr io.Writer, file string, o r
 		return infraError(err)
 	}
 	fmt.Fprintf(stdout, "submitted: array job %s (%s), merge job %s (afterany); logs in %s\n",
-		job.ArrayJob, harness.Plural(job.Points, "task", "tasks"), job.MergeJob, job.LogDir)
+		job.ArrayJob, runspec.Plural(job.Points, "task", "tasks"), job.MergeJob, job.LogDir)
 	if !so.wait {
 		fmt.Fprintf(stdout, "results: %s once merge job %s has run\n", filepath.Join(o.out, "report.html"), job.MergeJob)
 		return nil

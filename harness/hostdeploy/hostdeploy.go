@@ -28,6 +28,7 @@ import (
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/telemetry"
 	"github.com/fabricbench/fabricbench/units"
@@ -382,10 +383,10 @@ func Parallel(n int, fn func(i int) error) error {
 
 // Faults are the faults a backend's InjectFaults recorded, for RunJobs to
 // apply on time.
-type Faults []harness.Fault
+type Faults []runspec.Fault
 
 // Set checks that every fault names a link of f and records them.
-func (fs *Faults) Set(f *inventory.Fabric, faults []harness.Fault) error {
+func (fs *Faults) Set(f *inventory.Fabric, faults []runspec.Fault) error {
 	for _, ft := range faults {
 		if ft.Link < 0 || ft.Link >= len(f.Links) {
 			return fmt.Errorf("fault %q: link %d out of range", ft.Description, ft.Link)
@@ -418,12 +419,12 @@ type Jobs struct {
 	// Faults are applied on time by Apply (those at 0 before the first
 	// packet).
 	Faults Faults
-	Apply  func(ctx context.Context, ft harness.Fault) error
+	Apply  func(ctx context.Context, ft runspec.Fault) error
 	Logf   func(format string, args ...any)
 }
 
 // RunJobs runs the workload on the agents and converts the outcome.
-func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+func RunJobs(ctx context.Context, j Jobs, w *runspec.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
 	if len(j.Agents) == 0 {
 		return nil, errors.New("agents not deployed")
 	}
@@ -432,7 +433,7 @@ func RunJobs(ctx context.Context, j Jobs, w *harness.Workload, progress func(har
 			return nil, fmt.Errorf("flow %d is minimal-routed environment traffic (workloads.Flow.Minimal): the agents' fabric routes it by its own tables, so only the simulator can run it", fl.ID)
 		}
 	}
-	var later []harness.Fault
+	var later []runspec.Fault
 	for _, ft := range j.Faults {
 		if ft.At <= 0 {
 			if err := j.Apply(ctx, ft); err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/agents/fleet"
-	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 )
 
@@ -23,11 +23,11 @@ var fabric = func() *inventory.Fabric {
 func TestFaultsSet(t *testing.T) {
 	f := fabric
 	var fs Faults
-	ok := []harness.Fault{{Link: 0, Description: "a"}, {Link: len(f.Links) - 1, Description: "b"}}
+	ok := []runspec.Fault{{Link: 0, Description: "a"}, {Link: len(f.Links) - 1, Description: "b"}}
 	if err := fs.Set(f, ok); err != nil || len(fs) != 2 {
 		t.Fatalf("Set: %v, %d faults", err, len(fs))
 	}
-	err := fs.Set(f, []harness.Fault{{Link: len(f.Links), Description: "gone"}})
+	err := fs.Set(f, []runspec.Fault{{Link: len(f.Links), Description: "gone"}})
 	if err == nil || !strings.Contains(err.Error(), `fault "gone": link`) || len(fs) != 2 {
 		t.Errorf("out-of-range link: %v (faults kept %d, want the previous 2)", err, len(fs))
 	}
@@ -52,7 +52,7 @@ func TestNodeExporter(t *testing.T) {
 // (workloads.Flow.Minimal) is the simulator's; on agents it is refused
 // before anything starts, naming the flow.
 func TestRunJobsRefusesMinimalFlows(t *testing.T) {
-	w, err := harness.BuildWorkload(fabric, []harness.Job{{Name: "p", Workload: "permutation", Hosts: []int{0, 1, 2, 3}, Size: 1 << 20}}, 1)
+	w, err := runspec.BuildWorkload(fabric, []runspec.Job{{Name: "p", Workload: "permutation", Hosts: []int{0, 1, 2, 3}, Size: 1 << 20}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

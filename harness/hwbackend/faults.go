@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 )
 
 // Faults on hardware act through the devices' shells (the drivers' Exec):
@@ -31,7 +31,7 @@ type portRef struct {
 }
 
 // faultPorts are the ports a fault acts on.
-func (b *Backend) faultPorts(ft harness.Fault) []portRef {
+func (b *Backend) faultPorts(ft runspec.Fault) []portRef {
 	l := b.f.Links[ft.Link]
 	var out []portRef
 	for k, p := range []int{l.A, l.B} {
@@ -46,7 +46,7 @@ func (b *Backend) faultPorts(ft harness.Fault) []portRef {
 }
 
 // applyFault changes the ports of one fault event.
-func (b *Backend) applyFault(ctx context.Context, ft harness.Fault) error {
+func (b *Backend) applyFault(ctx context.Context, ft runspec.Fault) error {
 	for _, p := range b.faultPorts(ft) {
 		if err := b.portFault(ctx, p, ft); err != nil {
 			return fmt.Errorf("fault %s on %s:%s: %w", ft.Description, p.dev, p.iface, err)
@@ -67,7 +67,7 @@ func (b *Backend) exec(ctx context.Context, dev, cmd string) (string, error) {
 	return out, nil
 }
 
-func (b *Backend) portFault(ctx context.Context, p portRef, ft harness.Fault) error {
+func (b *Backend) portFault(ctx context.Context, p portRef, ft runspec.Fault) error {
 	sonic := p.platform == "sonic"
 	switch {
 	case !ft.Up: // down

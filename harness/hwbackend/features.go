@@ -11,6 +11,7 @@ import (
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/hostdeploy"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/units"
 )
@@ -86,7 +87,7 @@ func QueueRefBytes(f *inventory.Fabric, c hostdeploy.Costs) int64 {
 //   - features.pfc, features.queue, features.ecmp.mode: qosFeatures.
 //
 // The path controller moves pinned paths through Steer (srv6.go).
-func DeviceFeatures(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.Device, feat harness.Features, queueRef int64) (*drivers.DeviceFeatures, error) {
+func DeviceFeatures(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.Device, feat runspec.Features, queueRef int64) (*drivers.DeviceFeatures, error) {
 	sr, err := planSRv6(f, hw, feat)
 	if err != nil {
 		return nil, err
@@ -128,7 +129,7 @@ func DeviceFeatures(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.
 
 // leafVRFs are a leaf's VRFs: per suite VRF, the leaf's ports to its
 // hosts.
-func leafVRFs(f *inventory.Fabric, dev *inventory.Device, vrfs []harness.VRF) ([]drivers.VRF, error) {
+func leafVRFs(f *inventory.Fabric, dev *inventory.Device, vrfs []runspec.VRF) ([]drivers.VRF, error) {
 	id, ok := f.NodeByName(dev.Name)
 	if !ok {
 		return nil, fmt.Errorf("the fabric has no node %s", dev.Name)
@@ -178,7 +179,7 @@ func refusal(err error) error {
 // feature, before anything is reached. What depends on the device (the
 // kernel's qdiscs, the ASIC's trimming, a change that cannot be reverted)
 // is checked by Configure, also before anything changes.
-func (b *Backend) CheckPlan(p *harness.Point) error {
+func (b *Backend) CheckPlan(p *runspec.RunSpec) error {
 	path := p.Suite.Fabric.Inventory
 	if path == "" || p.Fabric == nil {
 		return nil
@@ -269,7 +270,7 @@ func pfcHeadroom(f *inventory.Fabric, dev *inventory.Device) (*drivers.PFCHeadro
 //   - the ECMP width: the switch's uplinks in the fabric, the equal-cost
 //     next hops it must install for a destination beyond them (FRR: at
 //     least that maximum-paths, refused above zebra's ECMP maximum).
-func qosFeatures(f *inventory.Fabric, dev *inventory.Device, feat harness.Features, want *drivers.DeviceFeatures) error {
+func qosFeatures(f *inventory.Fabric, dev *inventory.Device, feat runspec.Features, want *drivers.DeviceFeatures) error {
 	if w := ecmpWidth(f, dev); w > 1 {
 		want.ECMPWidth = w
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fabricbench/fabricbench/drivers/sonic/testdouble"
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/hostdeploy"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 )
 
@@ -58,8 +59,8 @@ func TestDeviceFeatures(t *testing.T) {
 		t.Errorf("reference queue %d bytes, want 1900000", qref)
 	}
 	leaf := hw.Device("leaf0")
-	feat := harness.Features{ECMPHash: drivers.FiveTuple(), ECN: true, KMin: 0.2, KMax: 0.8, Trimming: true,
-		VRFs: []harness.VRF{{Name: "red", Table: 10, Hosts: []int{1}}}}
+	feat := runspec.Features{ECMPHash: drivers.FiveTuple(), ECN: true, KMin: 0.2, KMax: 0.8, Trimming: true,
+		VRFs: []runspec.VRF{{Name: "red", Table: 10, Hosts: []int{1}}}}
 	want, err := DeviceFeatures(f, hw, leaf, feat, qref)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestConfigureOnSONiCDouble(t *testing.T) {
 		}
 		return b
 	}
-	feat := harness.Features{ECMPHash: drivers.FiveTuple(), ECN: true, KMin: 0.2, KMax: 0.8, Trimming: true}
+	feat := runspec.Features{ECMPHash: drivers.FiveTuple(), ECN: true, KMin: 0.2, KMax: 0.8, Trimming: true}
 
 	d, inv := start(true)
 	before, err := d.Dump(ctx, "CONFIG_DB")
@@ -217,7 +218,7 @@ func TestConfigureOnSONiCDouble(t *testing.T) {
 	// port's address (named in the diff); all of it reverted at Down.
 	dir = t.TempDir()
 	b = backend(inv, dir, true)
-	if err := b.Configure(ctx, harness.Features{VRFs: []harness.VRF{{Name: "red", Table: 10, Hosts: []int{1}}}}); err != nil {
+	if err := b.Configure(ctx, runspec.Features{VRFs: []runspec.VRF{{Name: "red", Table: 10, Hosts: []int{1}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if h, _ := d.HGetAll(ctx, "CONFIG_DB", "INTERFACE|Ethernet4"); h["vrf_name"] != "Vrf-red" {
@@ -237,7 +238,7 @@ func TestConfigureOnSONiCDouble(t *testing.T) {
 	// back, restored at Down.
 	dir = t.TempDir()
 	b = backend(inv, dir, true)
-	qos := harness.Features{PFC: true, PFCPriorities: []int{3}, PFCWatchdogDetect: 300_000_000_000, QueueBytes: 512 << 10}
+	qos := runspec.Features{PFC: true, PFCPriorities: []int{3}, PFCWatchdogDetect: 300_000_000_000, QueueBytes: 512 << 10}
 	if err := b.Configure(ctx, qos); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestConfigureOnSONiCDouble(t *testing.T) {
 
 	// A watchdog faster than SONiC's: refused before anything changes.
 	b = backend(inv, t.TempDir(), true)
-	err = b.Configure(ctx, harness.Features{PFC: true, PFCWatchdogDetect: 200_000_000})
+	err = b.Configure(ctx, runspec.Features{PFC: true, PFCWatchdogDetect: 200_000_000})
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "leaf0 (platform sonic) cannot do pfc-watchdog, which the suite needs: SONiC's PFC watchdog detects a storm after 100 ms to 5 s") {
 		t.Errorf("a 200us watchdog on SONiC: %v", err)
 	}
@@ -409,8 +410,8 @@ func TestDeviceFeaturesSRv6(t *testing.T) {
 	if h0.Name != "host0" || h1.Name != "host1" {
 		t.Fatalf("hosts %s %s", h0.Name, h1.Name)
 	}
-	feat := harness.Features{SRv6: true, SRv6Paths: []harness.SRv6Path{{Name: "p", Src: 0, Dst: 1, Via: []int{node("spine0")}}}}
-	get := func(name string, feat harness.Features) *drivers.DeviceFeatures {
+	feat := runspec.Features{SRv6: true, SRv6Paths: []runspec.SRv6Path{{Name: "p", Src: 0, Dst: 1, Via: []int{node("spine0")}}}}
+	get := func(name string, feat runspec.Features) *drivers.DeviceFeatures {
 		t.Helper()
 		w, err := DeviceFeatures(f, hw, hw.Device(name), feat, LinkMTU)
 		if err != nil {
@@ -448,13 +449,13 @@ func TestDeviceFeaturesSRv6(t *testing.T) {
 		t.Errorf("marks %v", sr.marks)
 	}
 	// No SRv6: hosts get nothing.
-	if w := get("host0", harness.Features{ECMPHash: drivers.FiveTuple()}); len(w.Requested()) != 0 {
+	if w := get("host0", runspec.Features{ECMPHash: drivers.FiveTuple()}); len(w.Requested()) != 0 {
 		t.Errorf("host0 without SRv6: %+v", w.Requested())
 	}
 
 	// Refusals naming the switch.
 	bad := feat
-	bad.SRv6Paths = []harness.SRv6Path{{Name: "p", Src: 0, Dst: 1, Via: []int{node("spine1")}}}
+	bad.SRv6Paths = []runspec.SRv6Path{{Name: "p", Src: 0, Dst: 1, Via: []int{node("spine1")}}}
 	if _, err := DeviceFeatures(f, hw, hw.Device("leaf0"), bad, LinkMTU); err == nil || !strings.Contains(err.Error(), "spine1 has no srv6_locator") {
 		t.Errorf("a path via spine1 without a locator: %v", err)
 	}
@@ -464,7 +465,7 @@ func TestDeviceFeaturesSRv6(t *testing.T) {
 	}
 
 	// VRFs on FRR: isolation rules on the leaves' host ports.
-	vf := harness.Features{VRFs: []harness.VRF{{Name: "red", Table: 10, Hosts: []int{0}}, {Name: "blue", Table: 20, Hosts: []int{1}}}}
+	vf := runspec.Features{VRFs: []runspec.VRF{{Name: "red", Table: 10, Hosts: []int{0}}, {Name: "blue", Table: 20, Hosts: []int{1}}}}
 	w := get("leaf0", vf)
 	wantIso := []drivers.IsolationRule{{In: "eth1", To: netip.MustParsePrefix("198.18.251.3/32"), Priority: 500}}
 	if !reflect.DeepEqual(w.Isolation, wantIso) || len(w.VRFs) != 0 {
@@ -505,7 +506,7 @@ func TestPlanSRv6(t *testing.T) {
 func TestDeviceQoSFeatures(t *testing.T) {
 	hw, f := parseInventory(t, doubleInventory("", 22, "/nonexistent/kh", "/nonexistent/key"))
 	leaf := hw.Device("leaf0")
-	feat := harness.Features{ECMPHash: drivers.FiveTuple(), PFC: true, PFCPriorities: []int{3}, PFCWatchdogDetect: 200_000_000_000, QueueBytes: 512 << 10}
+	feat := runspec.Features{ECMPHash: drivers.FiveTuple(), PFC: true, PFCPriorities: []int{3}, PFCWatchdogDetect: 200_000_000_000, QueueBytes: 512 << 10}
 	want, err := DeviceFeatures(f, hw, leaf, feat, LinkMTU)
 	if err != nil {
 		t.Fatal(err)
@@ -532,15 +533,15 @@ func TestDeviceQoSFeatures(t *testing.T) {
 		t.Errorf("headroom on 400G 10us links: %+v %v", want.PFC.Headroom, err)
 	}
 
-	want, err = DeviceFeatures(f, hw, leaf, harness.Features{Adaptive: true}, LinkMTU)
+	want, err = DeviceFeatures(f, hw, leaf, runspec.Features{Adaptive: true}, LinkMTU)
 	if err != nil || want.Adaptive == nil || want.Adaptive.Mode != drivers.AdaptivePacket {
 		t.Errorf("adaptive: %+v %v", want.Adaptive, err)
 	}
-	want, err = DeviceFeatures(f, hw, leaf, harness.Features{Flowlet: true, FlowletGap: 50_000_000}, LinkMTU)
+	want, err = DeviceFeatures(f, hw, leaf, runspec.Features{Flowlet: true, FlowletGap: 50_000_000}, LinkMTU)
 	if err != nil || want.Adaptive == nil || want.Adaptive.Mode != drivers.AdaptiveFlowlet || want.Adaptive.FlowletGap != 50*time.Microsecond {
 		t.Errorf("flowlet: %+v %v", want.Adaptive, err)
 	}
-	_, err = DeviceFeatures(f, hw, leaf, harness.Features{QueueLongestPath: true}, LinkMTU)
+	_, err = DeviceFeatures(f, hw, leaf, runspec.Features{QueueLongestPath: true}, LinkMTU)
 	var ce *drivers.CapabilityError
 	if !errors.As(err, &ce) || ce.Device != "leaf0" || ce.Platform != "sonic" || ce.Feature != drivers.FeatQueueSize {
 		t.Errorf("longest-path queues: %v", err)
@@ -603,7 +604,7 @@ links:
   - [leaf0:Ethernet8, spine1:eth1]
 `)
 	for dev, width := range map[string]int{"leaf0": 2, "spine0": 0} {
-		want, err := DeviceFeatures(f, hw, hw.Device(dev), harness.Features{ECMPHash: drivers.FiveTuple()}, LinkMTU)
+		want, err := DeviceFeatures(f, hw, hw.Device(dev), runspec.Features{ECMPHash: drivers.FiveTuple()}, LinkMTU)
 		if err != nil {
 			t.Fatal(err)
 		}

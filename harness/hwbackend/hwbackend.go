@@ -63,6 +63,7 @@ import (
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/harness/hostdeploy"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
@@ -103,7 +104,7 @@ var capabilities = harness.Capabilities{
 	MinInterval:       time.Millisecond,
 	MinIntervalReason: "the kernel-counter exporter samples every 1 ms at the fastest (SONiC's gNMI server every 1 s: its targets are subscribed at 1 s, with a note)",
 	NeedsInventory:    true,
-	Launchers:         []string{harness.LauncherSSH, harness.LauncherSrun},
+	Launchers:         []string{runspec.LauncherSSH, runspec.LauncherSrun},
 }
 
 // Backend is the hardware backend.
@@ -130,7 +131,7 @@ type Backend struct {
 	marks map[[2]int]uint32
 	// sr and steer are the run's SRv6 plan and the features applied on
 	// each steering host, which Steer (the path controller) moves.
-	feat  harness.Features
+	feat  runspec.Features
 	sr    *srv6Plan
 	steer map[string]*drivers.DeviceFeatures
 	appM  sync.Mutex // applied, while Steer may add to it
@@ -280,7 +281,7 @@ func (b *Backend) switches() []string {
 // naming device and setting; with it every change is applied, read back
 // (Verify) and remembered, and reverted at Down. A change the driver
 // could not revert is refused before anything is applied.
-func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
+func (b *Backend) Configure(ctx context.Context, feat runspec.Features) error {
 	if err := capabilities.Refuse(Name, feat); err != nil {
 		return err
 	}
@@ -372,7 +373,7 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 	}
 	if !b.env.Apply {
 		return &harness.InputError{Err: fmt.Errorf("the suite's features need %s on the inventory's devices, and nothing was changed (run with --apply to change them for the run; they are restored at its end):\n  %s",
-			harness.Plural(len(needed), "configuration change", "configuration changes"), strings.Join(needed, "\n  "))}
+			runspec.Plural(len(needed), "configuration change", "configuration changes"), strings.Join(needed, "\n  "))}
 	}
 	// Every change must be revertible before any is made.
 	for i, name := range sw {
@@ -449,7 +450,7 @@ func (b *Backend) writeFile(name, text string) {
 }
 
 // params are the transport parameters of the agents.
-func (b *Backend) params(t harness.Transport) (transport.Params, error) {
+func (b *Backend) params(t runspec.Transport) (transport.Params, error) {
 	p, err := t.Params()
 	if err != nil {
 		return p, err
@@ -477,7 +478,7 @@ func (b *Backend) agentSpecs() []hostdeploy.Agent {
 
 // DeployAgents starts one agent per host: over SSH (the default) or with
 // srun inside a Slurm allocation.
-func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
+func (b *Backend) DeployAgents(ctx context.Context, t runspec.Transport) error {
 	p, err := b.params(t)
 	if err != nil {
 		return err
@@ -486,7 +487,7 @@ func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
 	b.token = rand.Text()
 	b.gnmiPW = rand.Text()
 	specs := b.agentSpecs()
-	if t.Launcher == harness.LauncherSrun {
+	if t.Launcher == runspec.LauncherSrun {
 		b.srun = &srunLauncher{logf: b.logf, dir: b.env.Dir, bin: b.env.AgentBinary}
 		nodes := make([]string, len(specs))
 		for i, s := range specs {
@@ -621,12 +622,12 @@ func (b *Backend) gnmiTarget(dev *device) (telemetry.TargetSpec, error) {
 }
 
 // InjectFaults records the faults; RunJobs applies them on time.
-func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error {
+func (b *Backend) InjectFaults(_ context.Context, faults []runspec.Fault) error {
 	return b.faults.Set(b.f, faults)
 }
 
 // RunJobs runs the workload on the agents.
-func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+func (b *Backend) RunJobs(ctx context.Context, w *runspec.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
 	return hostdeploy.RunJobs(ctx, hostdeploy.Jobs{Agents: b.agents, Fabric: b.f, Params: b.tp, Costs: b.costs(), HostIP: b.hostIP,
 		DataPort: DataPort, Mark: func(src, dst int) uint32 { return b.marks[[2]int{src, dst}] },
 		Faults: b.faults, Apply: b.applyFault, Logf: b.logf}, w, progress)
@@ -724,11 +725,11 @@ func (b *Backend) Down(ctx context.Context) error {
 
 // Describe implements harness.Describer: what a run of p does to the
 // inventory's devices (describing it connects to nothing).
-func (b *Backend) Describe(p *harness.Point) []string {
+func (b *Backend) Describe(p *runspec.RunSpec) []string {
 	sw, hosts, _ := harness.FabricCounts(p.Fabric)
 	launcher := p.Transport.Launcher
 	if launcher == "" {
-		launcher = harness.LauncherSSH
+		launcher = runspec.LauncherSSH
 	}
 	out := []string{
 		fmt.Sprintf("devices    the inventory's %d switches and %d hosts (%s); nothing is created or destroyed on them", sw, hosts, p.Suite.Fabric.Inventory),

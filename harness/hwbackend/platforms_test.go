@@ -7,6 +7,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 )
 
@@ -19,22 +20,22 @@ func TestPlatformFeaturesAreDeviceFeatures(t *testing.T) {
 	for _, platform := range []string{"sonic", "frr"} {
 		hw, f := parseInventory(t, strings.ReplaceAll(frrInventory("fd00:bbbb:2::/48"), "platform: frr", "platform: "+platform))
 		spine0, _ := f.NodeByName("spine0")
-		paths := []harness.SRv6Path{{Name: "p", Src: 0, Dst: 1, Via: []int{spine0}}}
+		paths := []runspec.SRv6Path{{Name: "p", Src: 0, Dst: 1, Via: []int{spine0}}}
 		for _, c := range []struct {
 			f    harness.Feature
-			feat harness.Features
+			feat runspec.Features
 		}{
-			{harness.FeatECN, harness.Features{ECN: true, KMin: 0.2, KMax: 0.8}},
-			{harness.FeatTrimming, harness.Features{Trimming: true}},
-			{harness.FeatPFC, harness.Features{PFC: true, PFCPriorities: []int{3}}},
-			{harness.FeatPFCWatchdog, harness.Features{PFC: true, PFCPriorities: []int{3}, PFCWatchdogDetect: 200_000_000_000}},
-			{harness.FeatSRv6, harness.Features{SRv6: true, SRv6Paths: paths}},
-			{harness.FeatController, harness.Features{SRv6: true, SRv6Paths: paths}},
-			{harness.FeatVRF, harness.Features{VRFs: []harness.VRF{{Name: "Vrf-red", Table: 10, Hosts: []int{0}}, {Name: "Vrf-blue", Table: 20, Hosts: []int{1}}}}},
-			{harness.FeatQueue, harness.Features{QueueBytes: 512 << 10}},
-			{harness.FeatAdaptive, harness.Features{Adaptive: true}},
-			{harness.FeatFlowlet, harness.Features{Flowlet: true, FlowletGap: 50_000_000}},
-			{harness.FeatPlanes, harness.Features{}},
+			{harness.FeatECN, runspec.Features{ECN: true, KMin: 0.2, KMax: 0.8}},
+			{harness.FeatTrimming, runspec.Features{Trimming: true}},
+			{harness.FeatPFC, runspec.Features{PFC: true, PFCPriorities: []int{3}}},
+			{harness.FeatPFCWatchdog, runspec.Features{PFC: true, PFCPriorities: []int{3}, PFCWatchdogDetect: 200_000_000_000}},
+			{harness.FeatSRv6, runspec.Features{SRv6: true, SRv6Paths: paths}},
+			{harness.FeatController, runspec.Features{SRv6: true, SRv6Paths: paths}},
+			{harness.FeatVRF, runspec.Features{VRFs: []runspec.VRF{{Name: "Vrf-red", Table: 10, Hosts: []int{0}}, {Name: "Vrf-blue", Table: 20, Hosts: []int{1}}}}},
+			{harness.FeatQueue, runspec.Features{QueueBytes: 512 << 10}},
+			{harness.FeatAdaptive, runspec.Features{Adaptive: true}},
+			{harness.FeatFlowlet, runspec.Features{Flowlet: true, FlowletGap: 50_000_000}},
+			{harness.FeatPlanes, runspec.Features{}},
 		} {
 			c.feat.ECMPHash = drivers.FiveTuple()
 			var got []drivers.Feature

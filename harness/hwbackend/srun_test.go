@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/internal/slurmtest"
 )
 
@@ -65,7 +66,7 @@ links:
 	if err := b.Up(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	tr := harness.Transport{CC: "nscc", LB: "ops", MTU: 4096, Seed: 1, Launcher: harness.LauncherSrun}
+	tr := runspec.Transport{CC: "nscc", LB: "ops", MTU: 4096, Seed: 1, Launcher: runspec.LauncherSrun}
 	if err := b.DeployAgents(ctx, tr); err == nil || !strings.Contains(err.Error(), "SLURM_JOB_ID") {
 		t.Errorf("srun outside an allocation: %v", err)
 	}
@@ -105,8 +106,8 @@ links:
 	if n := strings.Count(string(steps), "fabricbench-agent-"); n != 2 {
 		t.Errorf("%d agent job steps in allocation %s, want 2:\n%s", n, job, steps)
 	}
-	jobs := []harness.Job{{Name: "perm", Workload: harness.Permutation, Hosts: []int{0, 1}, Size: 1 << 20, Reps: 1}}
-	w, err := harness.BuildWorkload(f, jobs, 1)
+	jobs := []runspec.Job{{Name: "perm", Workload: runspec.Permutation, Hosts: []int{0, 1}, Size: 1 << 20, Reps: 1}}
+	w, err := runspec.BuildWorkload(f, jobs, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

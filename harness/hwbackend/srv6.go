@@ -10,6 +10,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 )
 
@@ -49,7 +50,7 @@ type srv6Plan struct {
 
 // planSRv6 maps features.srv6 onto the inventory's devices; nil when
 // the run asks for no SRv6.
-func planSRv6(f *inventory.Fabric, hw *inventory.Hardware, feat harness.Features) (*srv6Plan, error) {
+func planSRv6(f *inventory.Fabric, hw *inventory.Hardware, feat runspec.Features) (*srv6Plan, error) {
 	if !feat.SRv6 && len(feat.SRv6Paths) == 0 {
 		return nil, nil
 	}
@@ -238,7 +239,7 @@ const vrfRulePref = 500
 // leafIsolation are a leaf's isolation rules: for each host port, one
 // rule per host the attached host's VRF does not reach (leaks counted),
 // ip rule add pref 500 iif PORT to ADDR/32 prohibit.
-func leafIsolation(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.Device, vrfs []harness.VRF) ([]drivers.IsolationRule, error) {
+func leafIsolation(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.Device, vrfs []runspec.VRF) ([]drivers.IsolationRule, error) {
 	id, ok := f.NodeByName(dev.Name)
 	if !ok {
 		return nil, fmt.Errorf("the fabric has no node %s", dev.Name)
@@ -258,7 +259,7 @@ func leafIsolation(f *inventory.Fabric, hw *inventory.Hardware, dev *inventory.D
 			return nil, fmt.Errorf("features.vrfs: host %s lists no NIC with an address", f.Host(h).Name)
 		}
 	}
-	m := harness.NewVRFMap(n, vrfs)
+	m := runspec.NewVRFMap(n, vrfs)
 	var out []drivers.IsolationRule
 	for h := range n {
 		for _, p := range f.Host(h).Ports {

@@ -12,6 +12,7 @@ import (
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/drivers"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/telemetry"
 )
@@ -171,8 +172,8 @@ func TestInventorySRv6VRF(t *testing.T) {
 	if err := b.Up(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	vrfs := []harness.VRF{{Name: "red", Table: 10, Hosts: []int{0, 2}}, {Name: "blue", Table: 20, Hosts: []int{1, 3}}}
-	if err := b.Configure(ctx, harness.Features{ECMPHash: drivers.FiveTuple(), VRFs: vrfs}); err != nil {
+	vrfs := []runspec.VRF{{Name: "red", Table: 10, Hosts: []int{0, 2}}, {Name: "blue", Table: 20, Hosts: []int{1, 3}}}
+	if err := b.Configure(ctx, runspec.Features{ECMPHash: drivers.FiveTuple(), VRFs: vrfs}); err != nil {
 		b.Down(ctx)
 		t.Fatal(err)
 	}

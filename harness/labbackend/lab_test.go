@@ -18,6 +18,7 @@ import (
 	"github.com/fabricbench/fabricbench/containerlab"
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	_ "github.com/fabricbench/fabricbench/harness/simbackend"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/results"
@@ -429,18 +430,18 @@ func TestAgentDeathIsReported(t *testing.T) {
 	}
 	b := upLab(t, "death", f)
 	ctx := context.Background()
-	if err := b.Configure(ctx, harness.Features{ECMPHash: []string{"src-ip", "dst-ip", "src-port", "dst-port"}}); err != nil {
+	if err := b.Configure(ctx, runspec.Features{ECMPHash: []string{"src-ip", "dst-ip", "src-port", "dst-port"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.DeployAgents(ctx, harness.Transport{CC: "nscc", LB: "reps", MTU: 8192, Seed: 1}); err != nil {
+	if err := b.DeployAgents(ctx, runspec.Transport{CC: "nscc", LB: "reps", MTU: 8192, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// host0 -> host1 small (completes), host2 <-> host3 large (cut).
-	jobs := []harness.Job{
-		{Name: "small", Workload: harness.Permutation, Hosts: []int{0, 1}, Size: 256 << 10, Reps: 1},
-		{Name: "large", Workload: harness.Permutation, Hosts: []int{2, 3}, Size: 64 << 20, Reps: 1},
+	jobs := []runspec.Job{
+		{Name: "small", Workload: runspec.Permutation, Hosts: []int{0, 1}, Size: 256 << 10, Reps: 1},
+		{Name: "large", Workload: runspec.Permutation, Hosts: []int{2, 3}, Size: 64 << 20, Reps: 1},
 	}
-	w, err := harness.BuildWorkload(f, jobs, 1)
+	w, err := runspec.BuildWorkload(f, jobs, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/bringup"
 	"github.com/fabricbench/fabricbench/harness/hostdeploy"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/telemetry"
 )
@@ -98,7 +99,7 @@ type Backend struct {
 	// hostPlaneIP[h] are host h's data addresses on planes 1, 2, ... of
 	// a multi-plane fabric (its NICs eth2, eth3, ...); nil otherwise.
 	hostPlaneIP [][]netip.Addr
-	feat        harness.Features
+	feat        runspec.Features
 	tp          transport.Params
 	token       string
 	gnmiPW      string
@@ -386,7 +387,7 @@ var capabilities = harness.Capabilities{
 	MaxMTUReason:      fmt.Sprintf("the payload plus headers must fit the lab's %d-byte link MTU", LinkMTU),
 	MinInterval:       MinInterval,
 	MinIntervalReason: "the kernel-counter exporter samples every 1 ms at the fastest",
-	Launchers:         []string{harness.LauncherSSH},
+	Launchers:         []string{runspec.LauncherSSH},
 }
 
 // Capabilities implements harness.Capable.
@@ -396,7 +397,7 @@ func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
 // has refused what the backend cannot do (Capabilities); Configure refuses
 // it too, for callers that did not plan. A feature the drivers find this
 // host's kernel lacks is an error naming it.
-func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
+func (b *Backend) Configure(ctx context.Context, feat runspec.Features) error {
 	b.feat = feat
 	if err := capabilities.Refuse(b.Name(), feat); err != nil {
 		return err
@@ -430,7 +431,7 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 
 // DeployAgents copies fabricbench to every host over SFTP, starts the
 // agent there with a per-run token and waits until each answers.
-func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
+func (b *Backend) DeployAgents(ctx context.Context, t runspec.Transport) error {
 	p, err := t.Params()
 	if err != nil {
 		return err
@@ -496,13 +497,13 @@ func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) 
 }
 
 // InjectFaults records the faults; RunJobs applies them on time.
-func (b *Backend) InjectFaults(_ context.Context, faults []harness.Fault) error {
+func (b *Backend) InjectFaults(_ context.Context, faults []runspec.Fault) error {
 	return b.faults.Set(b.f, faults)
 }
 
 // RunJobs runs the workload on the agents; flows of a pinned host pair
 // carry its mark.
-func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+func (b *Backend) RunJobs(ctx context.Context, w *runspec.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
 	before := b.readDaemons(ctx) // the routing watch (routing.go)
 	watched := time.Now()
 	b.logf("routing watch: %s", before)
@@ -588,7 +589,7 @@ func (b *Backend) State() *labrt.State { return b.st }
 
 // Describe implements harness.Describer: the lab a run of p deploys on
 // this host (generated per run; nothing is created by describing it).
-func (b *Backend) Describe(p *harness.Point) []string {
+func (b *Backend) Describe(p *runspec.RunSpec) []string {
 	sw, hosts, links := harness.FabricCounts(p.Fabric)
 	out := []string{
 		b.describeLab(sw, hosts, links),

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/fabricbench/fabricbench/drivers"
-	"github.com/fabricbench/fabricbench/harness"
 	"github.com/fabricbench/fabricbench/harness/bringup"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 )
 
 // Per-hop costs of the lab's software data plane, used for the base RTT
@@ -34,7 +34,7 @@ func tbfCommand(dev string, rateBps int64) string {
 
 // applyFault changes the kernel's links: down/up with ip link, degrade
 // by re-shaping the transmit side's tbf.
-func (b *Backend) applyFault(ctx context.Context, ft harness.Fault) error {
+func (b *Backend) applyFault(ctx context.Context, ft runspec.Fault) error {
 	l := b.f.Links[ft.Link]
 	type end struct{ node, dev string }
 	var ends []end
@@ -115,7 +115,7 @@ const (
 	dx4Base   = 0xe000
 )
 
-func (b *Backend) configureSRv6(ctx context.Context, paths []harness.SRv6Path) error {
+func (b *Backend) configureSRv6(ctx context.Context, paths []runspec.SRv6Path) error {
 	if len(paths) > 200 {
 		return fmt.Errorf("features.srv6.paths: at most 200 paths")
 	}

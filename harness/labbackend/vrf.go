@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 )
 
 // VRFs on the lab. This host's kernel has no VRF device (the linux driver
@@ -23,8 +23,8 @@ import (
 const vrfRulePref = 500
 
 // vrfRules returns, per leaf, the commands that install the isolation.
-func (b *Backend) vrfRules(vrfs []harness.VRF) map[string][]string {
-	m := harness.NewVRFMap(b.f.NumHosts(), vrfs)
+func (b *Backend) vrfRules(vrfs []runspec.VRF) map[string][]string {
+	m := runspec.NewVRFMap(b.f.NumHosts(), vrfs)
 	out := map[string][]string{}
 	for h := 0; h < b.f.NumHosts(); h++ {
 		hn := b.f.Host(h)
@@ -44,7 +44,7 @@ func (b *Backend) vrfRules(vrfs []harness.VRF) map[string][]string {
 }
 
 // configureVRFs installs the isolation rules on the leaves.
-func (b *Backend) configureVRFs(ctx context.Context, vrfs []harness.VRF) error {
+func (b *Backend) configureVRFs(ctx context.Context, vrfs []runspec.VRF) error {
 	rules := b.vrfRules(vrfs)
 	leaves := make([]string, 0, len(rules))
 	for l := range rules {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/containerlab/native/labtest"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 )
 
 // TestVRFIsolationOnLab brings examples/suites/vrfs.yaml's fabric up with
@@ -27,7 +28,7 @@ func TestVRFIsolationOnLab(t *testing.T) {
 	if err := b.Configure(ctx, p.Features); err != nil {
 		t.Fatal(err)
 	}
-	m := harness.NewVRFMap(f.NumHosts(), p.Features.VRFs)
+	m := runspec.NewVRFMap(f.NumHosts(), p.Features.VRFs)
 	// BGP may still be converging: a reachable pair gets a few tries.
 	reached, refused, filtered := 0, 0, 0
 	for h := 0; h < f.NumHosts(); h++ {
@@ -72,7 +73,7 @@ func TestVRFIsolationOnLab(t *testing.T) {
 	if err := b.DeployAgents(ctx, p.Transport); err != nil {
 		t.Fatal(err)
 	}
-	w, err := harness.BuildWorkload(f, p.Jobs, p.Suite.Seed)
+	w, err := runspec.BuildWorkload(f, p.Jobs, p.Suite.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}

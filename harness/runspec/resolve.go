@@ -25,49 +25,48 @@ type Defaults struct {
 // Resolve builds the RunSpec of one checked matrix point: the fabric as
 // the suite's checker loaded it (once per distinct fabric, shared
 // read-only by the points), the features, transport, jobs, faults,
-// controller and KPIs typed. Its errors name the field (without a
-// position); the cross-field rules are Validate's.
+// controller and KPIs typed. The suite's quantities are typed when they
+// are decoded (suite.Duration, suite.Size, ...): Resolve parses none of
+// them again. Its errors name the field (without a position); the
+// cross-field rules are Validate's.
 func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 	s := sp.Suite
 	f, err := s.LoadedFabric()
 	if err != nil {
 		return nil, fmt.Errorf("fabric: %w", err)
 	}
-	// The suite checked its quantities; one that does not parse here is
-	// Resolve's error at its field, not a zero.
-	var q quantities
 	p := &RunSpec{ID: sp.ID, Params: sp.Params, Suite: s, Fabric: f}
 	ft := s.Features
 	p.Features = Features{
-		ECMPHash: ft.ECMP.Hash, ECN: on(ft.ECN.Enabled, d.ECN), KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
+		ECMPHash: words(ft.ECMP.Hash), ECN: on(ft.ECN.Enabled, d.ECN), KMin: ft.ECN.KMin, KMax: ft.ECN.KMax,
 		Trimming: on(ft.Trimming.Enabled, d.Trimming),
 		PFC:      ft.PFC != nil && ft.PFC.Enabled, SRv6: ft.SRv6 != nil,
 		Adaptive: ft.ECMP.Mode == suite.ECMPModeAdaptive, ARWeighted: ft.ECMP.Weighted,
 	}
 	if m := ft.ECMP.Mode; m != suite.ECMPModeHash && m != suite.ECMPModeAdaptive && m != suite.ECMPModeFlowlet {
-		p.Features.LowDiameter = m
+		p.Features.LowDiameter = string(m)
 	}
 	if ft.ECMP.Mode == suite.ECMPModeFlowlet {
 		p.Features.Flowlet = true
-		p.Features.FlowletGap = q.ps("features.ecmp.flowlet_gap", ft.ECMP.FlowletGap)
+		p.Features.FlowletGap = ft.ECMP.FlowletGap.Ps()
 	}
 	if ft.PFC != nil && ft.PFC.Enabled {
 		p.Features.PFCPriorities = slices.Clone(ft.PFC.Priorities)
 	}
 	if ft.PFC != nil && ft.PFC.Watchdog != nil {
 		w := ft.PFC.Watchdog
-		p.Features.PFCWatchdogDetect = q.ps("features.pfc.watchdog.detect", w.Detect)
-		p.Features.PFCWatchdogRestore = q.ps("features.pfc.watchdog.restore", w.Restore)
+		p.Features.PFCWatchdogDetect = w.Detect.Ps()
+		p.Features.PFCWatchdogRestore = w.Restore.Ps()
 	}
 	if p.Features.Adaptive {
-		p.Features.ARStaleness = q.ps("features.ecmp.staleness", ft.ECMP.Staleness)
-		p.Features.ARQuantum = q.bytes("features.ecmp.quantum", ft.ECMP.Quantum)
+		p.Features.ARStaleness = ft.ECMP.Staleness.Ps()
+		p.Features.ARQuantum = ft.ECMP.Quantum.Bytes()
 	}
 	if ft.SRv6 != nil {
 		if ft.SRv6.Placement == suite.SRv6PlacementDisjoint {
-			p.Features.SRv6Placement, p.Features.SRv6Elephant = ft.SRv6.Placement, 1<<20
-			if ft.SRv6.Elephant != "" {
-				p.Features.SRv6Elephant = q.bytes("features.srv6.elephant", ft.SRv6.Elephant)
+			p.Features.SRv6Placement, p.Features.SRv6Elephant = string(ft.SRv6.Placement), 1<<20
+			if ft.SRv6.Elephant.IsSet() {
+				p.Features.SRv6Elephant = ft.SRv6.Elephant.Bytes()
 			}
 		}
 		for i, sp := range ft.SRv6.Paths {
@@ -97,59 +96,46 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 	if p.Features.VRFs, err = resolveVRFs(f, ft.VRFs); err != nil {
 		return nil, err
 	}
-	if q := ft.Queue; q == "longest-path" {
+	if q := ft.Queue; q.LongestPath() {
 		if !f.LowDiameter() {
 			return nil, fmt.Errorf("features.queue: longest-path sizes on the source-guided paths of a dragonfly or slimfly fabric; %s is neither", f.Name)
 		}
 		p.Features.QueueLongestPath = true
-	} else if q != "" && q != "bdp" {
-		if p.Features.QueueBytes, err = units.ParseBytes(q); err != nil {
-			return nil, fmt.Errorf("features.queue: %w", err)
-		}
+	} else if !q.BDP() {
+		p.Features.QueueBytes = q.Bytes()
 	}
-	if p.Features.SimEnd, err = optDuration(s.Sim.End); err != nil {
-		return nil, fmt.Errorf("sim.end: %w", err)
-	}
-	if p.Features.Reconverge, err = optDuration(s.Sim.Reconverge); err != nil {
-		return nil, fmt.Errorf("sim.reconverge: %w", err)
-	}
-	switch s.Sim.StallAfter {
-	case "off":
+	p.Features.SimEnd, p.Features.Reconverge = s.Sim.End.Ps(), s.Sim.Reconverge.Ps()
+	p.Features.StallAfter = s.Sim.StallAfter.Ps()
+	if s.Sim.StallAfter.Off() {
 		p.Features.StallAfter = -1
-	default:
-		if p.Features.StallAfter, err = optDuration(s.Sim.StallAfter); err != nil {
-			return nil, fmt.Errorf("sim.stall_after: %w", err)
-		}
 	}
 	if p.Features.SimEnd == 0 {
 		p.Features.SimEnd = 1e12 // 1 s of simulated time at most
 	}
 	t := s.Transport
-	p.Transport = Transport{CC: t.CC, LB: t.LB, Planes: t.Planes, MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, EntropyRun: t.EntropyRun, Seed: s.Seed,
-		Launcher: s.Agents.Launcher}
+	p.Transport = Transport{CC: string(t.CC), LB: string(t.LB), Planes: string(t.Planes), MTU: t.MTU, QuickAdapt: t.QuickAdapt, FastIncrease: t.FastIncrease, EntropyRun: t.EntropyRun, Seed: s.Seed,
+		Launcher: string(s.Agents.Launcher)}
 	if p.TransportParams, err = p.Transport.Params(); err != nil {
 		return nil, fmt.Errorf("transport: %w", err) // the suite checked cc, lb and planes
 	}
-	iv, err := telemetryInterval(s.Telemetry.Interval, d)
-	if err != nil {
-		return nil, fmt.Errorf("telemetry.interval: %w", err)
+	iv := s.Telemetry.Interval.Ps()
+	if s.Telemetry.Interval.Fastest() {
+		iv = d.FastestInterval
 	}
 	p.Interval = units.Duration(iv)
 	p.Paths = s.Telemetry.Paths
 	p.NoTelemetry = s.Telemetry.Enabled != nil && !*s.Telemetry.Enabled
 
 	if c := s.Controller; c != nil && c.Kind != suite.ControllerNone {
-		cs := &ControllerSpec{Kind: c.Kind, Interval: iv / 1000, Rate: c.Thresholds.Rate, Trigger: c.Thresholds.Trigger, Clear: c.Thresholds.Clear}
-		if c.Interval != "" {
-			cs.Interval = q.ps("controller.interval", c.Interval) / 1000
+		cs := &ControllerSpec{Kind: string(c.Kind), Interval: iv / 1000, Rate: c.Thresholds.Rate, Trigger: c.Thresholds.Trigger, Clear: c.Thresholds.Clear}
+		if c.Interval.IsSet() {
+			cs.Interval = c.Interval.Ps() / 1000
 		}
 		cs.HoldDown = 10 * cs.Interval
-		if c.HoldDown != "" {
-			cs.HoldDown = q.ps("controller.hold_down", c.HoldDown) / 1000
+		if c.HoldDown.IsSet() {
+			cs.HoldDown = c.HoldDown.Ps() / 1000
 		}
-		if c.Thresholds.Queue != "" {
-			cs.Queue = q.bytes("controller.thresholds.queue", c.Thresholds.Queue)
-		}
+		cs.Queue = c.Thresholds.Queue.Bytes()
 		p.Controller = cs
 	}
 	names := map[string]bool{}
@@ -171,54 +157,23 @@ func Resolve(sp suite.Point, d Defaults) (*RunSpec, error) {
 	}
 	// The suite checked metric names and scopes (with their lines).
 	for _, k := range s.KPIs {
-		spec := kpis.Spec{Name: k.Name, Metric: k.Metric, Scope: k.Scope, Max: k.Max, Min: k.Min, Regress: k.Regress}
+		spec := kpis.Spec{Name: k.Name, Metric: k.Metric, Scope: k.Scope, Max: k.Max, Min: k.Min, Regress: k.Regress.String()}
 		if spec.Name == spec.Metric {
 			spec.Name = "" // kpis names it <scope>.<metric>
 		}
 		p.KPIs = append(p.KPIs, spec)
 	}
-	if q.err != nil {
-		return nil, q.err
-	}
 	return p, nil
 }
 
-// telemetryInterval is a suite's telemetry.interval in ps: fastest is the
-// backend's shortest (Defaults.FastestInterval).
-func telemetryInterval(v string, d Defaults) (int64, error) {
-	if v == suite.IntervalFastest {
-		return d.FastestInterval, nil
-	}
-	return units.ParsePs(v)
-}
-
-func optDuration(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	return units.ParsePs(s)
-}
-
 func resolveJob(f *inventory.Fabric, sj *suite.Job) (Job, error) {
-	j := Job{Name: sj.Name, Workload: sj.Workload, Reps: sj.Repetitions, Senders: sj.Senders, Window: sj.Window, Receiver: -1,
+	j := Job{Name: sj.Name, Workload: string(sj.Workload), Reps: sj.Repetitions, Senders: sj.Senders, Window: sj.Window, Receiver: -1,
 		QPs: sj.QPs, Baseline: sj.Baseline}
+	j.RateFrac, j.RateBps = sj.Rate.Share(), sj.Rate.BitRate()
+	j.Size, j.Start, j.Gap = sj.Size.Bytes(), sj.Start.Ps(), sj.Gap.Ps()
 	var err error
-	if sj.Rate != "" {
-		if j.RateFrac, j.RateBps, err = units.ParseLoad(sj.Rate); err != nil {
-			return j, fmt.Errorf("rate: %w", err)
-		}
-	}
 	if j.Hosts, err = sj.Participants(f); err != nil {
 		return j, err
-	}
-	if j.Size, err = units.ParseBytes(sj.Size); err != nil {
-		return j, fmt.Errorf("size: %w", err)
-	}
-	if j.Start, err = optDuration(sj.Start); err != nil {
-		return j, fmt.Errorf("start: %w", err)
-	}
-	if j.Gap, err = optDuration(sj.Gap); err != nil {
-		return j, fmt.Errorf("gap: %w", err)
 	}
 	if len(j.Hosts) < 2 {
 		return j, fmt.Errorf("hosts: a %s needs at least 2 participants, got %d", j.Workload, len(j.Hosts))
@@ -255,10 +210,7 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) 
 	if err != nil {
 		return nil, err
 	}
-	at, until, err := faultTimes(sf)
-	if err != nil {
-		return nil, err
-	}
+	at, until := sf.At.Ps(), sf.Until.Ps()
 	// The transmit sides the fault hits: one port for a port fault, both
 	// ends of the link otherwise.
 	l := f.Links[link]
@@ -289,8 +241,8 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) 
 			add(until, true, 1, dir, "restore", "restore "+what)
 		}
 	case "flap":
-		period, err := optDuration(sf.Period)
-		if err != nil || period <= 0 {
+		period := sf.Period.Ps()
+		if period <= 0 {
 			return nil, fmt.Errorf("period: a flap needs a positive period")
 		}
 		for i := 0; i < sf.Count; i++ {
@@ -304,24 +256,10 @@ func resolveFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) 
 	return out, nil
 }
 
-// faultTimes are a fault's at and until (ps; 0 when not given).
-func faultTimes(sf *suite.Fault) (at, until int64, err error) {
-	if at, err = optDuration(sf.At); err != nil {
-		return 0, 0, fmt.Errorf("at: %w", err)
-	}
-	if until, err = optDuration(sf.Until); err != nil {
-		return 0, 0, fmt.Errorf("until: %w", err)
-	}
-	return at, until, nil
-}
-
 // resolveRandomFault takes down Fraction of the switch-to-switch links
 // (inventory.RandomLinkFailures with the suite's seed) at At, up again at Until.
 func resolveRandomFault(f *inventory.Fabric, sf *suite.Fault, id string, seed uint64) ([]Fault, error) {
-	at, until, err := faultTimes(sf)
-	if err != nil {
-		return nil, err
-	}
+	at, until := sf.At.Ps(), sf.Until.Ps()
 	evs, err := f.RandomLinkFailures(sf.Fraction, seed, at)
 	if err != nil {
 		return nil, fmt.Errorf("fraction: %w", err)
@@ -404,25 +342,11 @@ func resolveVRFs(f *inventory.Fabric, vrfs []suite.VRF) ([]VRF, error) {
 	return out, nil
 }
 
-// quantities parses a suite's quantities ("" is 0), keeping the first
-// error, named by its field.
-type quantities struct{ err error }
-
-func (q *quantities) ps(path, v string) int64 {
-	return q.keep(path, v, units.ParsePs)
-}
-
-func (q *quantities) bytes(path, v string) int64 {
-	return q.keep(path, v, units.ParseBytes)
-}
-
-func (q *quantities) keep(path, v string, parse func(string) (int64, error)) int64 {
-	if v == "" {
-		return 0
+// words are a suite's words as strings.
+func words[S ~string](ws []S) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = string(w)
 	}
-	n, err := parse(v)
-	if err != nil && q.err == nil {
-		q.err = fmt.Errorf("%s: %w", path, err)
-	}
-	return n
+	return out
 }

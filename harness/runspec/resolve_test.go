@@ -1,7 +1,6 @@
 package runspec
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/fabricbench/fabricbench/harness/suite"
@@ -19,7 +18,7 @@ func fabric(t *testing.T) *inventory.Fabric {
 
 func TestResolveFaults(t *testing.T) {
 	f := fabric(t)
-	got, err := resolveFault(f, &suite.Fault{Kind: "degrade", Port: "spine2:Ethernet1", Fraction: 0.25, At: "10us", Until: "20us"}, "F1", 1)
+	got, err := resolveFault(f, &suite.Fault{Kind: "degrade", Port: "spine2:Ethernet1", Fraction: 0.25, At: must(suite.ParseDuration("10us")), Until: must(suite.ParseDuration("20us"))}, "F1", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +30,7 @@ func TestResolveFaults(t *testing.T) {
 	if f.Nodes[f.Ports[l.B].Node].Name != "spine2" || f.Ports[l.B].Name != "Ethernet1" {
 		t.Fatalf("wrong link %+v", l)
 	}
-	flap, err := resolveFault(f, &suite.Fault{Kind: "flap", NIC: "host3", Period: "10us", Count: 3}, "F1", 1)
+	flap, err := resolveFault(f, &suite.Fault{Kind: "flap", NIC: "host3", Period: must(suite.ParseDuration("10us")), Count: 3}, "F1", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +48,7 @@ func TestResolveFaults(t *testing.T) {
 		}
 	}
 	rnd := func(seed uint64) []Fault {
-		got, err := resolveFault(f, &suite.Fault{Kind: "random", Fraction: 0.25, At: "10us", Until: "20us"}, "F2", seed)
+		got, err := resolveFault(f, &suite.Fault{Kind: "random", Fraction: 0.25, At: must(suite.ParseDuration("10us")), Until: must(suite.ParseDuration("20us"))}, "F2", seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,21 +75,31 @@ func TestResolveFaults(t *testing.T) {
 	}
 }
 
-// Resolve reports a quantity it cannot parse at its field rather than
-// taking it as 0 (the suite checker rejects such a suite first; a Suite
-// built otherwise gets the error).
-func TestResolveRefusesAnUnparsedQuantity(t *testing.T) {
+// Resolve takes the suite's quantities as they were decoded (typed), with
+// no parsing of its own: a quantity that does not parse cannot be built.
+func TestResolveUsesTypedQuantities(t *testing.T) {
+	if _, err := suite.ParseDuration("soon"); err == nil || err.Error() != `"soon" is not a duration (want e.g. 100us, 1ms)` {
+		t.Fatalf("ParseDuration(soon): %v", err)
+	}
 	s := &suite.Suite{Fabric: suite.Fabric{Spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2"}}
-	s.Telemetry.Interval = "1ms"
+	s.Telemetry.Interval = must(suite.ParseInterval("1ms"))
 	s.Transport.CC, s.Transport.LB = "nscc", "reps"
-	s.Features.ECMP.Mode, s.Features.ECMP.FlowletGap = suite.ECMPModeFlowlet, "soon"
-	_, err := Resolve(suite.Point{Suite: s}, Defaults{})
-	if err == nil || !strings.Contains(err.Error(), "features.ecmp.flowlet_gap: ") {
-		t.Fatalf("got %v, want an error at features.ecmp.flowlet_gap", err)
-	}
-	s.Features.ECMP.FlowletGap = "20us"
+	s.Features.ECMP.Mode, s.Features.ECMP.FlowletGap = suite.ECMPModeFlowlet, must(suite.ParseDuration("20us"))
+	s.Features.Queue = must(suite.ParseQueue("48MiB"))
+	s.Sim.End = must(suite.ParseDuration("2ms"))
 	p, err := Resolve(suite.Point{Suite: s}, Defaults{})
-	if err != nil || p.Features.FlowletGap != 20e6 {
-		t.Fatalf("got %+v, %v; want a 20us flowlet gap", p, err)
+	if err != nil || p.Features.FlowletGap != 20e6 || p.Interval.Milliseconds() != 1 || p.Features.QueueBytes != 48<<20 || p.Features.SimEnd != 2e9 {
+		t.Fatalf("got %+v, %v; want a 20us flowlet gap, 1ms interval, 48MiB queues, 2ms end", p, err)
 	}
+	s.Telemetry.Interval = must(suite.ParseInterval(suite.IntervalFastest))
+	if p, err := Resolve(suite.Point{Suite: s}, Defaults{FastestInterval: 250e6}); err != nil || p.Interval.Microseconds() != 250 {
+		t.Fatalf("fastest: got %+v, %v; want the backend's 250us", p, err)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

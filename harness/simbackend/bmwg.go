@@ -5,12 +5,13 @@ import (
 	"math"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/results"
 	"github.com/fabricbench/fabricbench/sim"
 )
 
 // jobGroups puts every flow in its job's delivery group.
-func jobGroups(w *harness.Workload) []int32 {
+func jobGroups(w *runspec.Workload) []int32 {
 	g := make([]int32, len(w.FlowJob))
 	for i, j := range w.FlowJob {
 		g[i] = int32(j)
@@ -56,7 +57,7 @@ func deliveryMetrics(d *sim.DeliveryStats) map[string]float64 {
 // bmwgExtras adds the fabric figures of the simulator's BMWG stages to a
 // run's result: the PFC watchdog and deadlock, the loss window of link
 // failures, flowlets and the ECN marking profile.
-func bmwgExtras(s *sim.Sim, res *sim.Result, feat harness.Features, links []sim.LinkEvent, out *harness.RunResult) {
+func bmwgExtras(s *sim.Sim, res *sim.Result, feat runspec.Features, links []sim.LinkEvent, out *harness.RunResult) {
 	x := out.Extra
 	if feat.PFC {
 		ev, drops := s.PFCWatchdog()
@@ -98,7 +99,7 @@ func bmwgExtras(s *sim.Sim, res *sim.Result, feat harness.Features, links []sim.
 }
 
 // DescribeDUT implements harness.DUTDescriber: the simulated switches.
-func (b *Backend) DescribeDUT(p *harness.Point) *results.DUT {
+func (b *Backend) DescribeDUT(p *runspec.RunSpec) *results.DUT {
 	ft := p.Features
 	q := "one bandwidth-delay product per port (features.queue: bdp)"
 	if ft.QueueBytes > 0 {

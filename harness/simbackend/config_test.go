@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/sim"
 )
 
@@ -20,7 +21,7 @@ func TestConfigIsTheSuiteRunsMapping(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := points[0]
-		w, err := harness.BuildWorkload(p.Fabric, p.Jobs, p.Transport.Seed)
+		w, err := runspec.BuildWorkload(p.Fabric, p.Jobs, p.Transport.Seed)
 		if err != nil {
 			t.Fatal(err)
 		}

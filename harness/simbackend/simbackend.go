@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/harness/suite"
 	"github.com/fabricbench/fabricbench/inventory"
 	"github.com/fabricbench/fabricbench/kpis"
@@ -31,7 +32,7 @@ func init() { harness.Register(Name, func() harness.Backend { return New() }) }
 // Backend is the simulator backend.
 type Backend struct {
 	f      *inventory.Fabric
-	feat   harness.Features
+	feat   runspec.Features
 	tp     transport.Params
 	seed   uint64
 	links  []sim.LinkEvent
@@ -97,7 +98,7 @@ func (b *Backend) Capabilities() harness.Capabilities { return capabilities }
 // Configure records the features. The planner has refused what the
 // simulator does not model (Capabilities); Configure refuses it too, for
 // callers that did not plan.
-func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
+func (b *Backend) Configure(ctx context.Context, feat runspec.Features) error {
 	switch {
 	case !slices.Contains(feat.ECMPHash, "src-ip") || !slices.Contains(feat.ECMPHash, "dst-ip"):
 		return unsupported("features.ecmp.hash", capabilities.ECMPHashReason)
@@ -110,7 +111,7 @@ func (b *Backend) Configure(ctx context.Context, feat harness.Features) error {
 
 // DeployAgents sets the transport the simulated hosts run: the same
 // agents/transport state machine as the UDP agent.
-func (b *Backend) DeployAgents(ctx context.Context, t harness.Transport) error {
+func (b *Backend) DeployAgents(ctx context.Context, t runspec.Transport) error {
 	p, err := t.Params()
 	if err != nil {
 		return err
@@ -152,7 +153,7 @@ func (b *Backend) TelemetryTargets(ctx context.Context, interval time.Duration) 
 }
 
 // InjectFaults turns faults into link events of the run.
-func (b *Backend) InjectFaults(ctx context.Context, faults []harness.Fault) error {
+func (b *Backend) InjectFaults(ctx context.Context, faults []runspec.Fault) error {
 	for _, ft := range faults {
 		if ft.Link < 0 || ft.Link >= len(b.f.Links) {
 			return fmt.Errorf("fault %q: link %d out of range", ft.Description, ft.Link)
@@ -163,14 +164,14 @@ func (b *Backend) InjectFaults(ctx context.Context, faults []harness.Fault) erro
 }
 
 // linkEvent is a fault as the simulator's link event.
-func linkEvent(ft harness.Fault) sim.LinkEvent {
+func linkEvent(ft runspec.Fault) sim.LinkEvent {
 	return sim.LinkEvent{At: ft.At, Link: ft.Link, Up: ft.Up, RateFactor: ft.Fraction, Direction: ft.Direction}
 }
 
 // RunJobs simulates the workload. Telemetry is published from the
 // simulator's sampling hook; Publish blocks while a collector is behind, so
 // no sample is lost and the simulation stays deterministic.
-func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
+func (b *Backend) RunJobs(ctx context.Context, w *runspec.Workload, progress func(harness.Progress)) (*harness.RunResult, error) {
 	cfg, err := simConfig(b.f, b.feat, b.tp, b.seed, b.links, w)
 	if err != nil {
 		return nil, err
@@ -234,7 +235,7 @@ func (b *Backend) RunJobs(ctx context.Context, w *harness.Workload, progress fun
 // this backend, with the RunSpec's typed transport parameters and its
 // faults as link events. w is the run's traffic (a workload without jobs:
 // a traffic matrix).
-func Config(p *harness.Point, w *harness.Workload) (sim.Config, error) {
+func Config(p *runspec.RunSpec, w *runspec.Workload) (sim.Config, error) {
 	var links []sim.LinkEvent
 	for _, ft := range p.Faults {
 		links = append(links, linkEvent(ft))
@@ -249,7 +250,7 @@ func Config(p *harness.Point, w *harness.Workload) (sim.Config, error) {
 // without jobs has none. Settings of a routing mode other than the run's
 // (adaptive routing's staleness, say) reach the simulator, which refuses
 // them.
-func simConfig(f *inventory.Fabric, feat harness.Features, tp transport.Params, seed uint64, links []sim.LinkEvent, w *harness.Workload) (sim.Config, error) {
+func simConfig(f *inventory.Fabric, feat runspec.Features, tp transport.Params, seed uint64, links []sim.LinkEvent, w *runspec.Workload) (sim.Config, error) {
 	tp.Trimming = feat.Trimming
 	cfg := sim.Config{
 		Fabric: f, Matrix: w.Matrix, Transport: tp, Seed: seed,
@@ -281,7 +282,7 @@ func simConfig(f *inventory.Fabric, feat harness.Features, tp transport.Params, 
 		cfg.LowDiameter = m
 	}
 	if len(feat.VRFs) > 0 {
-		m := harness.NewVRFMap(f.NumHosts(), feat.VRFs)
+		m := runspec.NewVRFMap(f.NumHosts(), feat.VRFs)
 		cfg.VRF = sim.VRF{Of: m.Of, Reach: m.Reach, Names: m.Names}
 	}
 	if feat.Adaptive {
@@ -296,7 +297,7 @@ func simConfig(f *inventory.Fabric, feat harness.Features, tp transport.Params, 
 // flows from Dst to Src to the reversed switches, as the lab does. With
 // the disjoint controller the elephants left over are then placed by
 // pathctl.Disjoint, once for the whole run (every job at its start).
-func (b *Backend) srv6(w *harness.Workload) (sim.SRv6, error) {
+func (b *Backend) srv6(w *runspec.Workload) (sim.SRv6, error) {
 	var out sim.SRv6
 	f := b.f
 	type key struct{ src, dst int }
@@ -485,7 +486,7 @@ func endReason(res *sim.Result) string {
 }
 
 // Describe implements harness.Describer: what a run of p simulates.
-func (b *Backend) Describe(p *harness.Point) []string {
+func (b *Backend) Describe(p *runspec.RunSpec) []string {
 	sw, hosts, links := harness.FabricCounts(p.Fabric)
 	out := []string{fmt.Sprintf("simulate   %d switches, %d hosts, %d links in the reference simulator (seed %d, at most %v of simulated time)",
 		sw, hosts, links, p.Transport.Seed, time.Duration(p.Features.SimEnd/1000))}

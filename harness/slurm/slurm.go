@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/fabricbench/fabricbench/harness"
+	"github.com/fabricbench/fabricbench/harness/runspec"
 	"github.com/fabricbench/fabricbench/results"
 )
 
@@ -155,7 +156,7 @@ func Script(o Options) (string, error) {
 	for _, d := range o.common() {
 		fmt.Fprintf(&b, "#SBATCH %s\n", d)
 	}
-	fmt.Fprintf(&b, "#\n# fabricbench suite %s: %s, one array task each, in matrix order:\n", o.Plan.Suite, harness.Plural(n, "point", "points"))
+	fmt.Fprintf(&b, "#\n# fabricbench suite %s: %s, one array task each, in matrix order:\n", o.Plan.Suite, runspec.Plural(n, "point", "points"))
 	for i, p := range o.Plan.Points {
 		fmt.Fprintf(&b, "#   %d  %s\n", i, p.ID)
 	}

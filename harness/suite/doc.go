@@ -10,7 +10,12 @@
 //     yamlx's limits), walk it, decode it, fill in defaults, validate;
 //   - walk.go: the walker that checks the document against the Go types it
 //     decodes into (unknown keys, value kinds, limits), records every value
-//     by field path and positions every problem at file:line:column;
+//     by field path and positions every problem at file:line:column; it
+//     decodes the quantities and words (below) at their positions;
+//   - quantity.go, enums.go: the field types that decode from text
+//     (durations, sizes, queue, interval, offered load; the closed sets of
+//     words): a value that does not decode is reported where it is
+//     written, so that validating is decoding;
 //   - validate.go: what the field comments rule out (ranges, names, hosts,
 //     features, faults, KPIs);
 //   - matrix.go: matrix keys, their expansion into Points, and problems in

@@ -10,19 +10,19 @@ import (
 // field.
 func TestECMPMode(t *testing.T) {
 	s := mustParse(t, "hash.yaml", base)
-	if s.Features.ECMP.Mode != ECMPModeHash || s.Features.ECMP.Staleness != "" {
+	if s.Features.ECMP.Mode != ECMPModeHash || s.Features.ECMP.Staleness.String() != "" {
 		t.Errorf("default: %+v", s.Features.ECMP)
 	}
 	s = mustParse(t, "ar.yaml", base+"features:\n  ecmp: {mode: adaptive}\n")
-	if e := s.Features.ECMP; e.Mode != ECMPModeAdaptive || e.Staleness != DefaultARStaleness || e.Weighted {
+	if e := s.Features.ECMP; e.Mode != ECMPModeAdaptive || e.Staleness.String() != DefaultARStaleness || e.Weighted {
 		t.Errorf("adaptive: %+v", e)
 	}
 	s = mustParse(t, "arw.yaml", base+"features:\n  ecmp: {mode: adaptive, staleness: 1us, quantum: 32KiB, weighted: true}\n")
-	if e := s.Features.ECMP; e.Staleness != "1us" || e.Quantum != "32KiB" || !e.Weighted {
+	if e := s.Features.ECMP; e.Staleness.String() != "1us" || e.Quantum.String() != "32KiB" || !e.Weighted {
 		t.Errorf("adaptive with knobs: %+v", e)
 	}
 	s = mustParse(t, "fl.yaml", base+"features:\n  ecmp: {mode: flowlet, flowlet_gap: 20us}\n  pfc: {enabled: true, watchdog: {detect: 200us}}\n")
-	if e := s.Features.ECMP; e.Mode != ECMPModeFlowlet || e.FlowletGap != "20us" || s.Features.PFC.Watchdog.Detect != "200us" {
+	if e := s.Features.ECMP; e.Mode != ECMPModeFlowlet || e.FlowletGap.String() != "20us" || s.Features.PFC.Watchdog.Detect.String() != "200us" {
 		t.Errorf("flowlet and watchdog: %+v %+v", e, s.Features.PFC)
 	}
 	for _, c := range []struct{ doc, want string }{

@@ -181,7 +181,7 @@ func checkSchema(segs []seg) error {
 		if t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		if t.Kind() != reflect.Struct {
+		if t.Kind() != reflect.Struct || isText(t) {
 			return fmt.Errorf("%s has no fields", shown)
 		}
 		ft, ok := yamlFields(t)[sg.name]

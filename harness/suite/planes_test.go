@@ -13,7 +13,7 @@ func TestTransportPlanes(t *testing.T) {
 	}
 	for _, v := range []string{"global", "entropy", "PLB"} {
 		s := mustParse(t, "p.yaml", base+"transport: {planes: "+v+"}\n")
-		if want := strings.ToLower(v); s.Transport.Planes != want {
+		if want := strings.ToLower(v); string(s.Transport.Planes) != want {
 			t.Errorf("%s: %q", v, s.Transport.Planes)
 		}
 	}

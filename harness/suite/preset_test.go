@@ -31,7 +31,7 @@ func TestPreset(t *testing.T) {
 		}
 	}
 	ft := s.Features
-	if !*ft.ECN.Enabled || ft.ECN.KMin != 0.2 || ft.ECN.KMax != 0.8 || !*ft.Trimming.Enabled || ft.Queue != "bdp" || s.Transport.MTU != 4096 {
+	if !*ft.ECN.Enabled || ft.ECN.KMin != 0.2 || ft.ECN.KMax != 0.8 || !*ft.Trimming.Enabled || ft.Queue.String() != "bdp" || s.Transport.MTU != 4096 {
 		t.Errorf("features %+v, mtu %d", ft, s.Transport.MTU)
 	}
 
@@ -48,7 +48,7 @@ transport: {mtu: 2048}
 		t.Errorf("fabric.spec = %q, want %q", s.Fabric.Spec, want)
 	}
 	ft = s.Features
-	if ft.ECN.KMin != 0.1 || ft.ECN.KMax != 0.8 || *ft.Trimming.Enabled || ft.Queue != "256KiB" || s.Transport.MTU != 2048 {
+	if ft.ECN.KMin != 0.1 || ft.ECN.KMax != 0.8 || *ft.Trimming.Enabled || ft.Queue.String() != "256KiB" || s.Transport.MTU != 2048 {
 		t.Errorf("explicit keys lost: features %+v, mtu %d", ft, s.Transport.MTU)
 	}
 
@@ -101,12 +101,12 @@ func TestPresetSpritz(t *testing.T) {
 		t.Errorf("preset %q, fabric.spec = %q, want %q", s.Preset, s.Fabric.Spec, want)
 	}
 	ft := s.Features
-	if !*ft.ECN.Enabled || ft.ECN.KMin != 0.2 || ft.ECN.KMax != 0.8 || !*ft.Trimming.Enabled || ft.Queue != "longest-path" ||
+	if !*ft.ECN.Enabled || ft.ECN.KMin != 0.2 || ft.ECN.KMax != 0.8 || !*ft.Trimming.Enabled || ft.Queue.String() != "longest-path" ||
 		s.Transport.MTU != 4096 || s.Transport.CC != "dctcp" {
 		t.Errorf("features %+v, mtu %d, cc %s", ft, s.Transport.MTU, s.Transport.CC)
 	}
 	s = mustParse(t, "p.yaml", doc+"transport: {cc: nscc}\nfeatures: {queue: bdp}\n")
-	if s.Transport.CC != "nscc" || s.Features.Queue != "bdp" {
+	if s.Transport.CC != "nscc" || s.Features.Queue.String() != "bdp" {
 		t.Errorf("explicit keys lost: cc %s, queue %s", s.Transport.CC, s.Features.Queue)
 	}
 	_, err := Parse("p.yaml", []byte(base+"preset: spritz\n"))

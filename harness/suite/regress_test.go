@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fabricbench/fabricbench/kpis"
 )
 
 // kpis[].regress and baseline (issue 15): valid values load, bad ones are
@@ -14,8 +16,9 @@ func TestRegressAndBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.KPIs[0].Regress != "5%" || s.KPIs[1].Regress != "20" {
-		t.Errorf("regress %q %q", s.KPIs[0].Regress, s.KPIs[1].Regress)
+	if r0, r1 := s.KPIs[0].Regress, s.KPIs[1].Regress; r0.String() != "5%" || r1.String() != "20" ||
+		r0.Tolerance() != (kpis.Tolerance{Value: 0.05, Relative: true}) || r1.Tolerance() != (kpis.Tolerance{Value: 20}) {
+		t.Errorf("regress %q %+v, %q %+v", r0, r0.Tolerance(), r1, r1.Tolerance())
 	}
 	if want := LatestInPrefix + filepath.Clean("/nights"); s.Baseline != want {
 		t.Errorf("baseline %q, want %q (relative to the suite file)", s.Baseline, want)

@@ -53,41 +53,41 @@ func TestLoadSmoke(t *testing.T) {
 	if f.Trimming.Enabled != nil {
 		t.Error("trimming left out is not the backend's default")
 	}
-	if !reflect.DeepEqual(f.ECMP.Hash, []string{"src-ip", "dst-ip", "src-port", "dst-port", "protocol"}) {
+	if !reflect.DeepEqual(f.ECMP.Hash, []HashField{"src-ip", "dst-ip", "src-port", "dst-port", "protocol"}) {
 		t.Errorf("hash = %v", f.ECMP.Hash)
 	}
-	if f.Queue != "512KiB" {
+	if f.Queue.String() != "512KiB" {
 		t.Errorf("queue = %q", f.Queue)
 	}
 	if tr := s.Transport; tr.CC != "dctcp" || tr.LB != "reps" || tr.MTU != 4096 {
 		t.Errorf("transport = %+v", tr)
 	}
-	if s.Telemetry.Interval != "1ms" || !reflect.DeepEqual(s.Telemetry.Paths, DefaultPaths) {
+	if s.Telemetry.Interval.String() != "1ms" || !reflect.DeepEqual(s.Telemetry.Paths, DefaultPaths) {
 		t.Errorf("telemetry = %+v", s.Telemetry)
 	}
 	if len(s.Jobs) != 3 {
 		t.Fatalf("%d jobs", len(s.Jobs))
 	}
 	perm, incast, a2a := s.Jobs[0], s.Jobs[1], s.Jobs[2]
-	if perm.Hosts != "all" || perm.Start != "0" || perm.Gap != "0" || perm.Repetitions != 1 {
+	if perm.Hosts != "all" || perm.Start.String() != "0" || perm.Gap.String() != "0" || perm.Repetitions != 1 {
 		t.Errorf("perm defaults: %+v", perm)
 	}
-	if !reflect.DeepEqual(incast.Hosts, []string{"host0", "host1", "host2", "host3", "host4"}) || incast.Receiver != "host4" || incast.Senders != 3 || incast.Start != "100us" {
+	if !reflect.DeepEqual(incast.Hosts, []string{"host0", "host1", "host2", "host3", "host4"}) || incast.Receiver != "host4" || incast.Senders != 3 || incast.Start.String() != "100us" {
 		t.Errorf("incast: %+v", incast)
 	}
-	if a2a.Hosts != 8 || a2a.Window != 2 || a2a.Repetitions != 3 || a2a.Gap != "10us" {
+	if a2a.Hosts != 8 || a2a.Window != 2 || a2a.Repetitions != 3 || a2a.Gap.String() != "10us" {
 		t.Errorf("a2a: %+v (hosts %T)", a2a, a2a.Hosts)
 	}
 	if len(s.Faults) != 3 {
 		t.Fatalf("%d faults", len(s.Faults))
 	}
-	if ft := s.Faults[0]; ft.Kind != "degrade" || ft.Link != "leaf0-spine1" || ft.At != "50us" || ft.Until != "500us" || ft.Fraction != 0.5 {
+	if ft := s.Faults[0]; ft.Kind != "degrade" || ft.Link != "leaf0-spine1" || ft.At.String() != "50us" || ft.Until.String() != "500us" || ft.Fraction != 0.5 {
 		t.Errorf("degrade fault: %+v", ft)
 	}
-	if ft := s.Faults[1]; ft.At != "0" || ft.Port != "leaf1:Ethernet4" {
+	if ft := s.Faults[1]; ft.At.String() != "0" || ft.Port != "leaf1:Ethernet4" {
 		t.Errorf("port fault: %+v", ft)
 	}
-	if ft := s.Faults[2]; ft.Kind != "flap" || ft.NIC != "host3" || ft.Period != "20us" || ft.Count != 2 {
+	if ft := s.Faults[2]; ft.Kind != "flap" || ft.NIC != "host3" || ft.Period.String() != "20us" || ft.Count != 2 {
 		t.Errorf("flap fault: %+v", ft)
 	}
 	k0, k1 := s.KPIs[0], s.KPIs[1]
@@ -98,7 +98,7 @@ func TestLoadSmoke(t *testing.T) {
 		t.Errorf("kpi 1: %+v", k1)
 	}
 	want := Analysis{Symmetry: SymmetryOpts{Z: 3.5, MinDeviation: 0.2, VictimDeviation: 0.1, ImbalanceCV: 0.15}, Straggler: StragglerOpts{Low: 0.1, High: 0.8, MinMiddle: 0.5},
-		Culprit: CulpritOpts{Backlog: "16KiB", Capacity: 0.8, Loss: 0.5, MinIntervals: 4, MinBoundIntervals: 1, MinLostPackets: 8, MergeGap: 2}}
+		Culprit: CulpritOpts{Backlog: mustSize("16KiB"), Capacity: 0.8, Loss: 0.5, MinIntervals: 4, MinBoundIntervals: 1, MinLostPackets: 8, MergeGap: 2}}
 	if s.Analysis != want {
 		t.Errorf("analysis = %+v", s.Analysis)
 	}
@@ -146,19 +146,19 @@ func TestDefaults(t *testing.T) {
 	if s.Transport.CC != "nscc" || s.Transport.LB != "reps" || s.Transport.MTU != 4096 {
 		t.Errorf("transport = %+v", s.Transport)
 	}
-	if s.Telemetry.Interval != "100us" || len(s.Telemetry.Paths) != 2 || s.Telemetry.Paths[0] != "/interfaces/interface/state/counters" ||
+	if s.Telemetry.Interval.String() != "100us" || len(s.Telemetry.Paths) != 2 || s.Telemetry.Paths[0] != "/interfaces/interface/state/counters" ||
 		s.Telemetry.Paths[1] != "/qos/interfaces/interface/output/queues/queue/state" {
 		t.Errorf("telemetry = %+v", s.Telemetry)
 	}
 	f := s.Features
-	if f.ECN.Enabled != nil || f.ECN.KMin != 0.2 || f.ECN.KMax != 0.8 || f.Trimming.Enabled != nil || f.Queue != "bdp" {
+	if f.ECN.Enabled != nil || f.ECN.KMin != 0.2 || f.ECN.KMax != 0.8 || f.Trimming.Enabled != nil || f.Queue.String() != "bdp" {
 		t.Errorf("features = %+v", f)
 	}
 	if f.PFC != nil || f.SRv6 != nil || s.Telemetry.Sink.Influx != nil {
 		t.Error("optional sections should stay nil")
 	}
 	j := s.Jobs[0]
-	if j.Hosts != "all" || j.Start != "0" || j.Gap != "0" || j.Repetitions != 1 {
+	if j.Hosts != "all" || j.Start.String() != "0" || j.Gap.String() != "0" || j.Repetitions != 1 {
 		t.Errorf("job = %+v", j)
 	}
 
@@ -173,7 +173,7 @@ transport: {cc: smartt, lb: spray, mtu: 9000}
 	if s.Seed != 0 || *s.Features.ECN.Enabled || s.Features.ECN.KMin != 0 || s.Features.ECN.KMax != 1 || *s.Features.Trimming.Enabled {
 		t.Errorf("explicit values lost: seed %d features %+v", s.Seed, s.Features)
 	}
-	if !reflect.DeepEqual(s.Features.ECMP.Hash, []string{"dst-ip", "flow-label"}) {
+	if !reflect.DeepEqual(s.Features.ECMP.Hash, []HashField{"dst-ip", "flow-label"}) {
 		t.Errorf("hash = %v", s.Features.ECMP.Hash)
 	}
 	if s.Transport.CC != "nscc" || s.Transport.LB != "ops" || s.Transport.MTU != 9000 {
@@ -216,7 +216,7 @@ sim: {end: 2ms, reconverge: 100us}
 	if in == nil || in.TokenFile != filepath.Join(dir, "secrets", "token") {
 		t.Errorf("influx = %+v; token file must be resolved against the suite's directory (and need not exist)", in)
 	}
-	if s.Sim.End != "2ms" || s.Sim.Reconverge != "100us" {
+	if s.Sim.End.String() != "2ms" || s.Sim.Reconverge.String() != "100us" {
 		t.Errorf("sim = %+v", s.Sim)
 	}
 }
@@ -276,11 +276,11 @@ func TestMatrix(t *testing.T) {
 		if !reflect.DeepEqual(p.Params, wantParams) {
 			t.Errorf("point %d: params %v", i, p.Params)
 		}
-		if p.Suite.Transport.LB != w.lb || p.Suite.Jobs[0].Size != w.size {
+		if string(p.Suite.Transport.LB) != w.lb || p.Suite.Jobs[0].Size.String() != w.size {
 			t.Errorf("point %d: lb %q size %q", i, p.Suite.Transport.LB, p.Suite.Jobs[0].Size)
 		}
 		// Only the swept fields change.
-		if p.Suite.Jobs[1].Size != "64KiB" || p.Suite.Transport.CC != "nscc" || p.Suite.Matrix != nil || p.Suite.Name != "matrix" {
+		if p.Suite.Jobs[1].Size.String() != "64KiB" || p.Suite.Transport.CC != "nscc" || p.Suite.Matrix != nil || p.Suite.Name != "matrix" {
 			t.Errorf("point %d: suite %+v", i, p.Suite)
 		}
 	}
@@ -289,7 +289,7 @@ func TestMatrix(t *testing.T) {
 	if err != nil || len(again) != len(pts) || again[4].ID != pts[4].ID || again[4].Suite == pts[4].Suite {
 		t.Errorf("second Points() = %v, %v", again, err)
 	}
-	if s.Transport.LB != "reps" || s.Jobs[0].Size != "1MiB" {
+	if s.Transport.LB != "reps" || s.Jobs[0].Size.String() != "1MiB" {
 		t.Errorf("base suite changed: %+v", s.Transport)
 	}
 }
@@ -326,7 +326,7 @@ matrix:
 		t.Errorf("params %v", last.Params)
 	}
 	ls := last.Suite
-	if ls.Transport.MTU != 9000 || *ls.Features.Trimming.Enabled || ls.Jobs[0].Size != "256KiB" || !reflect.DeepEqual(ls.Jobs[0].Hosts, []string{"host1", "host6"}) {
+	if ls.Transport.MTU != 9000 || *ls.Features.Trimming.Enabled || ls.Jobs[0].Size.String() != "256KiB" || !reflect.DeepEqual(ls.Jobs[0].Hosts, []string{"host1", "host6"}) {
 		t.Errorf("last point suite: %+v %+v", ls.Transport, ls.Jobs[0])
 	}
 	if h := pts[2].Suite.Jobs[0].Hosts; h != 4 {
@@ -418,6 +418,10 @@ func TestBadSuites(t *testing.T) {
 			`3:5: jobs[0].size: required (want e.g. 2MiB, 512KB)`},
 		{"converge out of range", base + "bringup:\n  topology: lab.clab.yml\n  converge: 11m\n",
 			`9:13: bringup.converge: "11m" is not a duration from 0 to 10m`},
+		{"bgp wait not a duration", base + "bringup:\n  topology: lab.clab.yml\n  bgp_wait: 10 secs\n",
+			`9:13: bringup.bgp_wait: "10 secs" is not a duration (e.g. 10s)`},
+		{"converge negative", base + "bringup:\n  topology: lab.clab.yml\n  converge: -1s\n",
+			`9:13: bringup.converge: "-1s" is not a duration (e.g. 10s)`},
 		{"bad duration", base + "    start: 10 sec\n", `7:12: jobs[0].start: "10 sec" is not a duration (want e.g. 100us, 1ms)`},
 		{"duration without unit", base + "faults:\n  - {kind: down, nic: host0, at: 5}\n", `8:34: faults[0].at: "5" is not a duration`},
 		{"interval out of range", base + "telemetry:\n  interval: 50us\n", `8:13: telemetry.interval: 50us is out of range (want 100us to 10ms)`},
@@ -469,6 +473,8 @@ func TestBadSuites(t *testing.T) {
 		{"bad hash field", base + "features:\n  ecmp:\n    hash: [src-ip, vlan]\n", `9:20: features.ecmp.hash[1]: unknown hash field "vlan"`},
 		{"duplicate hash field", base + "features:\n  ecmp:\n    hash: [src-ip, src-ip]\n", `9:20: features.ecmp.hash[1]: src-ip is already listed`},
 		{"empty hash", base + "features:\n  ecmp:\n    hash: []\n", `9:11: features.ecmp.hash: needs at least one field`},
+		{"empty hash field", base + "features:\n  ecmp:\n    hash: [src-ip, '']\n", `9:20: features.ecmp.hash[1]: unknown hash field ""`},
+		{"unknown congestion control", base + "transport:\n  cc: cubic\n", `8:7: transport.cc: unknown congestion control "cubic" (want nscc or dctcp)`},
 		{"ecn kmin above kmax", base + "features:\n  ecn: {kmin: 0.9}\n", `8:15: features.ecn.kmin: kmin (0.9) must be less than kmax (0.8)`},
 		{"ecn kmax out of range", base + "features:\n  ecn: {kmax: 1.5}\n", `8:15: features.ecn.kmax: 1.5 is out of range (want 0 < kmax <= 1)`},
 		{"bad queue", base + "features:\n  queue: huge\n", `8:10: features.queue: "huge" is neither bdp, longest-path nor a size`},
@@ -521,6 +527,15 @@ func TestBadSuites(t *testing.T) {
 		{"alias before its anchor", base + "  - {name: b, workload: incast, size: *s}\n  - {name: c, workload: incast, size: &s 1KB}\n", `7:39: jobs[1].size: alias *s is used before its anchor &s`},
 		{"follow-on errors are not reported", base + "defs: &d {size: 1KB}\n", "7:1: defs: unknown key"},
 		{"non-string key", base + "features:\n  1: x\n", `8:3: features: key "1" is not a string`},
+		// Words and quantities are decoded at their positions.
+		{"unknown launcher", base + "agents:\n  launcher: pdsh\n", `8:13: agents.launcher: unknown launcher "pdsh" (want ssh or srun)`},
+		{"unknown controller", base + "controller:\n  kind: magic\n", `8:9: controller.kind: unknown controller "magic" (want srv6-reroute or none)`},
+		{"unknown runtime", base + "bringup:\n  runtime: vm\n", `8:12: bringup.runtime: "vm" is not a lab runtime (want auto, containerlab or native)`},
+		{"bad rate", base + "    rate: 120%\n", `7:11: jobs[0].rate: "120%" is not a share of the line rate`},
+		{"bad hold-down", base + "controller:\n  kind: none\n  hold_down: 1 minute\n", `9:14: controller.hold_down: "1 minute" is not a duration (want e.g. 100us, 1ms)`},
+		{"matrix value with a bad mode", base + "matrix:\n  features.ecmp.mode: [hash, spray]\n", `8:30: matrix["features.ecmp.mode"][1]: unknown mode "spray"`},
+		{"matrix value with a bad duration", base + "matrix:\n  telemetry.interval: [1ms, 1 ms, 2 hours]\n", `8:35: matrix["telemetry.interval"][2]: "2 hours" is not a duration`},
+		{"matrix key below a quantity", base + "matrix:\n  jobs[0].size.bytes: [1]\n", `8:3: matrix["jobs[0].size.bytes"]: jobs[0].size has no fields`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -688,7 +703,7 @@ func TestHandBuiltSuitePoints(t *testing.T) {
 	s := &Suite{
 		Name:   "hand",
 		Fabric: Fabric{Spec: "leafspine:leaves=2,spines=2,hosts_per_leaf=2"},
-		Jobs:   []Job{{Name: "p", Workload: "permutation", Size: "1MiB"}},
+		Jobs:   []Job{{Name: "p", Workload: "permutation", Size: mustSize("1MiB")}},
 		Matrix: map[string][]any{"transport.cc": {"nscc", "dctcp"}},
 	}
 	pts, err := s.Points()
@@ -698,8 +713,12 @@ func TestHandBuiltSuitePoints(t *testing.T) {
 	if len(pts) != 2 || pts[0].ID != "cc=nscc" || pts[1].ID != "cc=dctcp" || pts[1].Suite.Transport.CC != "dctcp" || pts[1].Suite.Transport.MTU != 4096 {
 		t.Errorf("points %+v", pts)
 	}
-	s.Jobs[0].Size = "lots"
-	if _, err := s.Points(); err == nil || !strings.Contains(err.Error(), `jobs[0].size: "lots" is not a size`) {
+	// A quantity is typed: a bad one cannot be built, only decoded.
+	if _, err := ParseSize("lots"); err == nil || err.Error() != `"lots" is not a size (want e.g. 2MiB, 512KB)` {
+		t.Errorf("ParseSize: err = %v", err)
+	}
+	s.Jobs[0].Workload = "lots"
+	if _, err := s.Points(); err == nil || !strings.Contains(err.Error(), `jobs[0].workload: unknown workload "lots"`) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -731,7 +750,7 @@ func TestLoadErrors(t *testing.T) {
 func TestPathAwareLBOnHashECMP(t *testing.T) {
 	for _, lb := range []string{"ops-w", "spritz-scout", "spritz-spray", "flicr"} {
 		s := mustParse(t, "x.yaml", base+"transport:\n  lb: "+lb+"\n")
-		if s.Transport.LB != lb || s.Features.ECMP.Mode != ECMPModeHash {
+		if string(s.Transport.LB) != lb || s.Features.ECMP.Mode != ECMPModeHash {
 			t.Errorf("%s: parsed lb %q on mode %q", lb, s.Transport.LB, s.Features.ECMP.Mode)
 		}
 	}

@@ -85,6 +85,11 @@ type Fabric struct {
 
 // Features are switch features. Backends honour what they model and reject
 // the rest with an error naming the feature.
+//
+// A suite's quantities (durations, sizes, rates) decode into the types of
+// quantity.go (Duration, Size, Elephant, Queue, Interval, StallAfter,
+// Pace, WallTime, Tolerance) and its closed sets of words into those of
+// enums.go, at their positions.
 type Features struct {
 	ECMP     ECMP     `yaml:"ecmp"`
 	ECN      ECN      `yaml:"ecn"`
@@ -95,7 +100,7 @@ type Features struct {
 	// QueueBytes is the per-port data queue size ("bdp", a size like
 	// 512KiB, or longest-path: Spritz's sizing on a dragonfly/slimfly,
 	// sim.LongestPathSizing; default bdp).
-	Queue string `yaml:"queue"`
+	Queue Queue `yaml:"queue"`
 }
 
 // ECMP selects the hash fields. Default: the 5-tuple.
@@ -103,7 +108,7 @@ type ECMP struct {
 	// Hash lists fields from src-ip, dst-ip, src-port, dst-port, protocol,
 	// flow-label; non-empty, no duplicates (default src-ip, dst-ip,
 	// src-port, dst-port, protocol).
-	Hash []string `yaml:"hash"`
+	Hash []HashField `yaml:"hash"`
 	// Mode is hash (ECMP: the hash picks one port per flow; the default),
 	// adaptive (switch adaptive routing: per packet, the equal-cost port
 	// with the shortest queue; simulator only) or flowlet (switch dynamic
@@ -114,21 +119,21 @@ type ECMP struct {
 	// the first two hops; pair it with transport.lb spritz-spray,
 	// spritz-scout, ops-w or flicr, which on hash and minimal run
 	// coarse-grained, every entropy an equal-weight EV).
-	Mode string `yaml:"mode"`
+	Mode ECMPMode `yaml:"mode"`
 	// Adaptive routing's knobs (mode adaptive only). Staleness: how old
 	// the queue depths it decides on are (default 100ns; 0 live; at most
 	// 1ms). Quantum: the queue-depth step it tells apart (default one
 	// packet, i.e. 0; at most 16MiB). Weighted: weigh the choice by the
 	// capacity left downstream after a link went down or degraded
 	// (default false).
-	Staleness string `yaml:"staleness"`
-	Quantum   string `yaml:"quantum"`
-	Weighted  bool   `yaml:"weighted"`
+	Staleness Duration `yaml:"staleness"`
+	Quantum   Size     `yaml:"quantum"`
+	Weighted  bool     `yaml:"weighted"`
 	// FlowletGap is mode flowlet's idle gap (switch dynamic load
 	// balancing, simulator only: a flowlet keeps its port until its flow
 	// pauses this long, then moves to the least-loaded one; default 50us,
 	// 100ns..10ms).
-	FlowletGap string `yaml:"flowlet_gap"`
+	FlowletGap Duration `yaml:"flowlet_gap"`
 }
 
 // ECN configures RED/ECN marking on switch data queues.
@@ -157,8 +162,8 @@ type PFC struct {
 // PFCWatchdog configures the PFC watchdog. Detect is required (10us to
 // 10s); Restore defaults to Detect (at most 10s).
 type PFCWatchdog struct {
-	Detect  string `yaml:"detect"`
-	Restore string `yaml:"restore"`
+	Detect  Duration `yaml:"detect"`
+	Restore Duration `yaml:"restore"`
 }
 
 // SRv6 configures segment routing (micro-SID).
@@ -171,9 +176,9 @@ type SRv6 struct {
 	// disjoint: at job start, every flow of at least Elephant bytes not
 	// pinned by Paths is placed on the spine whose links carry the fewest
 	// elephants already placed (package pathctl). Simulator only.
-	Placement string `yaml:"placement"`
+	Placement Placement `yaml:"placement"`
 	// Elephant is the placement's flow-size threshold (default 1MiB).
-	Elephant string `yaml:"elephant"`
+	Elephant Elephant `yaml:"elephant"`
 }
 
 // SRv6 placement controllers (SRv6.Placement).
@@ -218,13 +223,13 @@ type Controller struct {
 	// Kind is srv6-reroute: the host pairs pinned by features.srv6.paths
 	// (through one spine, not per job) move to another spine when a link
 	// of their path congests; none: no controller. Required.
-	Kind string `yaml:"kind"`
+	Kind ControllerKind `yaml:"kind"`
 	// Interval is how often it decides: a multiple of telemetry.interval
 	// (default telemetry.interval), at most 10s.
-	Interval string `yaml:"interval"`
+	Interval Duration `yaml:"interval"`
 	// HoldDown is how long a moved pair stays put (default 10 intervals;
 	// at most 60s).
-	HoldDown   string               `yaml:"hold_down"`
+	HoldDown   Duration             `yaml:"hold_down"`
 	Thresholds ControllerThresholds `yaml:"thresholds"`
 }
 
@@ -235,7 +240,7 @@ type ControllerThresholds struct {
 	Rate float64 `yaml:"rate"`
 	// Queue: the queue high-water that counts as backlogged where the
 	// telemetry has no backlogged time (a size; default 64KiB).
-	Queue string `yaml:"queue"`
+	Queue Size `yaml:"queue"`
 	// Trigger congested intervals in a row make a link degraded, Clear
 	// clean ones make it usable again (1..1000; defaults 1 and 3).
 	Trigger int `yaml:"trigger"`
@@ -253,19 +258,19 @@ const DefaultVRF = "default"
 
 // Transport configures the endpoints.
 type Transport struct {
-	// CC and LB are stored in canonical form (transport.CCKind/LBKind
-	// String) after Load.
-	CC           string `yaml:"cc"`  // nscc (default), dctcp
-	LB           string `yaml:"lb"`  // ecmp, ops, reps (default)
-	MTU          int    `yaml:"mtu"` // payload bytes per packet, 256..9216 (default 4096)
-	QuickAdapt   *bool  `yaml:"quick_adapt"`
-	FastIncrease *bool  `yaml:"fast_increase"`
+	// CC, LB and Planes are stored in canonical form (transport.CCKind,
+	// LBKind, PlaneMode String) when they are decoded.
+	CC           CongestionControl `yaml:"cc"`  // nscc (default), dctcp
+	LB           LoadBalancer      `yaml:"lb"`  // ecmp, ops, reps (default)
+	MTU          int               `yaml:"mtu"` // payload bytes per packet, 256..9216 (default 4096)
+	QuickAdapt   *bool             `yaml:"quick_adapt"`
+	FastIncrease *bool             `yaml:"fast_increase"`
 	// Planes is how multi-plane hosts (a fabric with planes=N) spread each
 	// flow over their planes: plb (per-plane congestion control, the
 	// default), global (one window over all planes) or entropy (entropy-
 	// based source routing: the entropy picks the plane, one window).
 	// Single-plane fabrics ignore it.
-	Planes string `yaml:"planes"`
+	Planes PlaneMode `yaml:"planes"`
 	// EntropyRun makes the load balancer's choice hold for this many
 	// consecutive packets of a flow (transport.Params.EntropyRun): the
 	// agents send a run as one UDP GSO message. 0 or 1 (default): a
@@ -279,7 +284,7 @@ type Agents struct {
 	// inventory's credentials) or srun (one agent per host with `srun
 	// --nodelist HOST` inside the Slurm allocation the run is in; the
 	// hardware backend).
-	Launcher string `yaml:"launcher"`
+	Launcher Launcher `yaml:"launcher"`
 }
 
 // Agent launchers (Agents.Launcher).
@@ -297,7 +302,7 @@ type Telemetry struct {
 	// Interval is the gNMI sample interval, 100us to 10ms (default 100us),
 	// or fastest: the backend's shortest (100us on the simulator, 1ms on
 	// the labs), for suites that run on several backends.
-	Interval string `yaml:"interval"`
+	Interval Interval `yaml:"interval"`
 	// Paths are the subscribed paths, each starting with "/" (default:
 	// interface counters and queue state, see DefaultPaths).
 	Paths []string `yaml:"paths"`
@@ -333,24 +338,24 @@ type Job struct {
 	// all-gather (ring), reduce-scatter (ring) or group-shift (each
 	// participant to the one in the same position of the next group, the
 	// adversarial pattern of low-diameter fabrics).
-	Workload string `yaml:"workload"`
+	Workload Workload `yaml:"workload"`
 	// Size is the message size per flow (permutation, incast, all-to-all)
 	// or, as nccl-tests counts it, the buffer size (all-reduce) or the
 	// total size over all ranks (all-gather: the output, reduce-scatter:
 	// the input), e.g. 2MiB. Required, positive.
-	Size string `yaml:"size"`
+	Size Size `yaml:"size"`
 	// Hosts selects participants: "all" (default), a count N (the first N
 	// hosts), or a list of host names. After Load it is the string "all",
 	// an int or a []string; Participants resolves it.
 	Hosts any `yaml:"hosts"`
 	// Start is when the first repetition starts (default 0).
-	Start string `yaml:"start"`
+	Start Duration `yaml:"start"`
 	// Repetitions run back to back (default 1, at most MaxRepetitions,
 	// 10000); Gap separates them (default 0). All flows of a run are
 	// built before it starts: every repetition of every job together has
 	// at most MaxFlows (1048576) flows.
-	Repetitions int    `yaml:"repetitions"`
-	Gap         string `yaml:"gap"`
+	Repetitions int      `yaml:"repetitions"`
+	Gap         Duration `yaml:"gap"`
 	// Senders is the incast fan-in (default, or 0: every other participant).
 	Senders int `yaml:"senders"`
 	// Receiver is the incast destination, a participant's host name
@@ -367,7 +372,7 @@ type Job struct {
 	// ("80%") or a bit rate ("40Gbps"), split evenly over its flows that
 	// run at once (QPs). Default: unpaced (the congestion control sets the
 	// rate). The offered load of a throughput search.
-	Rate string `yaml:"rate"`
+	Rate Pace `yaml:"rate"`
 	// Baseline names another job of the suite: this job run with the same
 	// shape while other traffic shares the fabric. Its interference factor
 	// (KPI interference_factor) is its JCT over the baseline's.
@@ -380,14 +385,14 @@ type Job struct {
 // its link to the leaf, both directions) names what it hits, except for
 // random: Fraction (0 < f <= 0.5) of the switch-to-switch links, chosen with
 // the suite's seed, go down at At (up again at Until). Durations are
-// strings like "100us".
+// written like "100us".
 type Fault struct {
-	Kind  string `yaml:"kind"`
-	Link  string `yaml:"link"`
-	Port  string `yaml:"port"`
-	NIC   string `yaml:"nic"`
-	At    string `yaml:"at"`    // default 0
-	Until string `yaml:"until"` // restore at this time, after At (default: never)
+	Kind  FaultKind `yaml:"kind"`
+	Link  string    `yaml:"link"`
+	Port  string    `yaml:"port"`
+	NIC   string    `yaml:"nic"`
+	At    Duration  `yaml:"at"`    // default 0
+	Until Duration  `yaml:"until"` // restore at this time, after At (default: never)
 	// Fraction is the share of the rate a degraded link keeps, 0 < f <= 1
 	// (degrade), or the share of the switch-to-switch links that fail,
 	// 0 < f <= 0.5 (random); required there, an error elsewhere.
@@ -396,8 +401,8 @@ type Fault struct {
 	// Both are required for flap (Period > 0, 1 <= Count <= MaxFlapCount,
 	// 10000) and errors elsewhere. Cycles after the run has ended never
 	// happen and are not listed in the results.
-	Period string `yaml:"period"`
-	Count  int    `yaml:"count"`
+	Period Duration `yaml:"period"`
+	Count  int      `yaml:"count"`
 }
 
 // KPI is one check. Exactly one of Max or Min is set. Metric names are
@@ -412,7 +417,7 @@ type KPI struct {
 	// before it counts as a regression (fabricbench compare, Baseline):
 	// a percentage of the baseline value ("5%") or an amount in the
 	// metric's unit ("2"). Default: 5% for a KPI with min, 10% with max.
-	Regress string `yaml:"regress"`
+	Regress Tolerance `yaml:"regress"`
 }
 
 // Analysis tunes anomaly detection.
@@ -428,7 +433,7 @@ type Analysis struct {
 type CulpritOpts struct {
 	// Backlog is the queue high-water that counts as backlogged (16KiB;
 	// 1B..1GiB).
-	Backlog string `yaml:"backlog"`
+	Backlog Size `yaml:"backlog"`
 	// Capacity: a backlogged port transmitting below this fraction of its
 	// line rate is capped (0.8; 0 < capacity <= 1).
 	Capacity float64 `yaml:"capacity"`
@@ -480,12 +485,12 @@ type StragglerOpts struct {
 
 // Sim holds simulator-only settings.
 type Sim struct {
-	End        string `yaml:"end"`        // stop at this simulated time, > 0 (default: when all flows finish, at most 1s)
-	Reconverge string `yaml:"reconverge"` // ECMP recomputation delay after link changes
+	End        Duration `yaml:"end"`        // stop at this simulated time, > 0 (default: when all flows finish, at most 1s)
+	Reconverge Duration `yaml:"reconverge"` // ECMP recomputation delay after link changes
 	// StallAfter ends the run when no flow has made progress for this
 	// long of simulated time, > 0, at most 3600s (default: the larger of
 	// 10ms and 100 path RTOs; "off": never).
-	StallAfter string `yaml:"stall_after"`
+	StallAfter StallAfter `yaml:"stall_after"`
 }
 
 // Bringup is the bring-up validation step of a suite.
@@ -497,14 +502,14 @@ type Bringup struct {
 	Deploy bool `yaml:"deploy"`
 	// Runtime deploys it: auto (default: containerlab when it and Docker
 	// are present, else native), containerlab or native.
-	Runtime string `yaml:"runtime"`
+	Runtime Runtime `yaml:"runtime"`
 	// Teardown removes the lab after the suite (only with deploy).
 	Teardown bool `yaml:"teardown"`
 	// BGPWait keeps polling BGP sessions that are not established for this
 	// long before failing them (e.g. "10s"; default 0).
-	BGPWait string `yaml:"bgp_wait"`
+	BGPWait WallTime `yaml:"bgp_wait"`
 	// Converge re-validates while checks fail, for up to this long, so
 	// that routing still converging is not reported as broken (e.g. "60s";
 	// default 60s when the step deploys the lab, else 0; at most 10m).
-	Converge string `yaml:"converge"`
+	Converge WallTime `yaml:"converge"`
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/fabricbench/fabricbench/internal/fileerr"
 	"github.com/fabricbench/fabricbench/kpis"
-	"github.com/fabricbench/fabricbench/units"
 
 	"github.com/fabricbench/fabricbench/agents/transport"
 	"github.com/fabricbench/fabricbench/drivers"
@@ -136,6 +135,17 @@ type checker struct {
 
 func (c *checker) errf(path, format string, args ...any) { c.d.errf(path, format, args...) }
 
+// undecoded reports whether a value at or below path did not decode (it
+// is unset now: its follow-on problems are not reported).
+func (c *checker) undecoded(path string) bool {
+	for u := range c.d.undecoded {
+		if _, below := underPath(u, path); below {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *checker) run() {
 	c.defaults()
 	c.preset()
@@ -165,7 +175,7 @@ func (c *checker) controller() {
 	case "":
 		c.errf("controller.kind", "required (%s or %s)", ControllerSRv6Reroute, ControllerNone)
 	case ControllerNone:
-	case ControllerSRv6Reroute:
+	default: // ControllerSRv6Reroute, the one other kind
 		pinned := false
 		if sr := c.s.Features.SRv6; sr != nil {
 			for _, p := range sr.Paths {
@@ -175,25 +185,21 @@ func (c *checker) controller() {
 		if !pinned {
 			c.errf("controller.kind", "%s moves host pairs pinned by features.srv6.paths through one spine (without job); the suite pins none", ct.Kind)
 		}
-	default:
-		c.errf("controller.kind", "unknown controller %q (want %s or %s)", ct.Kind, ControllerSRv6Reroute, ControllerNone)
 	}
 	if t := c.s.Telemetry.Enabled; t != nil && !*t && ct.Kind != ControllerNone {
 		c.errf("controller", "the controller decides from telemetry; telemetry.enabled is false")
 	}
-	tel, telOK := units.ParsePs(c.s.Telemetry.Interval)
-	if ct.Interval != "" {
-		if iv, ok := c.duration("controller.interval", ct.Interval); ok {
-			switch {
-			case iv <= 0 || iv > 10e12:
-				c.errf("controller.interval", "%s is out of range (want telemetry.interval to 10s)", ct.Interval)
-			case telOK == nil && tel > 0 && iv%tel != 0:
-				c.errf("controller.interval", "%s is not a multiple of telemetry.interval (%s)", ct.Interval, c.s.Telemetry.Interval)
-			}
+	tel := c.s.Telemetry.Interval
+	if ct.Interval.IsSet() {
+		switch iv := ct.Interval.Ps(); {
+		case iv <= 0 || iv > 10e12:
+			c.errf("controller.interval", "%s is out of range (want telemetry.interval to 10s)", ct.Interval)
+		case !tel.Fastest() && !c.d.undecoded["telemetry.interval"] && tel.Ps() > 0 && iv%tel.Ps() != 0:
+			c.errf("controller.interval", "%s is not a multiple of telemetry.interval (%s)", ct.Interval, tel)
 		}
 	}
-	if ct.HoldDown != "" {
-		if hd, ok := c.duration("controller.hold_down", ct.HoldDown); ok && (hd < 0 || hd > 60e12) {
+	if ct.HoldDown.IsSet() {
+		if hd := ct.HoldDown.Ps(); hd < 0 || hd > 60e12 {
 			c.errf("controller.hold_down", "%s is out of range (want 0 to 60s)", ct.HoldDown)
 		}
 	}
@@ -201,10 +207,8 @@ func (c *checker) controller() {
 	if c.d.has("controller.thresholds.rate") && (th.Rate <= 0 || th.Rate > 1) {
 		c.errf("controller.thresholds.rate", "%g is out of range (want 0 < rate <= 1)", th.Rate)
 	}
-	if th.Queue != "" {
-		if n, err := units.ParseBytes(th.Queue); err != nil {
-			c.errf("controller.thresholds.queue", "%s", units.Describe(th.Queue, "not a size", wantSize, err))
-		} else if n <= 0 || n > 1<<30 {
+	if th.Queue.IsSet() {
+		if n := th.Queue.Bytes(); n <= 0 || n > 1<<30 {
 			c.errf("controller.thresholds.queue", "%s is out of range (want 1 byte to 1GiB)", th.Queue)
 		}
 	}
@@ -271,10 +275,16 @@ func (c *checker) preset() {
 			p.Name, p.SpecKeys())
 	}
 	f := &s.Features
-	set := p.Apply(preset.Settings{CC: s.Transport.CC, MTU: s.Transport.MTU, Queue: f.Queue, KMin: f.ECN.KMin, KMax: f.ECN.KMax,
+	set := p.Apply(preset.Settings{CC: string(s.Transport.CC), MTU: s.Transport.MTU, Queue: f.Queue.String(), KMin: f.ECN.KMin, KMax: f.ECN.KMax,
 		ECN: f.ECN.Enabled != nil && *f.ECN.Enabled, Trimming: f.Trimming.Enabled != nil && *f.Trimming.Enabled},
 		func(name string) bool { return d.has(presetFields[name]) })
-	s.Transport.CC, s.Transport.MTU, f.Queue, f.ECN.KMin, f.ECN.KMax = set.CC, set.MTU, set.Queue, set.KMin, set.KMax
+	s.Transport.CC, s.Transport.MTU, f.ECN.KMin, f.ECN.KMax = CongestionControl(set.CC), set.MTU, set.KMin, set.KMax
+	q, err := ParseQueue(set.Queue)
+	if err != nil {
+		c.errf("preset", "%s: features.queue: %v", p.Name, err)
+	} else {
+		f.Queue = q
+	}
 	if !d.has(presetFields[preset.SetECN]) {
 		f.ECN.Enabled = boolPtr(set.ECN)
 	}
@@ -309,20 +319,8 @@ func (c *checker) bringup() {
 	if b.Teardown && !b.Deploy {
 		c.errf("bringup.teardown", "needs deploy: true (a lab the suite did not bring up is not torn down)")
 	}
-	switch b.Runtime {
-	case "", "auto", "native", "containerlab":
-	default:
-		c.errf("bringup.runtime", "%q is not a lab runtime (want auto, containerlab or native)", b.Runtime)
-	}
-	if b.BGPWait != "" {
-		if d, err := time.ParseDuration(b.BGPWait); err != nil || d < 0 {
-			c.errf("bringup.bgp_wait", "%q is not a duration (e.g. 10s)", b.BGPWait)
-		}
-	}
-	if b.Converge != "" {
-		if d, err := time.ParseDuration(b.Converge); err != nil || d < 0 || d > 10*time.Minute {
-			c.errf("bringup.converge", "%q is not a duration from 0 to 10m (e.g. 60s)", b.Converge)
-		}
+	if b.Converge.Duration() > 10*time.Minute {
+		c.errf("bringup.converge", "%q is not a duration from 0 to 10m (e.g. 60s)", b.Converge)
 	}
 }
 
@@ -343,13 +341,16 @@ func (c *checker) defaults() {
 	}
 	f := &s.Features
 	if !d.has("features.ecmp.hash") {
-		f.ECMP.Hash = append([]string(nil), DefaultHash...)
+		f.ECMP.Hash = nil
+		for _, h := range DefaultHash {
+			f.ECMP.Hash = append(f.ECMP.Hash, HashField(h))
+		}
 	}
 	if f.ECMP.Mode == "" {
 		f.ECMP.Mode = ECMPModeHash
 	}
 	if f.ECMP.Mode == ECMPModeAdaptive && !d.has("features.ecmp.staleness") {
-		f.ECMP.Staleness = DefaultARStaleness
+		f.ECMP.Staleness = mustDuration(DefaultARStaleness)
 	}
 	// features.ecn.enabled and features.trimming.enabled stay nil when
 	// absent: their default follows the backend (on where it can do
@@ -360,8 +361,8 @@ func (c *checker) defaults() {
 	if !d.has("features.ecn.kmax") {
 		f.ECN.KMax = DefaultECNKMax
 	}
-	if f.Queue == "" {
-		f.Queue = DefaultQueue
+	if !f.Queue.IsSet() {
+		f.Queue = Queue{word: DefaultQueue}
 	}
 	t := &s.Transport
 	if t.CC == "" {
@@ -376,8 +377,8 @@ func (c *checker) defaults() {
 	if !d.has("transport.mtu") {
 		t.MTU = DefaultMTU
 	}
-	if s.Telemetry.Interval == "" {
-		s.Telemetry.Interval = DefaultInterval
+	if !s.Telemetry.Interval.IsSet() {
+		s.Telemetry.Interval = Interval{Duration: mustDuration(DefaultInterval)}
 	}
 	if !d.has("telemetry.paths") {
 		s.Telemetry.Paths = append([]string(nil), DefaultPaths...)
@@ -388,19 +389,19 @@ func (c *checker) defaults() {
 		if j.Hosts == nil {
 			j.Hosts = DefaultHosts
 		}
-		if j.Start == "" {
-			j.Start = "0"
+		if !j.Start.IsSet() {
+			j.Start = mustDuration("0")
 		}
-		if j.Gap == "" {
-			j.Gap = "0"
+		if !j.Gap.IsSet() {
+			j.Gap = mustDuration("0")
 		}
 		if !d.has(p + ".repetitions") {
 			j.Repetitions = 1
 		}
 	}
 	for i := range s.Faults {
-		if s.Faults[i].At == "" {
-			s.Faults[i].At = "0"
+		if !s.Faults[i].At.IsSet() {
+			s.Faults[i].At = mustDuration("0")
 		}
 	}
 	for i := range s.KPIs {
@@ -436,7 +437,7 @@ func (c *checker) defaults() {
 	}
 	cu := &a.Culprit
 	if !d.has("analysis.culprit.backlog") {
-		cu.Backlog = DefaultCulpritBacklog
+		cu.Backlog = mustSize(DefaultCulpritBacklog)
 	}
 	if !d.has("analysis.culprit.capacity") {
 		cu.Capacity = DefaultCulpritCapacity
@@ -606,56 +607,55 @@ func (c *checker) features() {
 	if len(f.ECMP.Hash) == 0 {
 		c.errf("features.ecmp.hash", "needs at least one field (%s)", orList(hashFields))
 	}
-	seen := map[string]int{}
+	seen := map[HashField]int{}
 	for i, h := range f.ECMP.Hash {
 		p := fileerr.Index("features.ecmp.hash", i)
-		if !contains(hashFields, h) {
+		if !contains(hashFields, h) { // "": the others do not decode
 			c.errf(p, "unknown hash field %q (want %s)", h, orList(hashFields))
 		} else if j, dup := seen[h]; dup {
 			c.errf(p, "%s is already listed (features.ecmp.hash[%d])", h, j)
 		}
 		seen[h] = i
 	}
-	if f.ECMP.Mode != ECMPModeFlowlet && d.has("features.ecmp.flowlet_gap") {
+	if c.undecoded("features.ecmp.mode") {
+		// The mode's knobs are checked against a mode that decoded.
+	} else if f.ECMP.Mode != ECMPModeFlowlet && d.has("features.ecmp.flowlet_gap") {
 		c.errf("features.ecmp.flowlet_gap", "applies to flowlet load balancing only (set features.ecmp.mode: flowlet)")
 	}
-	switch f.ECMP.Mode {
-	case ECMPModeFlowlet:
+	switch mode := f.ECMP.Mode; {
+	case c.undecoded("features.ecmp.mode"):
+	case mode == ECMPModeFlowlet:
 		for _, k := range []string{"staleness", "quantum", "weighted"} {
 			if d.has("features.ecmp." + k) {
 				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
 			}
 		}
-		if f.ECMP.FlowletGap != "" {
-			if ps, ok := c.duration("features.ecmp.flowlet_gap", f.ECMP.FlowletGap); ok && (ps < 100_000 || ps > 10_000_000_000) {
+		if f.ECMP.FlowletGap.IsSet() {
+			if ps := f.ECMP.FlowletGap.Ps(); ps < 100_000 || ps > 10_000_000_000 {
 				c.errf("features.ecmp.flowlet_gap", "%s is out of range (want 100ns..10ms)", f.ECMP.FlowletGap)
 			}
 		}
-	case ECMPModeHash:
+	case mode == ECMPModeHash:
 		for _, k := range []string{"staleness", "quantum", "weighted"} {
 			if d.has("features.ecmp." + k) {
 				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
 			}
 		}
-	case ECMPModeAdaptive:
-		if ps, ok := c.duration("features.ecmp.staleness", f.ECMP.Staleness); ok && (ps < 0 || ps > MaxARStalenessPs) {
+	case mode == ECMPModeAdaptive:
+		if ps := f.ECMP.Staleness.Ps(); ps < 0 || ps > MaxARStalenessPs {
 			c.errf("features.ecmp.staleness", "%s is out of range (want 0..1ms)", f.ECMP.Staleness)
 		}
-		if f.ECMP.Quantum != "" {
-			if n, err := units.ParseBytes(f.ECMP.Quantum); err != nil {
-				c.errf("features.ecmp.quantum", "%s", units.Describe(f.ECMP.Quantum, "not a size", wantSize, err))
-			} else if n < 1 || n > MaxARQuantum {
+		if f.ECMP.Quantum.IsSet() {
+			if n := f.ECMP.Quantum.Bytes(); n < 1 || n > MaxARQuantum {
 				c.errf("features.ecmp.quantum", "%s is out of range (want 1B..16MiB)", f.ECMP.Quantum)
 			}
 		}
-	case "minimal", "valiant", "valiant-hop", "ugal-l", "ugal-g", ECMPModeSourceGuided, ECMPModePortMSB:
+	default: // the low-diameter modes (ECMPModes)
 		for _, k := range []string{"staleness", "quantum", "weighted"} {
 			if d.has("features.ecmp." + k) {
 				c.errf("features.ecmp."+k, "applies to adaptive routing only (set features.ecmp.mode: adaptive)")
 			}
 		}
-	default:
-		c.errf("features.ecmp.mode", "unknown mode %q (want hash, adaptive, flowlet, or on dragonfly and slimfly fabrics minimal, valiant, valiant-hop, ugal-l, ugal-g, source-guided or port-msb)", f.ECMP.Mode)
 	}
 	kmin, kmax := f.ECN.KMin, f.ECN.KMax
 	okMin := kmin >= 0 && kmin < 1
@@ -675,13 +675,13 @@ func (c *checker) features() {
 	}
 	if f.PFC != nil {
 		if w := f.PFC.Watchdog; w != nil {
-			if w.Detect == "" {
+			if !w.Detect.IsSet() {
 				c.errf("features.pfc.watchdog.detect", "required (%s)", wantDur)
-			} else if ps, ok := c.duration("features.pfc.watchdog.detect", w.Detect); ok && (ps < 10_000_000 || ps > 10_000_000_000_000) {
+			} else if ps := w.Detect.Ps(); ps < 10_000_000 || ps > 10_000_000_000_000 {
 				c.errf("features.pfc.watchdog.detect", "%s is out of range (want 10us..10s)", w.Detect)
 			}
-			if w.Restore != "" {
-				if ps, ok := c.duration("features.pfc.watchdog.restore", w.Restore); ok && (ps <= 0 || ps > 10_000_000_000_000) {
+			if w.Restore.IsSet() {
+				if ps := w.Restore.Ps(); ps <= 0 || ps > 10_000_000_000_000 {
 					c.errf("features.pfc.watchdog.restore", "%s is out of range (want more than 0, at most 10s)", w.Restore)
 				}
 			}
@@ -707,15 +707,8 @@ func (c *checker) features() {
 				c.errf("features.srv6.locator", "%q is not an IPv6 prefix (want e.g. fcbb:bb00::/32)", sr.Locator)
 			}
 		}
-		switch sr.Placement {
-		case "", SRv6PlacementNone, SRv6PlacementDisjoint:
-		default:
-			c.errf("features.srv6.placement", "%q is not a placement (want none or disjoint)", sr.Placement)
-		}
-		if sr.Elephant != "" {
-			if n, err := units.ParseBytes(sr.Elephant); err != nil || n <= 0 {
-				c.errf("features.srv6.elephant", "%q is not a positive size (e.g. 1MiB)", sr.Elephant)
-			}
+		if sr.Elephant.IsSet() && sr.Elephant.Bytes() <= 0 {
+			c.errf("features.srv6.elephant", "%q is not a positive size (e.g. 1MiB)", sr.Elephant)
 		}
 		names := map[string]int{}
 		for i, sp := range sr.Paths {
@@ -792,13 +785,8 @@ func (c *checker) features() {
 			}
 		}
 	}
-	if q := f.Queue; q != "bdp" && q != "longest-path" {
-		n, err := units.ParseBytes(q)
-		if err != nil {
-			c.errf("features.queue", "%s", units.Describe(q, "neither bdp, longest-path nor a size", wantSize, err))
-		} else if n <= 0 {
-			c.errf("features.queue", "must be positive")
-		}
+	if q := f.Queue; !q.BDP() && !q.LongestPath() && q.Bytes() <= 0 {
+		c.errf("features.queue", "must be positive")
 	}
 }
 
@@ -817,35 +805,17 @@ func (c *checker) checkSwitch(path, name string) {
 
 func (c *checker) agents() {
 	a := &c.s.Agents
-	switch a.Launcher {
-	case "":
+	if a.Launcher == "" {
 		a.Launcher = LauncherSSH
-	case LauncherSSH, LauncherSrun:
-	default:
-		c.errf("agents.launcher", "unknown launcher %q (want ssh or srun)", a.Launcher)
 	}
 }
 
+// transport checks the transport's numbers. Its words (cc, lb, planes)
+// are decoded, canonical; the load balancer against the switches'
+// routing is a rule of the resolved run (runspec.RunSpec.Validate),
+// reported by the planner.
 func (c *checker) transport() {
 	t := &c.s.Transport
-	if cc, err := transport.ParseCC(t.CC); err != nil {
-		c.errf("transport.cc", "unknown congestion control %q (want nscc or dctcp)", t.CC)
-	} else {
-		t.CC = cc.String()
-	}
-	if lb, err := transport.ParseLB(t.LB); err != nil {
-		c.errf("transport.lb", "unknown load balancer %q (want %s)", t.LB, transport.LBNames)
-	} else {
-		// The load balancer against the switches' routing is a rule of
-		// the resolved run (runspec.RunSpec.Validate), reported here by
-		// the planner.
-		t.LB = lb.String()
-	}
-	if pm, err := transport.ParsePlaneMode(t.Planes); err != nil {
-		c.errf("transport.planes", "unknown plane load balancing %q (want plb, global or entropy)", t.Planes)
-	} else {
-		t.Planes = pm.String()
-	}
 	if t.MTU < minMTU || t.MTU > maxMTU {
 		c.errf("transport.mtu", "%d is out of range (want %d..%d)", t.MTU, minMTU, maxMTU)
 	}
@@ -856,9 +826,9 @@ func (c *checker) transport() {
 
 func (c *checker) telemetry() {
 	t := &c.s.Telemetry
-	if t.Interval == IntervalFastest {
+	if t.Interval.Fastest() {
 		// The backend's shortest interval (harness.PlanSuite).
-	} else if ps, ok := c.duration("telemetry.interval", t.Interval); ok && (ps < minInterval || ps > maxInterval) {
+	} else if ps := t.Interval.Ps(); ps < minInterval || ps > maxInterval {
 		c.errf("telemetry.interval", "%s is out of range (want 100us to 10ms)", t.Interval)
 	}
 	if len(t.Paths) == 0 {
@@ -885,16 +855,6 @@ func (c *checker) telemetry() {
 	}
 }
 
-// duration parses a duration, reporting a malformed one.
-func (c *checker) duration(path, v string) (int64, bool) {
-	ps, err := units.ParsePs(v)
-	if err != nil {
-		c.errf(path, "%s", units.Describe(v, "not a duration", wantDur, err))
-		return 0, false
-	}
-	return ps, true
-}
-
 func (c *checker) jobs() {
 	s := c.s
 	if len(s.Jobs) == 0 && len(s.Tests) == 0 {
@@ -918,7 +878,7 @@ func (c *checker) jobs() {
 				c.errf(p, "no job named %q", j.Baseline)
 			case k == i:
 				c.errf(p, "a job cannot be its own baseline")
-			case s.Jobs[k].Workload != j.Workload || s.Jobs[k].Size != j.Size:
+			case (s.Jobs[k].Workload != j.Workload || s.Jobs[k].Size.Bytes() != j.Size.Bytes()) && !c.undecoded(fileerr.Index("jobs", k)) && !c.undecoded(fileerr.Index("jobs", i)):
 				c.errf(p, "%s is a %s of %s, this job a %s of %s: a baseline has the job's shape", j.Baseline, s.Jobs[k].Workload, s.Jobs[k].Size, j.Workload, j.Size)
 			}
 		}
@@ -985,17 +945,12 @@ func (c *checker) job(i int, names map[string]int) int {
 	default:
 		names[j.Name] = i
 	}
-	switch {
-	case j.Workload == "":
+	if j.Workload == "" {
 		c.errf(p+".workload", "required (%s)", orList(Workloads))
-	case !contains(Workloads, j.Workload):
-		c.errf(p+".workload", "unknown workload %q (want %s)", j.Workload, orList(Workloads))
 	}
-	if j.Size == "" {
+	if !j.Size.IsSet() {
 		c.errf(p+".size", "required (%s)", wantSize)
-	} else if n, err := units.ParseBytes(j.Size); err != nil {
-		c.errf(p+".size", "%s", units.Describe(j.Size, "not a size", wantSize, err))
-	} else if n <= 0 {
+	} else if n := j.Size.Bytes(); n <= 0 {
 		c.errf(p+".size", "must be positive")
 	} else if mtu := c.s.Transport.MTU; mtu >= minMTU && mtu <= maxMTU && transport.CheckFlowSize(n, mtu) != nil {
 		// PSNs are 32 bits: a flow has at most transport.MaxPackets packets.
@@ -1003,8 +958,6 @@ func (c *checker) job(i int, names map[string]int) int {
 			j.Size, transport.MaxFlowBytes(mtu), uint64(transport.MaxPackets), mtu)
 	}
 	hostsOK := c.normalizeHosts(p+".hosts", j)
-	c.duration(p+".start", j.Start)
-	c.duration(p+".gap", j.Gap)
 	repsOK := false
 	switch {
 	case j.Repetitions < 1:
@@ -1015,7 +968,7 @@ func (c *checker) job(i int, names map[string]int) int {
 		repsOK = true
 	}
 	only := func(field, workload string) bool {
-		if d.has(p+"."+field) && j.Workload != workload && contains(Workloads, j.Workload) {
+		if d.has(p+"."+field) && string(j.Workload) != workload && contains(Workloads, j.Workload) {
 			c.errf(p+"."+field, "only for %s", workload)
 			return false
 		}
@@ -1061,17 +1014,13 @@ func (c *checker) job(i int, names map[string]int) int {
 			qps = j.QPs
 		}
 	}
-	if j.Rate != "" {
-		if _, _, err := units.ParseLoad(j.Rate); err != nil {
-			c.errf(p+".rate", "%v", err)
-		}
-	} else if d.has(p + ".rate") {
+	if !j.Rate.IsSet() && d.has(p+".rate") {
 		c.errf(p+".rate", "empty (want e.g. 80%% or 40Gbps; leave it out for unpaced)")
 	}
 	if !repsOK || len(parts) < 2 {
 		return 0
 	}
-	return j.Repetitions * jobFlows(j.Workload, len(parts), j.Senders) * qps
+	return j.Repetitions * jobFlows(string(j.Workload), len(parts), j.Senders) * qps
 }
 
 // normalizeHosts checks Job.Hosts and rewrites it to "all", an int or a
@@ -1241,11 +1190,8 @@ func (c *checker) fault(i int) {
 	d := c.d
 	p := fileerr.Index("faults", i)
 	kindOK := contains(FaultKinds, ft.Kind)
-	switch {
-	case ft.Kind == "":
+	if ft.Kind == "" {
 		c.errf(p+".kind", "required (%s)", orList(FaultKinds))
-	case !kindOK:
-		c.errf(p+".kind", "unknown fault kind %q (want %s)", ft.Kind, orList(FaultKinds))
 	}
 	if ft.Kind == "random" {
 		c.randomFault(p, ft)
@@ -1277,14 +1223,9 @@ func (c *checker) fault(i int) {
 	if ft.NIC != "" {
 		c.checkHost(p+".nic", ft.NIC)
 	}
-	at, atOK := c.duration(p+".at", ft.At)
-	if ft.Until != "" {
-		if until, ok := c.duration(p+".until", ft.Until); ok && atOK && until <= at {
-			c.errf(p+".until", "%s is not after at (%s)", ft.Until, ft.At)
-		}
-	}
+	c.until(p, ft)
 	only := func(field, kind string) bool {
-		if d.has(p+"."+field) && kindOK && ft.Kind != kind {
+		if d.has(p+"."+field) && kindOK && string(ft.Kind) != kind {
 			c.errf(p+"."+field, "only for %s faults", kind)
 			return false
 		}
@@ -1301,9 +1242,9 @@ func (c *checker) fault(i int) {
 	countOK := only("count", "flap")
 	if ft.Kind == "flap" {
 		if periodOK {
-			if ft.Period == "" {
+			if !ft.Period.IsSet() {
 				c.errf(p+".period", "required for flap (e.g. 100us)")
-			} else if ps, ok := c.duration(p+".period", ft.Period); ok && ps <= 0 {
+			} else if ft.Period.Ps() <= 0 {
 				c.errf(p+".period", "must be positive")
 			}
 		}
@@ -1312,8 +1253,13 @@ func (c *checker) fault(i int) {
 		} else if countOK && ft.Count > MaxFlapCount {
 			c.errf(p+".count", "%d flap cycles is more than the maximum of %d", ft.Count, MaxFlapCount)
 		}
-	} else if ft.Period != "" && periodOK {
-		c.duration(p+".period", ft.Period)
+	}
+}
+
+// until checks that a fault's until, when set, is after its at.
+func (c *checker) until(p string, ft *Fault) {
+	if ft.Until.IsSet() && !c.d.undecoded[p+".at"] && ft.Until.Ps() <= ft.At.Ps() {
+		c.errf(p+".until", "%s is not after at (%s)", ft.Until, ft.At)
 	}
 }
 
@@ -1331,12 +1277,7 @@ func (c *checker) randomFault(p string, ft *Fault) {
 	} else if !(ft.Fraction > 0 && ft.Fraction <= 0.5) {
 		c.errf(p+".fraction", "%v is out of range (want 0 < fraction <= 0.5)", ft.Fraction)
 	}
-	at, atOK := c.duration(p+".at", ft.At)
-	if ft.Until != "" {
-		if until, ok := c.duration(p+".until", ft.Until); ok && atOK && until <= at {
-			c.errf(p+".until", "%s is not after at (%s)", ft.Until, ft.At)
-		}
-	}
+	c.until(p, ft)
 }
 
 // checkLink checks "A-B" or "A-B/N" against the fabric; "" when it is fine.
@@ -1444,11 +1385,7 @@ func (c *checker) kpis() {
 				c.errf(p+"."+b.field, "must be a finite number")
 			}
 		}
-		if k.Regress != "" {
-			if _, err := kpis.ParseTolerance(k.Regress); err != nil {
-				c.errf(p+".regress", "%v", err)
-			}
-		} else if c.d.has(p + ".regress") {
+		if !k.Regress.IsSet() && c.d.has(p+".regress") {
 			c.errf(p+".regress", "empty (want e.g. 5%% or an amount in the metric's unit)")
 		}
 		if k.Scope != DefaultScope && !contains(jobs, k.Scope) {
@@ -1502,9 +1439,7 @@ func (c *checker) analysis() {
 		c.errf("analysis.symmetry.imbalance_cv", "%v is out of range (want 0 < imbalance_cv <= 100)", a.Symmetry.ImbalanceCV)
 	}
 	cu := &a.Culprit
-	if n, err := units.ParseBytes(cu.Backlog); err != nil {
-		c.errf("analysis.culprit.backlog", "%s", units.Describe(cu.Backlog, "not a size", wantSize, err))
-	} else if n <= 0 || n > MaxCulpritBacklog {
+	if n := cu.Backlog.Bytes(); n <= 0 || n > MaxCulpritBacklog {
 		c.errf("analysis.culprit.backlog", "%s is out of range (want 1B..1GiB)", cu.Backlog)
 	}
 	if !(cu.Capacity > 0 && cu.Capacity <= 1) {
@@ -1529,24 +1464,17 @@ func (c *checker) analysis() {
 
 func (c *checker) sim() {
 	sm := &c.s.Sim
-	if sm.End != "" {
-		if ps, ok := c.duration("sim.end", sm.End); ok && ps <= 0 {
-			c.errf("sim.end", "must be positive")
-		}
+	if sm.End.IsSet() && sm.End.Ps() <= 0 {
+		c.errf("sim.end", "must be positive")
 	}
-	if sm.Reconverge != "" {
-		c.duration("sim.reconverge", sm.Reconverge)
-	}
-	if sm.StallAfter != "" && sm.StallAfter != "off" {
-		if ps, ok := c.duration("sim.stall_after", sm.StallAfter); ok && ps <= 0 {
-			c.errf("sim.stall_after", "must be positive (or off)")
-		}
+	if sm.StallAfter.IsSet() && !sm.StallAfter.Off() && sm.StallAfter.Ps() <= 0 {
+		c.errf("sim.stall_after", "must be positive (or off)")
 	}
 }
 
-func contains(list []string, s string) bool {
+func contains[S ~string](list []string, s S) bool {
 	for _, v := range list {
-		if v == s {
+		if v == string(s) {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
@@ -53,19 +54,26 @@ type doc struct {
 	bad        map[string]bool
 	drops      []func()
 	validating bool
+	// undecoded are the paths of values that did not decode (a quantity
+	// or word, decodeText): dropped like bad ones, but the rest of the
+	// document is still validated (and its matrix expanded), as when the
+	// checker parsed them; only problems at or below them are not
+	// reported.
+	undecoded map[string]bool
 }
 
 func newDoc(y *yamlx.Doc, subst []subst) *doc {
 	return &doc{
-		file:   y.File,
-		y:      y,
-		body:   y.Body,
-		nodes:  make(map[string]entry),
-		keys:   make(map[string]*token.Token),
-		byPos:  make(map[[2]int]string),
-		bad:    make(map[string]bool),
-		budget: yamlx.NewBudget(),
-		subst:  subst,
+		file:      y.File,
+		y:         y,
+		body:      y.Body,
+		nodes:     make(map[string]entry),
+		keys:      make(map[string]*token.Token),
+		byPos:     make(map[[2]int]string),
+		bad:       make(map[string]bool),
+		undecoded: make(map[string]bool),
+		budget:    yamlx.NewBudget(),
+		subst:     subst,
 	}
 }
 
@@ -135,6 +143,11 @@ func (d *doc) add(path, found string, tok *token.Token, msg string) {
 			_, below := underPath(path, b)
 			_, above := underPath(b, path)
 			if below || above && path != "" {
+				return
+			}
+		}
+		for u := range d.undecoded {
+			if _, below := underPath(path, u); below {
 				return
 			}
 		}
@@ -229,6 +242,10 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if isText(t) {
+		d.decodeText(path, v, tok, t)
+		return nil
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		m, ok := v.(*ast.MappingNode)
@@ -259,7 +276,7 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 			if err := d.walk(kp, mv.Value, t.Elem(), depth+1); err != nil {
 				return err
 			}
-			if d.bad[kp] {
+			if d.dropped(kp) {
 				d.dropEntry(m, mv)
 			}
 		}
@@ -274,7 +291,7 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 			if err := d.walk(ip, e, t.Elem(), depth+1); err != nil {
 				return err
 			}
-			if d.bad[ip] {
+			if d.dropped(ip) {
 				d.dropElem(s, i)
 			}
 		}
@@ -342,6 +359,39 @@ func (d *doc) walk(path string, n ast.Node, t reflect.Type, depth int) error {
 	return nil
 }
 
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// isText reports whether a field of type t decodes from text (a quantity
+// of quantity.go): it is a scalar, not a mapping.
+func isText(t reflect.Type) bool {
+	return t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(textUnmarshaler)
+}
+
+// decodeText decodes a scalar into a text type (a quantity): validating
+// is decoding. A value that does not decode is reported at its position,
+// with the type's message, and dropped.
+func (d *doc) decodeText(path string, v ast.Node, tok *token.Token, t reflect.Type) {
+	switch v.(type) {
+	case *ast.MappingNode, *ast.SequenceNode, *ast.MergeKeyNode:
+		d.errTok(path, tok, "want a string, got %s", describe(v))
+		return
+	}
+	var text string
+	if err := yaml.NodeToValue(v, &text); err != nil {
+		d.errTok(path, tok, "want a string, got %s", describe(v))
+		return
+	}
+	x := reflect.New(t).Interface().(encoding.TextUnmarshaler)
+	if err := x.UnmarshalText([]byte(text)); err != nil {
+		wasBad := d.bad[path]
+		d.errTok(path, tok, "%s", err.Error())
+		if !wasBad {
+			delete(d.bad, path)
+		}
+		d.undecoded[path] = true
+	}
+}
+
 // walkStruct checks a mapping's keys against a struct's yaml tags.
 func (d *doc) walkStruct(path string, m *ast.MappingNode, t reflect.Type, depth, merges int) error {
 	fields := yamlFields(t)
@@ -377,12 +427,16 @@ func (d *doc) walkStruct(path string, m *ast.MappingNode, t reflect.Type, depth,
 		if err := d.walk(kp, mv.Value, ft, depth+1); err != nil {
 			return err
 		}
-		if d.bad[kp] {
+		if d.dropped(kp) {
 			d.dropEntry(m, mv)
 		}
 	}
 	return nil
 }
+
+// dropped reports whether the value at path is removed before decoding:
+// it is bad or did not decode.
+func (d *doc) dropped(path string) bool { return d.bad[path] || d.undecoded[path] }
 
 // dropEntry schedules the removal of a mapping entry.
 func (d *doc) dropEntry(m *ast.MappingNode, mv *ast.MappingValueNode) {
