@@ -21,11 +21,53 @@ import (
 // types.go); null decodes to it too. The ranges of each field are checked
 // by the checker (validate.go), which knows the field's limits.
 
-// Duration is a duration (units.Ps), e.g. 100us.
-type Duration struct {
-	ps   units.Ps
+// written is a decoded value and the text it was written as; the
+// quantity types embed it for what they have in common.
+type written[T any] struct {
+	v    T
 	text string
 }
+
+// decode sets w from s with parse; "" is the unset value.
+func (w *written[T]) decode(s string, parse func(string) (T, error)) error {
+	*w = written[T]{}
+	if s == "" {
+		return nil
+	}
+	v, err := parse(s)
+	if err != nil {
+		return err
+	}
+	*w = written[T]{v: v, text: s}
+	return nil
+}
+
+// MarshalText gives the text as written.
+func (w written[T]) MarshalText() ([]byte, error) { return []byte(w.text), nil }
+
+// IsSet reports whether the suite gave the value.
+func (w written[T]) IsSet() bool { return w.text != "" }
+
+// IsZero reports whether the value is unset (YAML's omitzero).
+func (w written[T]) IsZero() bool { return !w.IsSet() }
+
+// String is the text as written ("" when unset).
+func (w written[T]) String() string { return w.text }
+
+// described wraps a units parser so that its error is units.Describe's
+// message: "X is <what> (e.g. <want>)".
+func described[T any](parse func(string) (T, error), what, want string) func(string) (T, error) {
+	return func(s string) (T, error) {
+		v, err := parse(s)
+		if err != nil {
+			return v, fmt.Errorf("%s", units.Describe(s, what, want, err))
+		}
+		return v, nil
+	}
+}
+
+// Duration is a duration (units.Ps), e.g. 100us.
+type Duration struct{ written[units.Ps] }
 
 // ParseDuration decodes a duration as a suite field does.
 func ParseDuration(s string) (Duration, error) {
@@ -42,41 +84,16 @@ func mustDuration(s string) Duration {
 	return d
 }
 
-// UnmarshalText decodes a duration: units.ParsePs's spellings.
-func (d *Duration) UnmarshalText(b []byte) error {
-	s := string(b)
-	*d = Duration{}
-	if s == "" {
-		return nil
-	}
-	ps, err := units.ParsePs(s)
-	if err != nil {
-		return fmt.Errorf("%s", units.Describe(s, "not a duration", wantDur, err))
-	}
-	*d = Duration{ps: ps, text: s}
-	return nil
-}
+var parseDuration = described(units.ParsePs, "not a duration", wantDur)
 
-// MarshalText gives the text as written.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.text), nil }
+// UnmarshalText decodes a duration: units.ParsePs's spellings.
+func (d *Duration) UnmarshalText(b []byte) error { return d.decode(string(b), parseDuration) }
 
 // Ps is the duration in picoseconds (0 when unset).
-func (d Duration) Ps() units.Ps { return d.ps }
-
-// IsSet reports whether the suite gave the duration.
-func (d Duration) IsSet() bool { return d.text != "" }
-
-// IsZero reports whether the duration is unset (YAML's omitzero).
-func (d Duration) IsZero() bool { return !d.IsSet() }
-
-// String is the text as written ("" when unset).
-func (d Duration) String() string { return d.text }
+func (d Duration) Ps() units.Ps { return d.v }
 
 // Size is a size (units.Bytes), e.g. 2MiB.
-type Size struct {
-	n    units.Bytes
-	text string
-}
+type Size struct{ written[units.Bytes] }
 
 // ParseSize decodes a size as a suite field does.
 func ParseSize(s string) (Size, error) {
@@ -93,35 +110,13 @@ func mustSize(s string) Size {
 	return z
 }
 
-// UnmarshalText decodes a size: units.ParseBytes's spellings.
-func (z *Size) UnmarshalText(b []byte) error {
-	s := string(b)
-	*z = Size{}
-	if s == "" {
-		return nil
-	}
-	n, err := units.ParseBytes(s)
-	if err != nil {
-		return fmt.Errorf("%s", units.Describe(s, "not a size", wantSize, err))
-	}
-	*z = Size{n: n, text: s}
-	return nil
-}
+var parseSize = described(units.ParseBytes, "not a size", wantSize)
 
-// MarshalText gives the text as written.
-func (z Size) MarshalText() ([]byte, error) { return []byte(z.text), nil }
+// UnmarshalText decodes a size: units.ParseBytes's spellings.
+func (z *Size) UnmarshalText(b []byte) error { return z.decode(string(b), parseSize) }
 
 // Bytes is the size in bytes (0 when unset).
-func (z Size) Bytes() units.Bytes { return z.n }
-
-// IsSet reports whether the suite gave the size.
-func (z Size) IsSet() bool { return z.text != "" }
-
-// IsZero reports whether the size is unset (YAML's omitzero).
-func (z Size) IsZero() bool { return !z.IsSet() }
-
-// String is the text as written ("" when unset).
-func (z Size) String() string { return z.text }
+func (z Size) Bytes() units.Bytes { return z.v }
 
 // Elephant is features.srv6.elephant: a positive size, worded as that
 // field always was.
@@ -165,12 +160,7 @@ func (q *Queue) UnmarshalText(b []byte) error {
 		q.word = s
 		return nil
 	}
-	n, err := units.ParseBytes(s)
-	if err != nil {
-		return fmt.Errorf("%s", units.Describe(s, "neither bdp, longest-path nor a size", wantSize, err))
-	}
-	q.Size = Size{n: n, text: s}
-	return nil
+	return q.decode(s, described(units.ParseBytes, "neither bdp, longest-path nor a size", wantSize))
 }
 
 // MarshalText gives the text as written.
@@ -282,10 +272,17 @@ func (sa StallAfter) String() string {
 
 // Pace is jobs[].rate, an offered load: a share of the NIC's line rate
 // ("80%") or a bit rate ("40Gbps", units.BitRate); units.ParseLoad.
-type Pace struct {
+type Pace struct{ written[load] }
+
+// load is a share of the line rate or a bit rate (units.ParseLoad).
+type load struct {
 	frac float64
 	bps  units.BitRate
-	text string
+}
+
+func parseLoad(s string) (load, error) {
+	frac, bps, err := units.ParseLoad(s)
+	return load{frac, bps}, err
 }
 
 // ParsePace decodes jobs[].rate.
@@ -296,111 +293,41 @@ func ParsePace(s string) (Pace, error) {
 }
 
 // UnmarshalText decodes a share or a bit rate.
-func (l *Pace) UnmarshalText(b []byte) error {
-	s := string(b)
-	*l = Pace{}
-	if s == "" {
-		return nil
-	}
-	frac, bps, err := units.ParseLoad(s)
-	if err != nil {
-		return err
-	}
-	*l = Pace{frac: frac, bps: bps, text: s}
-	return nil
-}
-
-// MarshalText gives the text as written.
-func (l Pace) MarshalText() ([]byte, error) { return []byte(l.text), nil }
+func (l *Pace) UnmarshalText(b []byte) error { return l.decode(string(b), parseLoad) }
 
 // Share is the share of the line rate (0 for a bit rate).
-func (l Pace) Share() float64 { return l.frac }
+func (l Pace) Share() float64 { return l.v.frac }
 
 // BitRate is the bit rate (0 for a share).
-func (l Pace) BitRate() units.BitRate { return l.bps }
-
-// IsSet reports whether the job is paced.
-func (l Pace) IsSet() bool { return l.text != "" }
-
-// IsZero reports whether the rate is unset (YAML's omitzero).
-func (l Pace) IsZero() bool { return !l.IsSet() }
-
-// String is the text as written.
-func (l Pace) String() string { return l.text }
+func (l Pace) BitRate() units.BitRate { return l.v.bps }
 
 // WallTime is a wall-clock duration of the bring-up step (bringup.bgp_wait,
 // bringup.converge): time.ParseDuration's spellings (10s, 1m30s), not
 // negative.
-type WallTime struct {
-	d    time.Duration
-	text string
+type WallTime struct{ written[time.Duration] }
+
+func parseWallTime(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 10s)", s)
+	}
+	return d, nil
 }
 
 // UnmarshalText decodes a wall-clock duration.
-func (w *WallTime) UnmarshalText(b []byte) error {
-	s := string(b)
-	*w = WallTime{}
-	if s == "" {
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return fmt.Errorf("%q is not a duration (e.g. 10s)", s)
-	}
-	*w = WallTime{d: d, text: s}
-	return nil
-}
-
-// MarshalText gives the text as written.
-func (w WallTime) MarshalText() ([]byte, error) { return []byte(w.text), nil }
+func (w *WallTime) UnmarshalText(b []byte) error { return w.decode(string(b), parseWallTime) }
 
 // Duration is the duration (0 when unset).
-func (w WallTime) Duration() time.Duration { return w.d }
-
-// IsSet reports whether the suite gave the duration.
-func (w WallTime) IsSet() bool { return w.text != "" }
-
-// IsZero reports whether the duration is unset (YAML's omitzero).
-func (w WallTime) IsZero() bool { return !w.IsSet() }
-
-// String is the text as written.
-func (w WallTime) String() string { return w.text }
+func (w WallTime) Duration() time.Duration { return w.v }
 
 // Tolerance is kpis[].regress (kpis.ParseTolerance: "5%" or an amount in
 // the metric's unit), with the text as written: the KPI's results show it
 // so (results.KPI.Regress).
-type Tolerance struct {
-	t    kpis.Tolerance
-	text string
-}
+type Tolerance struct{ written[kpis.Tolerance] }
 
 // UnmarshalText decodes a tolerance.
-func (t *Tolerance) UnmarshalText(b []byte) error {
-	s := string(b)
-	*t = Tolerance{}
-	if s == "" {
-		return nil
-	}
-	v, err := kpis.ParseTolerance(s)
-	if err != nil {
-		return err
-	}
-	*t = Tolerance{t: v, text: s}
-	return nil
-}
-
-// MarshalText gives the text as written.
-func (t Tolerance) MarshalText() ([]byte, error) { return []byte(t.text), nil }
+func (t *Tolerance) UnmarshalText(b []byte) error { return t.decode(string(b), kpis.ParseTolerance) }
 
 // Tolerance is the decoded tolerance (zero when unset: the default for
 // the KPI's direction applies).
-func (t Tolerance) Tolerance() kpis.Tolerance { return t.t }
-
-// IsSet reports whether the suite gave the tolerance.
-func (t Tolerance) IsSet() bool { return t.text != "" }
-
-// IsZero reports whether the tolerance is unset (YAML's omitzero).
-func (t Tolerance) IsZero() bool { return !t.IsSet() }
-
-// String is the text as written.
-func (t Tolerance) String() string { return t.text }
+func (t Tolerance) Tolerance() kpis.Tolerance { return t.v }
