@@ -156,7 +156,7 @@ topology:
     core: {image: quay.io/frrouting/frr:8.4.1}
     agg: {image: quay.io/frrouting/frr:8.4.1}
     tor: {image: quay.io/frrouting/frr:8.4.1}
-    fw: {exec: ["sysctl -w net.ipv4.ip_forward=1", "ip route add 10.0.0.0/8 via 198.18.0.1"]}
+    fw: {exec: ["sysctl -w net.ipv4.ip_forward=1", "ip route add 198.19.0.0/16 via 198.18.0.1"]}
     br0: {kind: bridge}
     h1: {}
     h2: {}

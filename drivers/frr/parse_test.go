@@ -26,12 +26,12 @@ const (
 	// Two VRFs: two JSON objects one after the other, as FRR prints them.
 	routesJSON = `{"198.18.0.0/31":[{"prefix":"198.18.0.0/31","prefixLen":31,"protocol":"bgp","vrfId":0,"vrfName":"default","selected":true,"destSelected":true,"distance":20,"metric":0,"installed":true,"table":254,"nexthops":[{"flags":3,"fib":true,"ip":"198.18.0.2","afi":"ipv4","interfaceIndex":3,"interfaceName":"eth1","active":true,"weight":1}]}],` +
 		`"198.18.0.2/31":[{"prefix":"198.18.0.2/31","prefixLen":31,"protocol":"connected","vrfId":0,"vrfName":"default","selected":true,"destSelected":true,"installed":true,"nexthops":[{"flags":3,"fib":true,"directlyConnected":true,"interfaceIndex":3,"interfaceName":"eth1","active":true}]}],` +
-		`"10.0.0.0/24":[{"prefix":"10.0.0.0/24","protocol":"bgp","vrfName":"default","selected":false,"nexthops":[{"ip":"1.1.1.1","active":true}]},` +
-		`{"prefix":"10.0.0.0/24","protocol":"bgp","vrfName":"default","selected":true,"installed":true,"nexthops":[` +
+		`"198.19.0.0/24":[{"prefix":"198.19.0.0/24","protocol":"bgp","vrfName":"default","selected":false,"nexthops":[{"ip":"198.19.9.9","active":true}]},` +
+		`{"prefix":"198.19.0.0/24","protocol":"bgp","vrfName":"default","selected":true,"installed":true,"nexthops":[` +
 		`{"ip":"198.18.0.0","interfaceName":"eth1","active":true},{"ip":"198.18.0.2","interfaceName":"eth2","active":true},{"ip":"198.18.0.8","interfaceName":"eth3","active":false}]}],` +
-		`"10.1.0.0/24":[{"prefix":"10.1.0.0/24","protocol":"bgp","vrfName":"default","selected":true,"installed":true,"nexthops":[` +
+		`"198.19.1.0/24":[{"prefix":"198.19.1.0/24","protocol":"bgp","vrfName":"default","selected":true,"installed":true,"nexthops":[` +
 		`{"ip":"192.0.2.1","active":true,"recursive":true},{"ip":"198.18.0.0","interfaceName":"eth1","active":true,"resolver":true}]}],` +
-		`"10.2.0.0/24":[{"prefix":"10.2.0.0/24","protocol":"bgp","vrfName":"default","nexthops":[{"ip":"192.0.2.9","active":false}]}]}
+		`"198.19.2.0/24":[{"prefix":"198.19.2.0/24","protocol":"bgp","vrfName":"default","nexthops":[{"ip":"192.0.2.9","active":false}]}]}
 {"198.18.0.6/31":[{"prefix":"198.18.0.6/31","prefixLen":31,"protocol":"connected","vrfId":1,"vrfName":"red","selected":true,"destSelected":true,"installed":true,"nexthops":[{"flags":3,"fib":true,"directlyConnected":true,"interfaceIndex":4,"interfaceName":"eth2","active":true}]}]}
 `
 	runningConfig = `Building configuration...
@@ -93,7 +93,7 @@ func TestBGPNeighbors(t *testing.T) {
 	if i := sessionInterface("10.0.0.1", links); i != "" {
 		t.Errorf("interface of 10.0.0.1: %q", i)
 	}
-	for _, bad := range []string{"", "[]", `{"default":[]}`, `{"default":{"1.1.1.1":{"remoteAs":"x","bgpState":"Idle"}}}`, `{"default":{"1.1.1.1":{"remoteAs":1}}}`, `{"default":{"1.1.1.1":{"bgpState":7}}}`} {
+	for _, bad := range []string{"", "[]", `{"default":[]}`, `{"default":{"198.19.9.9":{"remoteAs":"x","bgpState":"Idle"}}}`, `{"default":{"198.19.9.9":{"remoteAs":1}}}`, `{"default":{"198.19.9.9":{"bgpState":7}}}`} {
 		if _, err := parseBGPNeighbors(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -108,10 +108,10 @@ func TestRoutes(t *testing.T) {
 	a := netip.MustParseAddr
 	p := netip.MustParsePrefix
 	want := []drivers.Route{
-		{Prefix: p("10.0.0.0/24"), Protocol: "bgp", Nexthops: []drivers.Nexthop{{Via: a("198.18.0.0"), Dev: "eth1"}, {Via: a("198.18.0.2"), Dev: "eth2"}}},
-		{Prefix: p("10.1.0.0/24"), Protocol: "bgp", Nexthops: []drivers.Nexthop{{Via: a("198.18.0.0"), Dev: "eth1"}}},
 		{Prefix: p("198.18.0.0/31"), Protocol: "bgp", Nexthops: []drivers.Nexthop{{Via: a("198.18.0.2"), Dev: "eth1"}}},
 		{Prefix: p("198.18.0.2/31"), Protocol: "connected", Nexthops: []drivers.Nexthop{{Dev: "eth1"}}},
+		{Prefix: p("198.19.0.0/24"), Protocol: "bgp", Nexthops: []drivers.Nexthop{{Via: a("198.18.0.0"), Dev: "eth1"}, {Via: a("198.18.0.2"), Dev: "eth2"}}},
+		{Prefix: p("198.19.1.0/24"), Protocol: "bgp", Nexthops: []drivers.Nexthop{{Via: a("198.18.0.0"), Dev: "eth1"}}},
 		{VRF: "red", Prefix: p("198.18.0.6/31"), Protocol: "connected", Nexthops: []drivers.Nexthop{{Dev: "eth2"}}},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -120,7 +120,7 @@ func TestRoutes(t *testing.T) {
 	if r, err := parseRoutes("{}"); err != nil || len(r) != 0 {
 		t.Errorf("no routes: %v %v", r, err)
 	}
-	for _, bad := range []string{"", "% Unknown command", `{"x":[{"prefix":"nope","selected":true}]}`, `{"10.0.0.0/8":[{"selected":true,"nexthops":[{"ip":"x","active":true}]}]}`, `{"a":{}}`, `{} {`} {
+	for _, bad := range []string{"", "% Unknown command", `{"x":[{"prefix":"nope","selected":true}]}`, `{"198.19.0.0/16":[{"selected":true,"nexthops":[{"ip":"x","active":true}]}]}`, `{"a":{}}`, `{} {`} {
 		if _, err := parseRoutes(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

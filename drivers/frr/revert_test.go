@@ -37,7 +37,7 @@ func TestRevertLines(t *testing.T) {
 	}
 	for _, c := range []drivers.Change{
 		{Feature: drivers.FeatVRF, Key: "vrf red netns", New: "/run/netns/red"},
-		{Feature: drivers.FeatVRF, Key: "vrf red member eth1", Old: "default", New: "red (10.0.0.0/31)"},
+		{Feature: drivers.FeatVRF, Key: "vrf red member eth1", Old: "default", New: "red (198.19.0.0/31)"},
 	} {
 		if _, _, err := revertLines(c); err == nil || !strings.Contains(err.Error(), "network namespace") {
 			t.Errorf("%s: %v, want refused (netns VRF)", c, err)

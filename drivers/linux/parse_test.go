@@ -12,15 +12,15 @@ import (
 
 // Replies captured from iproute2 6.1 on the lab's nodes.
 const (
-	routes4JSON = `[{"dst":"10.9.0.0/24","nhid":11,"gateway":"198.18.0.4","dev":"eth1","flags":[]},` +
-		`{"dst":"10.9.1.0/24","nhid":13,"protocol":"bgp","flags":[],"nexthops":[{"gateway":"198.18.0.4","dev":"eth1","weight":1,"flags":[]},{"gateway":"198.18.0.8","dev":"eth1","weight":1,"flags":["onlink"]}]},` +
-		`{"dst":"10.9.2.0/24","protocol":"static","flags":[],"nexthops":[{"gateway":"198.18.0.4","dev":"eth1","weight":1,"flags":[]},{"gateway":"198.18.0.8","dev":"eth1","weight":1,"flags":["onlink"]}]},` +
+	routes4JSON = `[{"dst":"198.19.0.0/24","nhid":11,"gateway":"198.18.0.4","dev":"eth1","flags":[]},` +
+		`{"dst":"198.19.1.0/24","nhid":13,"protocol":"bgp","flags":[],"nexthops":[{"gateway":"198.18.0.4","dev":"eth1","weight":1,"flags":[]},{"gateway":"198.18.0.8","dev":"eth1","weight":1,"flags":["onlink"]}]},` +
+		`{"dst":"198.19.2.0/24","protocol":"static","flags":[],"nexthops":[{"gateway":"198.18.0.4","dev":"eth1","weight":1,"flags":[]},{"gateway":"198.18.0.8","dev":"eth1","weight":1,"flags":["onlink"]}]},` +
 		`{"dst":"198.18.0.0/15","gateway":"198.18.0.4","dev":"eth1","flags":[]},` +
 		`{"dst":"198.18.0.4/31","dev":"eth1","protocol":"kernel","scope":"link","prefsrc":"198.18.0.5","flags":[]},` +
-		`{"dst":"10.9.3.0/24","encap":"seg6","mode":"encap","segs":["fd00:bbbb:1::"],"dev":"eth1","scope":"link","flags":[]},` +
+		`{"dst":"198.19.3.0/24","encap":"seg6","mode":"encap","segs":["fd00:bbbb:1::"],"dev":"eth1","scope":"link","flags":[]},` +
 		`{"dst":"default","via":{"family":"inet6","host":"fe80::1"},"dev":"eth1","protocol":"bgp","metric":20,"flags":[]},` +
-		`{"dst":"10.9.4.0/24","nhid":30,"protocol":"bgp","metric":20,"flags":[]},` +
-		`{"type":"unreachable","dst":"10.9.5.1","protocol":"static","flags":[]}]`
+		`{"dst":"198.19.4.0/24","nhid":30,"protocol":"bgp","metric":20,"flags":[]},` +
+		`{"type":"unreachable","dst":"198.19.5.1","protocol":"static","flags":[]}]`
 	nexthopsJSON = `[{"id":11,"gateway":"198.18.0.4","dev":"eth1","scope":"link","flags":[]},{"id":12,"gateway":"198.18.0.8","dev":"eth1","scope":"link","flags":["onlink"]},` +
 		`{"id":13,"group":[{"id":11},{"id":12}],"flags":[]},{"id":30,"group":[{"id":11,"weight":2},{"id":12}],"flags":[]}]`
 	routes6JSON = `[{"dst":"2001:db8:1::/64","encap":"seg6","mode":"encap","segs":["fd00:bbbb:1::","fd00:bbbb:2::"],"dev":"eth1","metric":1024,"flags":[],"pref":"medium"},` +
@@ -49,7 +49,7 @@ func TestRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !needsNHObjects(rs) {
-		t.Fatal("route 10.9.4.0/24 names nhid 30 only: nexthop objects are needed")
+		t.Fatal("route 198.19.4.0/24 names nhid 30 only: nexthop objects are needed")
 	}
 	if _, err := toRoutes(rs, false, "", nil); err == nil || !strings.Contains(err.Error(), "nexthop id 30") {
 		t.Errorf("nhid without nexthop objects: %v", err)
@@ -71,15 +71,15 @@ func TestRoutes(t *testing.T) {
 	}
 	two := []drivers.Nexthop{nh("198.18.0.4", "eth1"), nh("198.18.0.8", "eth1")}
 	want := []drivers.Route{
-		{Prefix: pfx("10.9.0.0/24"), Protocol: "boot", Nexthops: []drivers.Nexthop{nh("198.18.0.4", "eth1")}},
-		{Prefix: pfx("10.9.1.0/24"), Protocol: "bgp", Nexthops: two},
-		{Prefix: pfx("10.9.2.0/24"), Protocol: "static", Nexthops: two},
+		{Prefix: pfx("198.19.0.0/24"), Protocol: "boot", Nexthops: []drivers.Nexthop{nh("198.18.0.4", "eth1")}},
+		{Prefix: pfx("198.19.1.0/24"), Protocol: "bgp", Nexthops: two},
+		{Prefix: pfx("198.19.2.0/24"), Protocol: "static", Nexthops: two},
 		{Prefix: pfx("198.18.0.0/15"), Protocol: "boot", Nexthops: []drivers.Nexthop{nh("198.18.0.4", "eth1")}},
 		{Prefix: pfx("198.18.0.4/31"), Protocol: "kernel", Nexthops: []drivers.Nexthop{nh("", "eth1")}},
-		{Prefix: pfx("10.9.3.0/24"), Protocol: "boot", Nexthops: []drivers.Nexthop{nh("", "eth1")}},
+		{Prefix: pfx("198.19.3.0/24"), Protocol: "boot", Nexthops: []drivers.Nexthop{nh("", "eth1")}},
 		{Prefix: pfx("0.0.0.0/0"), Protocol: "bgp", Nexthops: []drivers.Nexthop{nh("fe80::1", "eth1")}},
-		{Prefix: pfx("10.9.4.0/24"), Protocol: "bgp", Nexthops: two},
-		{Prefix: pfx("10.9.5.1/32"), Protocol: "static", Drop: "unreachable"},
+		{Prefix: pfx("198.19.4.0/24"), Protocol: "bgp", Nexthops: two},
+		{Prefix: pfx("198.19.5.1/32"), Protocol: "static", Drop: "unreachable"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes:\n got %+v\nwant %+v", got, want)
@@ -306,7 +306,7 @@ func FuzzRoutes(f *testing.F) {
 
 func FuzzSeg6Text(f *testing.F) {
 	f.Add(routes6Text, true)
-	f.Add("10.9.3.0/24  encap seg6 mode encap segs 1 [ fd00:bbbb:1:: ] dev eth1 scope link\nunreachable 10.0.0.0/8\n", false)
+	f.Add("198.19.3.0/24  encap seg6 mode encap segs 1 [ fd00:bbbb:1:: ] dev eth1 scope link\nunreachable 10.0.0.0/8\n", false)
 	f.Fuzz(func(t *testing.T, text string, v6 bool) {
 		fuzzbound.Default(t, func() {
 			routes, lines, err := parseSeg6Text(text, v6)

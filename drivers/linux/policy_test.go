@@ -261,7 +261,7 @@ func TestSRv6PolicyRoutes(t *testing.T) {
 			{Prefix: pfx("198.18.0.3/32"), Segments: []netip.Addr{ip("fd00:bbbb:3:2:e001::")}, Dev: "eth1", Table: 101},
 			{Prefix: pfx("198.18.0.3/32"), Segments: []netip.Addr{ip("fd00:bbbb:4:2:e001::")}, Dev: "eth1", Table: 102},
 			{Prefix: pfx("fd00:fb:1::3/128"), Segments: []netip.Addr{ip("fd00:bbbb:3:2:e101::")}, Dev: "eth1", Table: 101},
-			{Prefix: pfx("10.9.0.0/24"), Segments: []netip.Addr{ip("fd00:bbbb:3::")}, Dev: "eth1", Table: 254}, // main
+			{Prefix: pfx("198.19.0.0/24"), Segments: []netip.Addr{ip("fd00:bbbb:3::")}, Dev: "eth1", Table: 254}, // main
 		},
 	}
 	rs, err := srv6Routes(srv6, nil)
@@ -279,7 +279,7 @@ func TestSRv6PolicyRoutes(t *testing.T) {
 		"4/101 steer 198.18.0.3/32 table 101: 198.18.0.3/32 encap seg6 mode encap segs fd00:bbbb:3:2:e001:: dev eth1",
 		"4/102 steer 198.18.0.3/32 table 102: 198.18.0.3/32 encap seg6 mode encap segs fd00:bbbb:4:2:e001:: dev eth1",
 		"6/101 steer fd00:fb:1::3/128 table 101: fd00:fb:1::3/128 encap seg6 mode encap segs fd00:bbbb:3:2:e101:: dev eth1",
-		"4/0 steer 10.9.0.0/24: 10.9.0.0/24 encap seg6 mode encap segs fd00:bbbb:3:: dev eth1",
+		"4/0 steer 198.19.0.0/24: 198.19.0.0/24 encap seg6 mode encap segs fd00:bbbb:3:: dev eth1",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
